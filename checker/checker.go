@@ -1,0 +1,55 @@
+// Package checker judges operation histories: linearizability through
+// porcupine for the models of spec history-and-checkers.md §3, and the
+// other oracle patterns of §5 (no-lost-ack, exactly-once, session,
+// monotonic reads, prefix/order, SLO, final-state invariants,
+// reconciliation, fairness).
+//
+// Every checker reports execution evidence (ops consumed, anomalies) and a
+// scope statement; one that runs out of time reports Unknown, never Valid.
+package checker
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is a checker's answer.
+type Outcome string
+
+// Outcomes.
+const (
+	Valid   Outcome = "valid"
+	Invalid Outcome = "invalid"
+	Unknown Outcome = "unknown" // time limit hit or not decidable; never a pass
+)
+
+// Result is what one checker run found.
+type Result struct {
+	Checker     string        `json:"checker"`
+	Model       string        `json:"model,omitempty"`
+	Outcome     Outcome       `json:"outcome"`
+	OpsConsumed int           `json:"ops_consumed"`
+	Anomalies   []Anomaly     `json:"anomalies,omitempty"`
+	Scope       string        `json:"scope"` // what this checker cannot detect
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	Reason      string        `json:"reason,omitempty"` // why Unknown
+	HTML        string        `json:"html,omitempty"`   // visualization path, when written
+	HTMLCapped  bool          `json:"html_capped,omitempty"`
+}
+
+// Anomaly is one violation with what a reviewer needs to find it.
+type Anomaly struct {
+	Kind    string   `json:"kind"`          // e.g. "nonlinearizable", "lost-ack", "duplicate-effect"
+	Key     string   `json:"key,omitempty"` // failing key / partition
+	Message string   `json:"message"`
+	OpIDs   []string `json:"op_ids,omitempty"`
+	// Window is the shortest failing window named, in history timestamps (ns).
+	WindowStart int64 `json:"window_start_ns,omitempty"`
+	WindowEnd   int64 `json:"window_end_ns,omitempty"`
+}
+
+// Evidence renders the execution-evidence sentence of spec §5, e.g.
+// "4217 ops consumed, 0 anomalies".
+func (r Result) Evidence() string {
+	return fmt.Sprintf("%d ops consumed, %d anomalies", r.OpsConsumed, len(r.Anomalies))
+}

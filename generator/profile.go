@@ -1,0 +1,85 @@
+// Package generator scans a system under test into a Profile and renders
+// the testing/ directory (Taskfile.yml, env.example.yml, scenarios.yml,
+// scripts, README, agent definition) from the embedded templates.
+package generator
+
+// Profile is what the scanner learned about a SUT (real-env-test.md §2.4).
+// Every finding cites the file it came from (repo-relative path).
+type Profile struct {
+	Root     string   `json:"root" yaml:"root"`         // absolute SUT directory
+	Name     string   `json:"name" yaml:"name"`         // project name (dir name, module, crate, package)
+	Language []string `json:"language" yaml:"language"` // "go", "rust", "node", "c++", ...
+
+	Build     []BuildSystem `json:"build" yaml:"build"`
+	Artifacts []Artifact    `json:"artifacts" yaml:"artifacts"`
+	Deploy    []DeployDoc   `json:"deploy_docs" yaml:"deploy_docs"`
+	Units     []Unit        `json:"systemd_units" yaml:"systemd_units"`
+	Configs   []Config      `json:"config_templates" yaml:"config_templates"`
+	Toolbox   []Tool        `json:"toolbox" yaml:"toolbox"`
+
+	Completeness Completeness `json:"completeness" yaml:"completeness"`
+	Questions    []Question   `json:"questions" yaml:"questions"`
+	FilesScanned int          `json:"files_scanned" yaml:"files_scanned"`
+}
+
+// BuildSystem is one build file and the commands/targets found in it.
+type BuildSystem struct {
+	Kind     string   `json:"kind" yaml:"kind"` // make | go | cargo | npm | cmake | just
+	File     string   `json:"file" yaml:"file"`
+	Commands []string `json:"commands,omitempty" yaml:"commands,omitempty"` // e.g. "make build", "go build ./cmd/x"
+	Targets  []string `json:"targets,omitempty" yaml:"targets,omitempty"`   // Makefile targets, cargo bins, npm scripts, go main pkgs
+}
+
+// Artifact is a binary or package the build produces.
+type Artifact struct {
+	Name  string `json:"name" yaml:"name"`
+	Path  string `json:"path" yaml:"path"`   // expected output path after build
+	Build string `json:"build" yaml:"build"` // command that builds it
+	File  string `json:"file" yaml:"file"`   // where this was learned
+}
+
+// DeployDoc is a document (or README section) with install/deploy steps.
+type DeployDoc struct {
+	File     string   `json:"file" yaml:"file"`
+	Section  string   `json:"section,omitempty" yaml:"section,omitempty"`
+	Line     int      `json:"line,omitempty" yaml:"line,omitempty"`
+	Commands []string `json:"commands,omitempty" yaml:"commands,omitempty"` // shell lines from fenced blocks
+}
+
+// Unit is a systemd unit file.
+type Unit struct {
+	Name      string   `json:"name" yaml:"name"` // "quorumkv.service"
+	File      string   `json:"file" yaml:"file"`
+	ExecStart string   `json:"exec_start" yaml:"exec_start"`
+	Requires  []string `json:"requires,omitempty" yaml:"requires,omitempty"` // Requires= + Wants= + After=
+}
+
+// Config is a config template (*.example, *.sample, *.template, *.tmpl).
+type Config struct {
+	File   string   `json:"file" yaml:"file"`
+	Target string   `json:"target" yaml:"target"`                 // name without the template suffix
+	Keys   []string `json:"keys,omitempty" yaml:"keys,omitempty"` // top-level keys found, when parseable
+}
+
+// Tool is a piece of the SUT's existing test toolbox.
+type Tool struct {
+	Path string `json:"path" yaml:"path"`
+	Role string `json:"role" yaml:"role"` // driver | workload | bring-up | fault-injector | runbook | ci-wiring | observability | bench | test-suite
+	Why  string `json:"why" yaml:"why"`   // what matched (e.g. "Makefile target chaos", "CI step runs iptables")
+}
+
+// Completeness is the mode of real-env-test.md §2.2.
+type Completeness struct {
+	DocsComplete bool     `json:"docs_complete" yaml:"docs_complete"`
+	IntentClear  bool     `json:"intent_clear" yaml:"intent_clear"` // a plan was found/given
+	Mode         string   `json:"mode" yaml:"mode"`                 // Fast | Semi | Full
+	Missing      []string `json:"missing,omitempty" yaml:"missing,omitempty"`
+}
+
+// Question is an open question init asks on a terminal or writes as a TODO.
+type Question struct {
+	ID      string `json:"id" yaml:"id"`           // stable key, e.g. "remote.host", "test.workload"
+	Text    string `json:"text" yaml:"text"`       // the question
+	Default string `json:"default" yaml:"default"` // shown as the default; "" = none
+	Answer  string `json:"answer,omitempty" yaml:"answer,omitempty"`
+}

@@ -1,0 +1,40 @@
+// Package history owns the operation history of spec
+// history-and-checkers.md §2: the 11-field op record ("dst-history/1"),
+// its JSON Lines reader and writer, validation, and a Recorder that Go
+// workload drivers import.
+package history
+
+import "encoding/json"
+
+// Schema is the schema id written into the optional _meta first line.
+const Schema = "dst-history/1"
+
+// Op is one operation record. Nullable string columns decode JSON null to ""
+// and are written back as null; CompleteTS is nil when the outcome is
+// unknown (timeout).
+type Op struct {
+	OpID          string          `json:"op_id"`
+	ProcessID     string          `json:"process_id"`
+	InvokeTS      int64           `json:"invoke_ts"`
+	CompleteTS    *int64          `json:"complete_ts"`
+	OpType        string          `json:"op_type"`
+	Key           string          `json:"key"`
+	Input         json.RawMessage `json:"input"`
+	Output        json.RawMessage `json:"output"`
+	Error         string          `json:"error"`
+	TimeoutMarker bool            `json:"timeout_marker"`
+	NodeSeen      string          `json:"node_seen"`
+	FaultEpoch    string          `json:"fault_epoch"`
+
+	// Line is the 1-based line the op was read from (0 when built in memory).
+	Line int `json:"-"`
+}
+
+// Meta is the optional header record: {"_meta": {...}}.
+type Meta struct {
+	Scenario string `json:"scenario,omitempty"`
+	Seed     int64  `json:"seed,omitempty"`
+	Clock    string `json:"clock,omitempty"`    // "monotonic" | "wall"
+	Recorder string `json:"recorder,omitempty"` // in-process | external probe | server-side audit | combined
+	Schema   string `json:"schema,omitempty"`
+}
