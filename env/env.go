@@ -66,6 +66,7 @@ type Dstgen struct {
 	Scenarios     []string        `yaml:"scenarios"`
 	Seeds         []int64         `yaml:"seeds"`
 	Tier          string          `yaml:"tier"` // smoke | hardening | release
+	SSHTimeoutS   int             `yaml:"ssh_timeout_s"` // same as ssh.timeout_s (spec §6 spelling)
 	PollIntervalS int             `yaml:"poll_interval_s"`
 	MaxPolls      int             `yaml:"max_polls"`
 	Capabilities  map[string]bool `yaml:"capabilities"`

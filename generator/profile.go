@@ -20,6 +20,13 @@ type Profile struct {
 	Completeness Completeness `json:"completeness" yaml:"completeness"`
 	Questions    []Question   `json:"questions" yaml:"questions"`
 	FilesScanned int          `json:"files_scanned" yaml:"files_scanned"`
+
+	// Plans are the plan files found (docs/testing-plans/*.md,
+	// testing-plans/*.md) or given; any one makes the intent clear.
+	Plans []string `json:"plans,omitempty" yaml:"plans,omitempty"`
+	// Warnings name files the scanner could not use (unreadable, too large,
+	// a symlink leaving the tree), so a person knows what the profile missed.
+	Warnings []string `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 }
 
 // BuildSystem is one build file and the commands/targets found in it.
@@ -44,6 +51,8 @@ type DeployDoc struct {
 	Section  string   `json:"section,omitempty" yaml:"section,omitempty"`
 	Line     int      `json:"line,omitempty" yaml:"line,omitempty"`
 	Commands []string `json:"commands,omitempty" yaml:"commands,omitempty"` // shell lines from fenced blocks
+	// CommandLines[i] is the source line of Commands[i].
+	CommandLines []int `json:"command_lines,omitempty" yaml:"command_lines,omitempty"`
 }
 
 // Unit is a systemd unit file.
@@ -52,6 +61,7 @@ type Unit struct {
 	File      string   `json:"file" yaml:"file"`
 	ExecStart string   `json:"exec_start" yaml:"exec_start"`
 	Requires  []string `json:"requires,omitempty" yaml:"requires,omitempty"` // Requires= + Wants= + After=
+	Line      int      `json:"line,omitempty" yaml:"line,omitempty"`         // line of ExecStart=
 }
 
 // Config is a config template (*.example, *.sample, *.template, *.tmpl).
@@ -64,8 +74,9 @@ type Config struct {
 // Tool is a piece of the SUT's existing test toolbox.
 type Tool struct {
 	Path string `json:"path" yaml:"path"`
-	Role string `json:"role" yaml:"role"` // driver | workload | bring-up | fault-injector | runbook | ci-wiring | observability | bench | test-suite
-	Why  string `json:"why" yaml:"why"`   // what matched (e.g. "Makefile target chaos", "CI step runs iptables")
+	Role string `json:"role" yaml:"role"`                     // driver | workload | bring-up | fault-injector | runbook | ci-wiring | observability | bench | test-suite
+	Why  string `json:"why" yaml:"why"`                       // what matched (e.g. "Makefile target chaos", "CI step runs iptables")
+	Line int    `json:"line,omitempty" yaml:"line,omitempty"` // where in Path it matched, when meaningful
 }
 
 // Completeness is the mode of real-env-test.md §2.2.
@@ -82,4 +93,12 @@ type Question struct {
 	Text    string `json:"text" yaml:"text"`       // the question
 	Default string `json:"default" yaml:"default"` // shown as the default; "" = none
 	Answer  string `json:"answer,omitempty" yaml:"answer,omitempty"`
+	// Group is the topic the question belongs to ("ssh", "test", "cleanup",
+	// or a questionnaire category); Fast mode asks at most three groups.
+	Group string `json:"group,omitempty" yaml:"group,omitempty"`
+	// Batch is the questionnaire batch (1–3) in Full mode, 0 otherwise,
+	// so init can ask two or three categories at a time.
+	Batch int `json:"batch,omitempty" yaml:"batch,omitempty"`
+	// EnvKey is the env.yml key the answer fills, when there is one.
+	EnvKey string `json:"env_key,omitempty" yaml:"env_key,omitempty"`
 }

@@ -10,8 +10,9 @@ import "encoding/json"
 const Schema = "dst-history/1"
 
 // Op is one operation record. Nullable string columns decode JSON null to ""
-// and are written back as null; CompleteTS is nil when the outcome is
-// unknown (timeout).
+// and are written back as null; Input and Output are nil for JSON null (the
+// reader never yields the literal "null"); CompleteTS is nil when the
+// outcome is unknown (timeout).
 type Op struct {
 	OpID          string          `json:"op_id"`
 	ProcessID     string          `json:"process_id"`

@@ -49,15 +49,19 @@ type Plan struct {
 	Line            int // line of the "# Test Plan:" heading
 
 	Sections      map[string]int // section number token ("1b", "7") → heading line
+	Headers       map[string]int // canonical header label ("Plan mode") → line
 	Summary       string         // §0 text
 	Scope         string         // §1 text
 	SUTModel      string         // §2 text (own heading or trailing §1c)
+	SUTModelLine  int            // first line of the §2 text
 	Claims        []Claim        // §1b
 	Missing       []MissingClaim // §1c
 	MissingText   string         // §1c prose (the "docs and code appear aligned" sentence)
+	MissingLine   int            // first line of MissingText
 	Inventory     []InventoryRow // §3
 	Hypotheses    []Hypothesis   // §4
 	HypothesesNA  string         // §4 "N/A because …" prose
+	HypNALine     int            // first line of HypothesesNA
 	Coverage      []CoverageRow  // §5
 	Techniques    []Technique    // §6
 	EnvReqs       []EnvReq       // §6b
@@ -65,9 +69,17 @@ type Plan struct {
 	Adequacy      []AdequacyRow  // §7b
 	Residual      []ResidualRow  // §7c
 	ResidualText  string         // §7c prose (explicit "none" sentence)
-	Confidence    string         // §7d
+	ResidualLine  int            // first line of ResidualText
+	Confidence    string         // §7d, verbatim lines joined by "\n"
+	ConfLine      int            // line of the first Confidence line
 	NotCovered    []string       // §8
+	NotCovLines   []int          // source line of each NotCovered item
 	OpenQuestions []string       // §9
+	OpenQLines    []int          // source line of each OpenQuestions item
+
+	// notes are problems the parser noticed (malformed rows, duplicate
+	// fields); Lint reports them so the parser itself never has to fail.
+	notes []Problem
 }
 
 // Claim is a §1b row.
@@ -93,6 +105,7 @@ type InventoryRow struct {
 // Hypothesis is a §4 H-item.
 type Hypothesis struct {
 	ID, Title, Description string
+	Group                  string   // §4 sub-heading it sits under, if any
 	CouldFalsify           []string // claim (C) or missing-claim (M) ids
 	SuspectedBecause       string
 	Subsystem              string
@@ -119,6 +132,7 @@ type Technique struct {
 type EnvReq struct {
 	Requirement, VersionFloor string
 	UsedBy                    []string // scenario or arm ids
+	UsedByText                string   // the cell verbatim
 	InstallHint               string
 	BroughtUpBySUT            bool
 	Line                      int
@@ -140,9 +154,10 @@ type Scenario struct {
 	Release       Budget
 
 	TargetTestFile string
-	SkeletonLang   string
-	Skeleton       string
-	SkeletonLine   int
+	SkeletonLang   string // "Skeleton language" field, lower-cased
+	Skeleton       string // body of the fenced block after "Skeleton", dedented
+	SkeletonTag    string // the fence's language tag
+	SkeletonLine   int    // line of the opening fence
 
 	M              *ModelBlock // §7.M, nil when absent or sentinel
 	MNotApplicable bool        // the §7.M sentinel line is present
@@ -150,8 +165,10 @@ type Scenario struct {
 	S              *SurfaceBlock // §7.M.S, nil when absent
 	Arms           []Arm         // from S.Arms
 
-	Fields map[string]int // label → line, for every field seen
+	Fields map[string]int // canonical label → line, for every field seen
 	Line   int
+
+	armModels []*ModelBlock // per-arm §7.M blocks naming no declared arm
 }
 
 // Budget is one tier's budget text, kept verbatim, with the disclosure form
@@ -161,6 +178,7 @@ type Budget struct {
 	NotProvided bool   // "not provided — <reason>. Revisit when: <…>."
 	Reason      string
 	RevisitWhen string
+	Tier        Tier // dimensions extracted from Text (zero when NotProvided)
 	Line        int
 }
 
@@ -183,6 +201,8 @@ type SurfaceBlock struct {
 	Delayed, ObservabilityPaths                           string
 	BoundaryClaim, BoundaryKeys                           string
 	FairnessFormula                                       string
+	Fairness                                              *Fairness // parsed FairnessFormula, nil when absent or malformed
+	ArmsText                                              string    // inline value of "Scenario arms", if any
 	Fields                                                map[string]int
 	Line                                                  int
 }
@@ -192,6 +212,7 @@ type Arm struct {
 	ID      string // "S4/api"
 	Surface string
 	Oracle  string
+	Text    string      // the arm bullet after its id, verbatim
 	M       *ModelBlock // the arm's own §7.M, when gated
 	Line    int
 }
@@ -199,11 +220,14 @@ type Arm struct {
 // AdequacyRow is a §7b row.
 type AdequacyRow struct {
 	Claim, Threats, Scenarios, Why string
+	ClaimIDs                       []string // claim ids in the Claim cell
+	ScenarioIDs                    []string // scenario / arm ids in the Scenarios cell
 	Line                           int
 }
 
 // ResidualRow is a §7c row.
 type ResidualRow struct {
 	Uncertainty, WhyUncovered, WhyAcceptable, Revisit string
+	ClaimIDs                                          []string // claim ids named anywhere in the row
 	Line                                              int
 }

@@ -27,7 +27,7 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   fi
 fi
 command -v task >/dev/null 2>&1 || { echo "==> go install task"; go install github.com/go-task/task/v3/cmd/task@v3.54.0; }
-command -v staticcheck >/dev/null 2>&1 || { echo "==> go install staticcheck"; go install honnef.co/go/tools/cmd/staticcheck@v0.7.0; }
+command -v staticcheck >/dev/null 2>&1 || { echo "==> go install staticcheck"; go install honnef.co/go/tools/cmd/staticcheck@v0.8.2; }
 
 echo "==> gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

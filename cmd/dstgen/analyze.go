@@ -2,18 +2,224 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dstgen/dstgen/analyze"
+	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/session"
 )
 
-// newAnalyzeCmd is a placeholder until its issue lands.
+// analyzeFlags are the options of dstgen analyze.
+type analyzeFlags struct {
+	planFile     string
+	asJSON       bool
+	out          string
+	checkTimeout time.Duration
+	maxErrorRate float64
+}
+
 func newAnalyzeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "analyze",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("analyze: not implemented yet"))
+	var f analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze RESULTS [--plan FILE] [--json] [--out DIR] [--check-timeout D]",
+		Short: "Judge a session (verdicts, findings/report.md, report.json, junit.xml, report.html) or a benchmark run",
+		Long: `analyze judges what a run collected.
+
+RESULTS is a results root (the newest session in it is taken), one session
+directory (<plan-slug>/<UTC>/ or run_<YYYYMMDD_HHMMSS>/), or a Real Env Test
+benchmark run. Findings are written to <session>/findings/ (or --out DIR):
+report.md, <ID>.md per scenario, report.json, verdicts.json, junit.xml,
+report.html; verdicts.json is also copied to <session>/analysis/. When an
+earlier session of the same plan exists, the report shows what changed.
+
+Exit codes: 0 session verdict DONE; 1 FAIL, DONE_WITH_CONCERNS, INCONCLUSIVE
+or BLOCKED; 2 bad input (missing directory, unreadable plan) or a report
+that could not be written (it is then printed to stdout instead). Bad input
+inside a session (truncated history, garbage lines, missing run.json) is
+listed as file:line problems on stderr and the analysis continues.
+
+A run_<ts>/ directory without run.json records and without --plan is a
+benchmark run: totals, latency percentiles, throughput against target,
+error categories, peak host resources, named saturation and error
+patterns, the comparison with the previous run and recommendations. It
+exits 1 when the run's error rate is above --max-error-rate (default 1%)
+or nothing ran, else 0.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAnalyze(cmd, args[0], f)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.planFile, "plan", "", "plan markdown (default: the plan named in session-log.md or the run records)")
+	fl.BoolVar(&f.asJSON, "json", false, "print report.json to stdout instead of the headline")
+	fl.StringVar(&f.out, "out", "", "directory for the findings files (default <session>/findings)")
+	fl.DurationVar(&f.checkTimeout, "check-timeout", 0, "time limit per checker run (default: the checker's own); a checker that runs out is unknown, never a pass")
+	fl.Float64Var(&f.maxErrorRate, "max-error-rate", analyze.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
+	return cmd
+}
+
+func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.checkTimeout < 0 {
+		return badInput(fmt.Errorf("analyze: --check-timeout %s is negative", f.checkTimeout))
+	}
+	if f.maxErrorRate <= 0 || f.maxErrorRate > 1 {
+		return badInput(fmt.Errorf("analyze: --max-error-rate %g: want a fraction in (0, 1]", f.maxErrorRate))
+	}
+	st, err := os.Stat(results)
+	if err != nil {
+		return badInput(fmt.Errorf("analyze: %w", err))
+	}
+	if !st.IsDir() {
+		return badInput(fmt.Errorf("analyze: %s is not a directory", results))
+	}
+	var p *plan.Plan
+	if f.planFile != "" {
+		p, err = plan.Parse(f.planFile)
+		if err != nil {
+			return badInput(fmt.Errorf("analyze: %w", err))
+		}
+	}
+	dir, err := session.Find(results)
+	if err != nil {
+		return badInput(fmt.Errorf("analyze: %w", err))
+	}
+	if p == nil && analyze.IsBenchRunDir(dir) {
+		if runs, _ := session.RunFiles(dir); len(runs) == 0 {
+			return analyzeBenchRun(cmd, dir, f)
+		}
+	}
+
+	opts := analyze.Options{CheckTimeout: f.checkTimeout}
+	rep, aerr := analyze.Analyze(ctx, dir, p, opts)
+	if aerr != nil {
+		if ctx.Err() != nil {
+			return badInput(fmt.Errorf("analyze: interrupted: %w", ctx.Err()))
+		}
+		if rep == nil {
+			return badInput(fmt.Errorf("analyze: %w", aerr))
+		}
+		// Nothing could be judged: the session is BLOCKED, and says why.
+		rep.SessionVerdict = analyze.Blocked
+		rep.Headline = "nothing could be analyzed: " + aerr.Error()
+	}
+	for _, pr := range rep.Problems {
+		fmt.Fprintf(stderr, "problem: %s\n", pr)
+	}
+
+	cmp := previousComparison(cmd, rep, dir, p, opts)
+	out := f.out
+	if out == "" {
+		out = filepath.Join(dir, "findings")
+	}
+	if werr := analyze.WriteReportCompared(rep, cmp, out); werr != nil {
+		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
+	}
+	if f.out == "" {
+		// report-format §1: verdicts.json also lives in <session>/analysis/.
+		if vj, err := analyze.RenderVerdictsJSON(rep); err == nil {
+			if err := writeAnalysisFile(filepath.Join(dir, "analysis", analyze.VerdictsJSONFile), vj); err != nil {
+				fmt.Fprintf(stderr, "warning: %v\n", err)
+			}
+		}
+	}
+	if f.asJSON {
+		js, err := analyze.RenderJSON(rep, cmp)
+		if err != nil {
+			return badInput(fmt.Errorf("analyze: render report.json: %w", err))
+		}
+		stdout.Write(js)
+	} else {
+		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", rep.Headline, rep.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
+	}
+	if rep.SessionVerdict == analyze.Done {
+		return nil
+	}
+	return withCode(exitNotSo, nil)
+}
+
+// previousComparison finds the earlier session of the same plan and
+// compares with it: from its report.json when analyze already ran there,
+// else by analyzing it now (in memory, nothing written into it).
+func previousComparison(cmd *cobra.Command, rep *analyze.Report, dir string, p *plan.Plan, opts analyze.Options) *analyze.Comparison {
+	prevDir := rep.PreviousDir
+	if prevDir == "" {
+		prevDir, _ = session.Previous(dir)
+	}
+	if prevDir == "" {
+		return nil
+	}
+	prev, err := analyze.LoadReportJSON(analyze.PreviousReportPath(prevDir))
+	if err != nil {
+		var aerr error
+		prev, aerr = analyze.Analyze(cmd.Context(), prevDir, p, opts)
+		if aerr != nil || prev == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: previous session %s not compared: %v\n", prevDir, errors.Join(err, aerr))
+			return nil
+		}
+	}
+	if prev.PlanSlug != rep.PlanSlug {
+		return nil
+	}
+	return analyze.Compare(prev, rep)
+}
+
+func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	b, err := analyze.AnalyzeBenchRun(cmd.Context(), dir, analyze.BenchRunOptions{MaxErrorRate: f.maxErrorRate})
+	if err != nil {
+		return badInput(fmt.Errorf("analyze: %w", err))
+	}
+	for _, pr := range b.Problems {
+		fmt.Fprintf(stderr, "problem: %s\n", pr)
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join(dir, "findings")
+	}
+	if werr := analyze.WriteBenchReport(b, out); werr != nil {
+		return reportNotWritten(stdout, out, werr, analyze.RenderBenchMarkdown(b))
+	}
+	if f.asJSON {
+		data, err := os.ReadFile(filepath.Join(out, analyze.ReportJSONFile))
+		if err != nil {
+			return badInput(fmt.Errorf("analyze: %w", err))
+		}
+		stdout.Write(data)
+	} else {
+		result := "pass"
+		if b.Failed {
+			result = "fail"
+		}
+		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, result, filepath.Join(out, analyze.ReportMarkdownFile))
+	}
+	if b.Failed {
+		return withCode(exitNotSo, nil)
+	}
+	return nil
+}
+
+// reportNotWritten applies the write-failure rule of report-format §1:
+// the full report goes to stdout and the failure is said explicitly.
+func reportNotWritten(stdout io.Writer, out string, werr error, md []byte) error {
+	fmt.Fprintf(stdout, "REPORT NOT WRITTEN to %s (%v); full report follows:\n\n", out, werr)
+	stdout.Write(md)
+	return badInput(fmt.Errorf("analyze: findings were NOT written to %s: %w", out, werr))
+}
+
+func writeAnalysisFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

@@ -1,19 +1,170 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/history"
 )
 
-// newCheckCmd is a placeholder until its issue lands.
+// exitUnknown is check's own code: the checker ran out of time, so the
+// history is neither valid nor shown invalid.
+const exitUnknown = 3
+
+// checkReport is the --json shape of dstgen check.
+type checkReport struct {
+	History        string         `json:"history"`
+	Meta           history.Meta   `json:"meta"`
+	OpsRead        int            `json:"ops_read"`
+	BadLines       []string       `json:"bad_lines,omitempty"`
+	InvalidRecords []string       `json:"invalid_records,omitempty"`
+	Weak           []string       `json:"weak,omitempty"` // spec §2.2: fields this checker needs are missing
+	Result         checker.Result `json:"result"`
+}
+
+var lineRef = regexp.MustCompile(`^line (\d+): `)
+
 func newCheckCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "check",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("check: not implemented yet"))
+	var spec checker.Spec
+	var finalPath string
+	var params []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check --model M [--checker C] [--timeout D] [--html FILE] [--final FILE] [--json] HISTORY.jsonl",
+		Short: "Check one operation history (like elle-cli): exit 0 valid, 1 anomaly, 3 unknown, 2 bad input",
+		Long: `check runs one checker over a dst-history/1 JSON Lines file and prints the
+ops consumed, the anomalies found (key, message, op ids, window) and the time
+taken. --checker defaults from the model (spec §4 picker). Checkers that need
+a final state (no-lost-ack, exactly-once, invariant, reconciliation) read it
+from --final: {"keys":{k:v}, "replicas":{node:{k:v}}}. Checker parameters go
+in --param name=value (e.g. --param window=2, --param p99=200ms).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			if spec.Model == "" {
+				return badInput(errors.New("check: --model is required (register, kv, map, counter, log, set, queue, session, ledger, ...)"))
+			}
+			spec.Params = map[string]string{}
+			for _, p := range params {
+				k, v, ok := strings.Cut(p, "=")
+				if !ok || k == "" {
+					return badInput(fmt.Errorf("check: --param %q: want name=value", p))
+				}
+				spec.Params[k] = v
+			}
+			if spec.Checker == "" {
+				c, ok := checker.Pick(spec.Model, "")
+				if !ok {
+					return badInput(fmt.Errorf("check: no default checker for model %q; pass --checker", spec.Model))
+				}
+				spec.Checker = c
+			}
+			var final *checker.FinalState
+			if finalPath != "" {
+				f, err := checker.LoadFinalState(finalPath)
+				if err != nil {
+					return badInput(err)
+				}
+				final = f
+			}
+			meta, ops, bad, err := history.ReadFile(path)
+			if err != nil {
+				return badInput(err)
+			}
+			rep := checkReport{History: path, Meta: meta, OpsRead: len(ops)}
+			for _, e := range bad {
+				rep.BadLines = append(rep.BadLines, e.Error())
+			}
+			for _, e := range history.Validate(path, ops, nil) {
+				rep.InvalidRecords = append(rep.InvalidRecords, e.Error())
+			}
+			rep.Weak = history.Weak(meta, ops, checker.Needs(spec.Checker, spec.Model))
+			res, err := checker.Run(cmd.Context(), spec, ops, final)
+			if err != nil {
+				return badInput(fmt.Errorf("%s", lineRef.ReplaceAllString(err.Error(), path+":$1: ")))
+			}
+			rep.Result = res
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return fmt.Errorf("write report: %w", err)
+				}
+			} else {
+				printCheck(out, rep)
+			}
+			switch {
+			case len(rep.BadLines) > 0:
+				return badInput(fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0]))
+			case len(rep.InvalidRecords) > 0:
+				return badInput(fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0]))
+			case res.Outcome == checker.Invalid:
+				return withCode(exitNotSo, nil)
+			case res.Outcome == checker.Unknown:
+				return withCode(exitUnknown, nil)
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&spec.Model, "model", "", "model under test: register, kv|map, counter, log, set, queue, session, ledger, membership-table, ...")
+	f.StringVar(&spec.Checker, "checker", "", "checker id (default: picked from the model): "+strings.Join([]string{
+		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
+		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness}, ", "))
+	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
+	f.StringVar(&spec.HTMLPath, "html", "", "write porcupine's visualization of a violation here (capped at 5 MB)")
+	f.StringVar(&finalPath, "final", "", "final-state JSON for no-lost-ack, exactly-once, invariant, reconciliation")
+	f.StringArrayVar(&params, "param", nil, "checker parameter name=value (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func printCheck(w io.Writer, rep checkReport) {
+	r := rep.Result
+	fmt.Fprintf(w, "history=%s ops=%d\n", rep.History, rep.OpsRead)
+	for _, b := range rep.BadLines {
+		fmt.Fprintf(w, "bad line: %s\n", b)
+	}
+	for _, b := range rep.InvalidRecords {
+		fmt.Fprintf(w, "invalid record: %s\n", b)
+	}
+	for _, b := range rep.Weak {
+		fmt.Fprintf(w, "weak history: %s\n", b)
+	}
+	fmt.Fprintf(w, "checker=%s model=%s outcome=%s\n", r.Checker, r.Model, r.Outcome)
+	fmt.Fprintf(w, "%s in %v\n", r.Evidence(), r.Elapsed.Round(time.Microsecond))
+	if r.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", r.Reason)
+	}
+	for _, a := range r.Anomalies {
+		fmt.Fprintf(w, "anomaly %s", a.Kind)
+		if a.Key != "" {
+			fmt.Fprintf(w, " key=%q", a.Key)
+		}
+		if len(a.OpIDs) > 0 {
+			fmt.Fprintf(w, " ops=%s", strings.Join(a.OpIDs, ","))
+		}
+		if a.WindowEnd != 0 {
+			fmt.Fprintf(w, " window=%d..%dns", a.WindowStart, a.WindowEnd)
+		}
+		fmt.Fprintf(w, ": %s\n", a.Message)
+	}
+	switch {
+	case r.HTML != "" && r.HTMLCapped:
+		fmt.Fprintf(w, "visualization: %s (capped: only the ops up to the failing window)\n", r.HTML)
+	case r.HTML != "":
+		fmt.Fprintf(w, "visualization: %s\n", r.HTML)
+	case r.HTMLCapped:
+		fmt.Fprintln(w, "visualization: not written, larger than the cap even when cut to the failing window")
+	}
+	fmt.Fprintf(w, "scope: %s\n", r.Scope)
 }

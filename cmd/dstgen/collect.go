@@ -1,19 +1,86 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"path/filepath"
 
+	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
 
-// newCollectCmd is a placeholder until its issue lands.
 func newCollectCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "collect",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("collect: not implemented yet"))
+	var f runnerFlags
+	var into string
+	cmd := &cobra.Command{
+		Use:   "collect TARGET REMOTE... --into DIR",
+		Short: "Download remote files or directories over SFTP into DIR, sha256-verified",
+		Long: `Download each REMOTE (a file, or a directory recursively) from every host
+of TARGET into DIR; with several hosts each lands under DIR/<host>/. A
+relative REMOTE is relative to the workdir of env.yml (so jobs/S1 is job
+S1's directory).
+
+No remote name can place a file outside DIR: '..' elements, names holding
+NUL or a newline, symlinks (never followed, remote or local) and special
+files are rejected. Each file lands under a hidden temp name and is renamed
+into place only when the host's sha256 of the bytes read equals the sha256
+of what reached the local disk. Progress for files over 8 MiB goes to
+stderr.
+
+Output: one line per file: host= file= bytes= sha256= status=ok|mismatch|
+rejected|error [reason=]; or --json.
+
+Exit: 0 all ok; 1 some file failed sha256 verification; 2 bad input, a
+rejected name or a host/transfer error (files already collected are kept).`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if into == "" {
+				return badInput(fmt.Errorf("collect: --into DIR is required"))
+			}
+			e, pool, err := f.open()
+			if err != nil {
+				return badInput(fmt.Errorf("collect: %w", err))
+			}
+			defer pool.Close()
+			hosts, err := e.Select(args[0])
+			if err != nil {
+				return badInput(fmt.Errorf("collect: %s: %w", e.Path, err))
+			}
+			var remotes []string
+			var res []runner.FileResult
+			for _, r := range args[1:] {
+				p, err := runner.ResolveRemote(e.Workdir, r)
+				if err != nil {
+					res = append(res, runner.FileResult{Source: r, Status: runner.FileRejected, Reason: err.Error()})
+					continue
+				}
+				remotes = append(remotes, p)
+			}
+			for _, h := range hosts {
+				dir := into
+				if len(hosts) > 1 {
+					if err := runner.HostDirName(h.Name); err != nil {
+						res = append(res, runner.FileResult{Host: h.Name, Status: runner.FileRejected, Reason: err.Error()})
+						continue
+					}
+					dir = filepath.Join(into, h.Name)
+				}
+				if len(remotes) == 0 {
+					continue
+				}
+				rs, err := runner.Collect(cmd.Context(), pool, h, remotes, dir, cmd.ErrOrStderr())
+				if err != nil {
+					res = append(res, runner.FileResult{Host: h.Name, File: dir, Status: runner.FileError, Reason: err.Error()})
+					continue
+				}
+				res = append(res, rs...)
+			}
+			if err := printFiles(cmd.OutOrStdout(), f.json, res); err != nil {
+				return err
+			}
+			return filesExit(res)
 		},
 	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&into, "into", "", "local directory to collect into (created if needed)")
+	return cmd
 }

@@ -2,18 +2,131 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/dstgen/dstgen/generator"
 )
 
-// newInitCmd is a placeholder until its issue lands.
+// newInitCmd is `dstgen init`: scan the SUT, read and lint the plan, and
+// generate the testing/ framework.
 func newInitCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "init",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("init: not implemented yet"))
+	var o generator.InitOptions
+	cmd := &cobra.Command{
+		Use:   "init [--plan FILE] [--sut DIR] [--out DIR] [--force] [--dry-run] [--yes]",
+		Short: "Generate testing/ (Taskfile, env.example.yml, scenarios.yml, scripts, README) from the SUT and its plan",
+		Long: `init scans the system under test (--sut, default: the current directory),
+reads the plan (--plan, default: the single docs/testing-plans/*.md; with
+none it generates the benchmark framework with an empty scenarios list) and
+writes the testing/ framework into --out (default: <sut>/testing).
+
+On a terminal it asks the scanner's open questions (Enter keeps the default;
+--yes accepts every default). Without a terminal it never waits: unanswered
+questions become visible TODO(<id>) lines in env.example.yml and
+scenarios.yml.
+
+Re-running is safe: env.yml is never written, and a generated file edited
+since generation is kept ("skip (edited)") unless --force. --dry-run lists
+create|update|unchanged|skip per file and writes nothing.
+
+Exit codes: 0 generated (or dry run listed); 2 bad input: missing or
+unreadable SUT dir, several plans without --plan, a plan that fails lint
+(problems printed as file:line), output dir not writable, or a Taskfile
+go-task cannot compile. Nothing is half-written.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if !o.Yes && isTerminal(cmd.InOrStdin()) {
+				o.Prompt, o.Log = cmd.InOrStdin(), stderr
+			}
+			res, err := generator.Init(cmd.Context(), o)
+			if err != nil {
+				var le *generator.LintError
+				if errors.As(err, &le) {
+					for _, p := range le.Problems {
+						fmt.Fprintln(stderr, p.String())
+					}
+				}
+				return badInput(fmt.Errorf("init: %w", err))
+			}
+			printInitSummary(stdout, res)
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&o.Plan, "plan", "", "plan file (default: the single docs/testing-plans/*.md of the SUT)")
+	f.StringVar(&o.SUT, "sut", "", "SUT root directory (default: current directory)")
+	f.StringVar(&o.Out, "out", "", "output directory (default: <sut>/testing)")
+	f.BoolVar(&o.Force, "force", false, "overwrite generated files edited since generation")
+	f.BoolVar(&o.DryRun, "dry-run", false, "list what would change; write nothing")
+	f.BoolVar(&o.Yes, "yes", false, "accept every question's default without asking")
+	return cmd
+}
+
+// isTerminal reports whether r is an interactive terminal; only then may
+// init wait for answers.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func printInitSummary(w io.Writer, res *generator.InitResult) {
+	p := res.Profile
+	fmt.Fprintf(w, "SUT: %s (%s)\n", p.Name, res.SUT)
+	fmt.Fprintf(w, "Mode: %s (docs complete: %t, intent clear: %t)\n", p.Completeness.Mode, p.Completeness.DocsComplete, p.Completeness.IntentClear)
+	if res.Plan == nil {
+		fmt.Fprintln(w, "Plan: none found — generated the benchmark framework only (scenarios.yml has an empty scenarios list); add docs/testing-plans/<plan>.md and re-run")
+	} else {
+		fmt.Fprintf(w, "Plan: %s (%d scenarios)\n", rel(res.SUT, res.PlanPath), len(res.Plan.Scenarios))
+		for _, pr := range res.Warnings {
+			fmt.Fprintf(w, "  %s\n", pr.String())
+		}
+	}
+	open := 0
+	for _, q := range p.Questions {
+		if q.Answer == "" {
+			open++
+		}
+	}
+	if open > 0 {
+		fmt.Fprintf(w, "Open questions: %d, written as TODO(<id>) in env.example.yml / scenarios.yml\n", open)
+	}
+	verb := "Wrote"
+	if res.DryRun {
+		verb = "Would write (dry run, nothing written)"
+	}
+	fmt.Fprintf(w, "%s %s:\n", verb, res.Out)
+	counts := map[string]int{}
+	for _, a := range res.Actions {
+		fmt.Fprintf(w, "  %-26s %s\n", a.Action, a.Path)
+		counts[a.Action]++
+	}
+	fmt.Fprintf(w, "  %-26s %s\n", "never written", "env.yml (cp env.example.yml env.yml)")
+	if n := counts[generator.ActSkip]; n > 0 {
+		fmt.Fprintf(w, "%d edited file(s) kept; --force overwrites them\n", n)
+	}
+	if !res.DryRun {
+		fmt.Fprintf(w, "Next: cd %s && cp env.example.yml env.yml && $EDITOR env.yml && task -x validate\n", rel(mustWd(), res.Out))
+	}
+}
+
+func mustWd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
+
+func rel(base, target string) string {
+	r, err := filepath.Rel(base, target)
+	if err != nil {
+		return target
+	}
+	return r
 }

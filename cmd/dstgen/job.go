@@ -1,19 +1,371 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"time"
 
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
 
-// newJobCmd is a placeholder until its issue lands.
+// jobFlags are shared by the job subcommands.
+type jobFlags struct {
+	runnerFlags
+	host    string
+	id      string
+	session string
+}
+
+func (f *jobFlags) register(cmd *cobra.Command, needID bool) {
+	f.runnerFlags.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", "", "host name from env.yml (may be omitted when the job index knows the job)")
+	fl.StringVar(&f.session, "session", runner.DefaultSessionDir, "session directory holding the local job index (.dstgen/jobs.json)")
+	if needID {
+		fl.StringVar(&f.id, "id", "", "job id: 1-64 of [A-Za-z0-9._-], not starting with '-' or '.'")
+	}
+}
+
+// target resolves --host (or, without it, the host the index recorded for
+// --id) to exactly one host. A job started by a process that has since been
+// killed is found this way by the next one.
+func (f *jobFlags) target(e *env.Env, idx runner.JobIndex) (env.Host, error) {
+	name := f.host
+	if name == "" {
+		if f.id == "" {
+			return env.Host{}, errors.New("--host is required")
+		}
+		es, err := idx.Load()
+		if err != nil {
+			return env.Host{}, err
+		}
+		var found []string
+		for _, x := range es {
+			if x.ID == f.id {
+				found = append(found, x.Host)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return env.Host{}, fmt.Errorf("--host is required: job %s is not in the index %s", f.id, idx.Path)
+		case 1:
+			name = found[0]
+		default:
+			return env.Host{}, fmt.Errorf("--host is required: job %s is in the index for hosts %v", f.id, found)
+		}
+	}
+	hosts, err := e.Select(name)
+	if err != nil {
+		return env.Host{}, fmt.Errorf("%s: %w", e.Path, err)
+	}
+	if len(hosts) != 1 {
+		return env.Host{}, fmt.Errorf("--host %s names %d hosts; a job lives on exactly one", name, len(hosts))
+	}
+	return hosts[0], nil
+}
+
+// open validates the id, loads env.yml and returns what every job
+// subcommand needs. Errors are exit-2 material.
+func (f *jobFlags) open(needID bool) (*env.Env, *runner.Pool, env.Host, runner.JobIndex, error) {
+	idx := runner.NewJobIndex(f.session)
+	if needID {
+		if f.id == "" {
+			return nil, nil, env.Host{}, idx, errors.New("--id is required")
+		}
+		if err := runner.ValidateJobID(f.id); err != nil {
+			return nil, nil, env.Host{}, idx, err
+		}
+	}
+	e, pool, err := f.runnerFlags.open()
+	if err != nil {
+		return nil, nil, env.Host{}, idx, err
+	}
+	h, err := f.target(e, idx)
+	if err != nil {
+		pool.Close()
+		return nil, nil, env.Host{}, idx, err
+	}
+	return e, pool, h, idx, nil
+}
+
+func printJob(w io.Writer, asJSON, oneLine bool, st runner.JobStatus) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(st)
+	}
+	if oneLine {
+		_, err := fmt.Fprintln(w, runner.FormatKV(st.Fields()))
+		return err
+	}
+	for _, kv := range st.Fields() {
+		if _, err := fmt.Fprintln(w, runner.FormatKV([][2]string{kv})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statusExit maps a job state to the job status exit contract: 0 finished,
+// 1 running, 2 lost or absent.
+func statusExit(st runner.JobStatus) error {
+	switch st.Status {
+	case runner.StatusFinished:
+		return nil
+	case runner.StatusRunning, runner.StatusStarted:
+		return withCode(exitNotSo, nil)
+	}
+	return withCode(exitBadInput, nil)
+}
+
 func newJobCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "job",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("job: not implemented yet"))
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Detached remote jobs: start, status, stop, list, logs",
+		Long: `Long work runs as a job: detached on the host (setsid + nohup) under
+<workdir>/jobs/<ID>/ with pid, rc (written when the command exits), stdout,
+stderr and meta. Every job call is one bounded SSH round trip. A local index
+(<session>/.dstgen/jobs.json) remembers which host runs which job, so a new
+dstgen process can status, stop or collect jobs an earlier one started.`,
+	}
+	cmd.AddCommand(newJobStartCmd(), newJobStatusCmd(), newJobStopCmd(), newJobListCmd(), newJobLogsCmd())
+	return cmd
+}
+
+func newJobStartCmd() *cobra.Command {
+	var f jobFlags
+	cmd := &cobra.Command{
+		Use:   "start --host H --id ID [flags] -- CMD...",
+		Short: "Start CMD detached on H as job ID",
+		Long: `Start CMD detached on H as job ID and answer within about 2 s:
+status=started job=ID host=H pid=N ...
+
+After --, a single argument is run by sh -c on the host (so 'a | b' is a
+pipeline); two or more are each quoted and run as one literal command.
+Starting an ID that is already running answers its status and starts
+nothing; a finished or lost run of the ID is moved to jobs/.archive first.
+
+Exit: 0 started or already running; 2 bad input or error.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash < 0 || dash != 0 {
+				return badInput(errors.New("job start: usage: dstgen job start --host H --id ID -- CMD..."))
+			}
+			if len(args) == 0 {
+				return badInput(errors.New("job start: no command after --"))
+			}
+			argv := args
+			if len(args) == 1 {
+				argv = []string{"sh", "-c", args[0]}
+			}
+			e, pool, h, idx, err := f.open(true)
+			if err != nil {
+				return badInput(fmt.Errorf("job start: %w", err))
+			}
+			defer pool.Close()
+			st, err := runner.StartJob(cmd.Context(), pool, h, e.Workdir, f.id, argv)
+			if err != nil {
+				return badInput(err)
+			}
+			ierr := idx.Put(runner.IndexEntry{Host: h.Name, Address: h.Address, Port: h.Port, ID: f.id, PID: st.PID,
+				Workdir: e.Workdir, Started: st.Started, Status: st.Status})
+			if err := printJob(cmd.OutOrStdout(), f.json, true, st); err != nil {
+				return err
+			}
+			if ierr != nil {
+				// The job runs; only the local memory of it failed. Say so,
+				// since a later process would have to pass --host.
+				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: warning: job started but not indexed: %v\n", ierr)
+			}
+			return nil
 		},
 	}
+	f.register(cmd, true)
+	return cmd
+}
+
+func newJobStatusCmd() *cobra.Command {
+	var f jobFlags
+	cmd := &cobra.Command{
+		Use:   "status --host H --id ID",
+		Short: "Report a job's state (exit 0 finished, 1 running, 2 lost/absent/error)",
+		Long: `Report a job's state in one round trip (within about 1 s) as key=value
+lines: status=running|finished|lost|absent job= host= pid= rc= elapsed=.
+lost means no process and no rc (killed, or the host rebooted).
+
+Exit: 0 finished; 1 running; 2 lost, absent or error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, pool, h, idx, err := f.open(true)
+			if err != nil {
+				return badInput(fmt.Errorf("job status: %w", err))
+			}
+			defer pool.Close()
+			st, err := runner.JobStatusOf(cmd.Context(), pool, h, e.Workdir, f.id)
+			if err != nil {
+				return badInput(err)
+			}
+			if _, known, _ := idx.Find(h.Name, f.id); known {
+				_ = idx.Put(runner.IndexEntry{Host: h.Name, ID: f.id, Workdir: e.Workdir, Status: st.Status})
+			}
+			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
+				return err
+			}
+			return statusExit(st)
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+func newJobStopCmd() *cobra.Command {
+	var f jobFlags
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "stop --host H --id ID [--grace D]",
+		Short: "TERM the job's process group, wait --grace, KILL, record",
+		Long: `Send TERM to the job's process group, wait up to --grace for it to
+exit, then KILL the group, and record stopped=TERM|KILL and the rc. Stopping
+a job that is not running changes nothing (idempotent).
+
+Exit: 0 the job is not running any more; 2 absent, bad input or error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if grace < 0 || grace > runner.MaxStopGrace {
+				return badInput(fmt.Errorf("job stop: --grace %v outside 0..%v", grace, runner.MaxStopGrace))
+			}
+			e, pool, h, idx, err := f.open(true)
+			if err != nil {
+				return badInput(fmt.Errorf("job stop: %w", err))
+			}
+			defer pool.Close()
+			st, err := runner.StopJob(cmd.Context(), pool, h, e.Workdir, f.id, grace)
+			if err != nil {
+				return badInput(err)
+			}
+			if _, known, _ := idx.Find(h.Name, f.id); known {
+				_ = idx.Put(runner.IndexEntry{Host: h.Name, ID: f.id, Workdir: e.Workdir, Status: st.Status})
+			}
+			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
+				return err
+			}
+			switch st.Status {
+			case runner.StatusFinished, runner.StatusLost:
+				return nil
+			case runner.StatusAbsent:
+				return withCode(exitBadInput, fmt.Errorf("job stop: no job %s on %s", f.id, h.Name))
+			}
+			return withCode(exitBadInput, fmt.Errorf("job stop: job %s on %s still %s", f.id, h.Name, st.Status))
+		},
+	}
+	f.register(cmd, true)
+	cmd.Flags().DurationVar(&grace, "grace", 10*time.Second, "time between TERM and KILL (at most 20s)")
+	return cmd
+}
+
+func newJobListCmd() *cobra.Command {
+	var f jobFlags
+	cmd := &cobra.Command{
+		Use:   "list [--host TARGET]",
+		Short: "List jobs from the hosts' job dirs and the local index",
+		Long: `List every job found in <workdir>/jobs/ on the hosts of --host (a name,
+role:R or all; default all), merged with the local index: source=remote,
+index or both. One key=value line per job, or --json.
+
+Exit: 0 listed; 2 bad input or a host could not be listed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.host == "" {
+				f.host = "all"
+			}
+			idx := runner.NewJobIndex(f.session)
+			es, err := idx.Load()
+			if err != nil {
+				return badInput(fmt.Errorf("job list: %w", err))
+			}
+			e, pool, err := f.runnerFlags.open()
+			if err != nil {
+				return badInput(fmt.Errorf("job list: %w", err))
+			}
+			defer pool.Close()
+			hosts, err := e.Select(f.host)
+			if err != nil {
+				return badInput(fmt.Errorf("job list: %s: %w", e.Path, err))
+			}
+			var all []runner.JobStatus
+			var failed error
+			for _, h := range hosts {
+				jobs, err := runner.ListJobs(cmd.Context(), pool, h, e.Workdir)
+				if err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
+					failed = err
+				}
+				all = append(all, runner.MergeJobs(h.Name, jobs, es)...)
+			}
+			out := cmd.OutOrStdout()
+			if f.json {
+				if all == nil {
+					all = []runner.JobStatus{}
+				}
+				if err := json.NewEncoder(out).Encode(map[string]any{"jobs": all}); err != nil {
+					return err
+				}
+			} else {
+				for _, j := range all {
+					fmt.Fprintln(out, runner.FormatKV(j.Fields()))
+				}
+			}
+			if failed != nil {
+				return withCode(exitBadInput, nil)
+			}
+			return nil
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+func newJobLogsCmd() *cobra.Command {
+	var f jobFlags
+	var lines int
+	var stderr bool
+	cmd := &cobra.Command{
+		Use:   "logs --host H --id ID [--lines N] [--stderr]",
+		Short: "Print the tail of a job's stdout (or stderr)",
+		Long: `Print the last --lines lines (at most 10000, and at most 1 MiB) of the
+job's stdout, or of its stderr with --stderr.
+
+Exit: 0 printed; 2 absent job, bad input or error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if lines <= 0 || lines > runner.MaxLogLines {
+				return badInput(fmt.Errorf("job logs: --lines %d outside 1..%d", lines, runner.MaxLogLines))
+			}
+			e, pool, h, _, err := f.open(true)
+			if err != nil {
+				return badInput(fmt.Errorf("job logs: %w", err))
+			}
+			defer pool.Close()
+			out, err := runner.JobLogs(cmd.Context(), pool, h, e.Workdir, f.id, lines, stderr)
+			if err != nil {
+				return badInput(err)
+			}
+			if f.json {
+				stream := "stdout"
+				if stderr {
+					stream = "stderr"
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"host": h.Name, "job": f.id, "stream": stream, "text": string(out)})
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	f.register(cmd, true)
+	cmd.Flags().IntVar(&lines, "lines", 50, "lines to show (1..10000)")
+	cmd.Flags().BoolVar(&stderr, "stderr", false, "show stderr instead of stdout")
+	return cmd
 }

@@ -1,19 +1,112 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 
+	"github.com/dstgen/dstgen/plan"
 	"github.com/spf13/cobra"
 )
 
-// newLintCmd is a placeholder until its issue lands.
+// lintReport is the --json output of dstgen lint.
+type lintReport struct {
+	File     string         `json:"file"`
+	Problems []plan.Problem `json:"problems"`
+	Errors   int            `json:"errors"`
+	Warnings int            `json:"warnings"`
+}
+
 func newLintCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "lint",
-		Short:  "not implemented yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return badInput(errors.New("lint: not implemented yet"))
+	var asJSON, strict bool
+	cmd := &cobra.Command{
+		Use:   "lint FILE",
+		Short: "Check a test plan against the plan-format rules",
+		Long: `Parse a claim-driven test plan and check it against the plan-format lint
+rules. Prints one "file:line: message" per problem (warnings say "warning:").
+FILE "-" reads the plan from standard input.
+
+Exit status: 0 when there are no errors (warnings allowed unless --strict),
+2 when the plan has errors or cannot be read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLint(cmd, args[0], asJSON, strict)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors (exit 2)")
+	return cmd
+}
+
+func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
+	out := cmd.OutOrStdout()
+	p, err := parsePlanArg(cmd, file)
+	if err != nil {
+		var pe *plan.Error
+		if !errors.As(err, &pe) {
+			return badInput(fmt.Errorf("lint: %w", err))
+		}
+		// A plan that cannot be parsed is one error-severity problem, so
+		// --json readers see the same shape as for lint errors.
+		prob := plan.Problem{File: pe.File, Line: pe.Line, Severity: plan.SevError, Rule: "parse", Message: pe.Msg}
+		if asJSON {
+			if err := writeLintJSON(cmd, file, []plan.Problem{prob}); err != nil {
+				return err
+			}
+			return withCode(exitBadInput, nil)
+		}
+		return badInput(err)
+	}
+	probs := plan.Lint(p)
+	if asJSON {
+		if err := writeLintJSON(cmd, file, probs); err != nil {
+			return err
+		}
+	} else {
+		for _, pr := range probs {
+			if _, err := fmt.Fprintln(out, pr.String()); err != nil {
+				return fmt.Errorf("lint: write: %w", err)
+			}
+		}
+	}
+	errs := plan.Errors(probs)
+	switch {
+	case errs > 0:
+		if !asJSON {
+			return withCode(exitBadInput, fmt.Errorf("lint: %s: %d error(s), %d warning(s)", file, errs, len(probs)-errs))
+		}
+		return withCode(exitBadInput, nil)
+	case strict && len(probs) > 0:
+		if !asJSON {
+			return withCode(exitBadInput, fmt.Errorf("lint: %s: %d warning(s) (--strict)", file, len(probs)))
+		}
+		return withCode(exitBadInput, nil)
+	}
+	return nil
+}
+
+func writeLintJSON(cmd *cobra.Command, file string, probs []plan.Problem) error {
+	errs := plan.Errors(probs)
+	if probs == nil {
+		probs = []plan.Problem{}
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(lintReport{File: file, Problems: probs, Errors: errs, Warnings: len(probs) - errs}); err != nil {
+		return fmt.Errorf("lint: write json: %w", err)
+	}
+	return nil
+}
+
+// parsePlanArg parses the plan named on the command line; "-" is stdin.
+func parsePlanArg(cmd *cobra.Command, file string) (*plan.Plan, error) {
+	if file != "-" {
+		return plan.Parse(file)
+	}
+	data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), plan.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read plan from stdin: %w", err)
+	}
+	return plan.ParseBytes("<stdin>", data)
 }

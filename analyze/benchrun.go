@@ -1,0 +1,937 @@
+package analyze
+
+// Benchmark runs without a plan: the Real Env Test flow (bench:start …
+// collect) leaves results/run_<YYYYMMDD_HHMMSS>/ with
+//
+//	benchmark/*.json   summaries, in any of three shapes:
+//	    dstgen-native  {"name","target_rate","duration_s","ops":N,
+//	                    "errors":{category:N},
+//	                    "latency_ms":{"mean","p50","p95","p99"} and/or "samples_ms":[...],
+//	                    "series":[{"t","ops","errors","p99_ms"}]}
+//	                   (target_rate ops/s; series t = seconds since start, ops and
+//	                   errors counted per interval)
+//	    fio            fio --output-format=json (jobs[].read|write: iops, total_ios,
+//	                   runtime, clat_ns.mean and percentile; job options rate_iops)
+//	    k6             k6 --summary-export (metrics.http_reqs count/rate,
+//	                   http_req_duration avg/med/p(95)/p(99), http_req_failed)
+//	metrics/           raw vmstat.log, iostat.log, mpstat.log, top.log,
+//	                   start_time, end_time (real-env-test §8), flat for one host or
+//	                   one sub-directory per host; and/or *.csv samples
+//	                   timestamp,host,cpu,mem,disk_io,net
+//	logs/              not parsed; listed so the reader knows where to look
+//
+// and AnalyzeBenchRun turns it into totals, latency percentiles,
+// throughput against target, error categories, peak resources per host,
+// named saturation and error patterns, a comparison with the previous
+// run_<ts> beside it, and recommendations drawn from those figures.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Thresholds for the named patterns. They are fixed (not flags) so two
+// runs are always judged by the same yardstick; the report states them.
+const (
+	benchCPUSaturated   = 90.0 // % busy
+	benchIOWaitHigh     = 20.0 // % iowait
+	benchDiskSaturated  = 90.0 // % device utilisation
+	benchMemPressure    = 90.0 // % used
+	benchSustained      = 3    // consecutive samples that make a level "sustained"
+	benchTargetShortfal = 0.90 // achieved < 90% of target ⇒ below target
+	benchBurstFactor    = 3.0  // interval error ratio ≥ 3× the run's ⇒ burst
+	benchBurstMinRatio  = 0.01 // … and ≥ 1% of that interval's ops
+	benchPlateauGrowth  = 0.05 // throughput grew < 5% between halves …
+	benchLatencyClimb   = 1.5  // … while p99 rose ≥ 1.5×
+	benchRegression     = 0.20 // ±20% vs the previous run is worth naming
+)
+
+// DefaultMaxErrorRate is the error-rate threshold above which a benchmark
+// run fails (`dstgen analyze` exits 1).
+const DefaultMaxErrorRate = 0.01
+
+// BenchRunOptions tunes AnalyzeBenchRun.
+type BenchRunOptions struct {
+	// MaxErrorRate is the failure threshold (fraction); 0 means
+	// DefaultMaxErrorRate.
+	MaxErrorRate float64
+	// NoPrevious skips the comparison with the previous run.
+	NoPrevious bool
+}
+
+// HostUsage is one host's peak resource use over the run. A peak of -1
+// means no source measured it.
+type HostUsage struct {
+	Host       string   `json:"host"`
+	Samples    int      `json:"samples"`
+	Sources    []string `json:"sources"`
+	PeakCPU    float64  `json:"peak_cpu_pct"`
+	MeanCPU    float64  `json:"mean_cpu_pct"`
+	PeakIOWait float64  `json:"peak_iowait_pct"`
+	PeakMem    float64  `json:"peak_mem_pct"`
+	PeakDisk   float64  `json:"peak_disk_util_pct"`
+	PeakDiskKB float64  `json:"peak_disk_kb_s"`
+	PeakNet    float64  `json:"peak_net_bytes_s"`
+	// CPU is the cpu series used for saturation detection (chart input).
+	CPU []float64 `json:"cpu_series,omitempty"`
+}
+
+// BenchPattern is a named saturation or error pattern with the figures
+// that show it.
+type BenchPattern struct {
+	Kind   string `json:"kind"`   // cpu-saturation, iowait-high, disk-saturation, memory-pressure, throughput-below-target, throughput-plateau-latency-climb, error-burst, generator-stall, error-rate-high
+	Target string `json:"target"` // host or benchmark name
+	Detail string `json:"detail"`
+}
+
+// BenchTotals sums every benchmark of the run.
+type BenchTotals struct {
+	Ops       int64            `json:"ops"`
+	Failures  int64            `json:"failures"`
+	ErrorRate float64          `json:"error_rate"`
+	Errors    map[string]int64 `json:"errors"`
+}
+
+// BenchChange compares one benchmark with the previous run's same-named one.
+type BenchChange struct {
+	Name             string   `json:"name"`
+	ThroughputBefore *float64 `json:"throughput_before,omitempty"`
+	ThroughputAfter  *float64 `json:"throughput_after,omitempty"`
+	P99Before        *float64 `json:"p99_ms_before,omitempty"`
+	P99After         *float64 `json:"p99_ms_after,omitempty"`
+	ErrRateBefore    *float64 `json:"error_rate_before,omitempty"`
+	ErrRateAfter     *float64 `json:"error_rate_after,omitempty"`
+}
+
+// BenchComparison is the diff with the previous run.
+type BenchComparison struct {
+	Previous string        `json:"previous_run"`
+	Changes  []BenchChange `json:"benchmarks"`
+	// HostCPU is peak cpu before → after per host.
+	HostCPU map[string][2]float64 `json:"host_peak_cpu,omitempty"`
+}
+
+// BenchRun is the analysis of one run_<ts> directory; report.json for a
+// benchmark run is its JSON encoding.
+type BenchRun struct {
+	Schema          string           `json:"schema"`
+	Dir             string           `json:"dir"`
+	ID              string           `json:"id"`
+	Start           *time.Time       `json:"start,omitempty"`
+	End             *time.Time       `json:"end,omitempty"`
+	Benchmarks      []BenchResult    `json:"benchmarks"`
+	Totals          BenchTotals      `json:"totals"`
+	Hosts           []HostUsage      `json:"hosts"`
+	Patterns        []BenchPattern   `json:"patterns"`
+	Recommendations []string         `json:"recommendations"`
+	Previous        *BenchComparison `json:"previous,omitempty"`
+	Logs            []string         `json:"logs,omitempty"`
+	MaxErrorRate    float64          `json:"max_error_rate"`
+	Failed          bool             `json:"failed"` // error rate above MaxErrorRate, or nothing ran
+	Headline        string           `json:"headline"`
+	Problems        []string         `json:"problems"`
+}
+
+// BenchRunSchema identifies a benchmark-run report.json.
+const BenchRunSchema = "dst-benchrun/1"
+
+var runDirRe = regexp.MustCompile(`^run_\d{8}_\d{6}$`)
+
+// IsBenchRunDir reports whether dir looks like a Real Env Test run
+// directory: named run_<YYYYMMDD_HHMMSS> or holding benchmark/ or
+// metrics/ without a session's artifacts/.
+func IsBenchRunDir(dir string) bool {
+	if runDirRe.MatchString(filepath.Base(filepath.Clean(dir))) {
+		return true
+	}
+	if benchIsDir(filepath.Join(dir, "artifacts")) {
+		return false
+	}
+	return benchIsDir(filepath.Join(dir, "benchmark"))
+}
+
+// NewestBenchRun returns the newest run_<ts> directory under root ("" when
+// there is none); the timestamp format sorts lexically.
+func NewestBenchRun(root string) string {
+	runs := benchRunDirs(root)
+	if len(runs) == 0 {
+		return ""
+	}
+	return runs[len(runs)-1]
+}
+
+func benchRunDirs(root string) []string {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && runDirRe.MatchString(e.Name()) {
+			out = append(out, filepath.Join(root, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func benchIsDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// AnalyzeBenchRun analyses one run directory. It fails only when dir is
+// not a readable directory; every other defect becomes a problem line and
+// the analysis goes on with what parsed.
+func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*BenchRun, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark run: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("benchmark run: %s is not a directory", dir)
+	}
+	if opts.MaxErrorRate <= 0 {
+		opts.MaxErrorRate = DefaultMaxErrorRate
+	}
+	b := &BenchRun{Schema: BenchRunSchema, Dir: dir, ID: filepath.Base(filepath.Clean(dir)), MaxErrorRate: opts.MaxErrorRate,
+		Benchmarks: []BenchResult{}, Hosts: []HostUsage{}, Patterns: []BenchPattern{}, Recommendations: []string{}, Problems: []string{}}
+	b.Totals.Errors = map[string]int64{}
+	if err := b.loadBenchmarks(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.loadMetrics(ctx); err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "logs")); err == nil {
+		for _, e := range ents {
+			b.Logs = append(b.Logs, filepath.Join("logs", e.Name()))
+		}
+	}
+	for _, r := range b.Benchmarks {
+		b.Totals.Ops += r.Ops
+		b.Totals.Failures += r.Failures
+		for k, v := range r.Errors {
+			b.Totals.Errors[k] += v
+		}
+	}
+	if b.Totals.Ops > 0 {
+		b.Totals.ErrorRate = float64(b.Totals.Failures) / float64(b.Totals.Ops)
+	}
+	if !opts.NoPrevious {
+		if prev := previousBenchRun(dir); prev != "" {
+			p, err := AnalyzeBenchRun(ctx, prev, BenchRunOptions{MaxErrorRate: opts.MaxErrorRate, NoPrevious: true})
+			if err != nil {
+				b.Problems = append(b.Problems, fmt.Sprintf("%s: previous run not analysed: %v", prev, err))
+			} else {
+				b.Previous = compareBenchRuns(p, b)
+			}
+		}
+	}
+	b.findPatterns()
+	b.recommend()
+	b.Failed = b.Totals.ErrorRate > b.MaxErrorRate || b.Totals.Ops == 0
+	b.Headline = b.headline()
+	return b, nil
+}
+
+func (b *BenchRun) loadBenchmarks(ctx context.Context) error {
+	files, _ := filepath.Glob(filepath.Join(b.Dir, "benchmark", "*.json"))
+	sort.Strings(files)
+	if len(files) == 0 {
+		b.Problems = append(b.Problems, filepath.Join(b.ID, "benchmark")+": no benchmark/*.json summaries found")
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("benchmark run: %w", err)
+		}
+		rel := filepath.Join(b.ID, "benchmark", filepath.Base(f))
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Problems = append(b.Problems, fmt.Sprintf("%s: %v", rel, err))
+			continue
+		}
+		rs, err := parseBenchJSON(rel, data)
+		if err != nil {
+			b.Problems = append(b.Problems, err.Error())
+		}
+		b.Benchmarks = append(b.Benchmarks, rs...)
+	}
+	return nil
+}
+
+// readEpoch reads the start_time / end_time files (epoch seconds).
+func (b *BenchRun) readEpoch(dir, name string) *time.Time {
+	p := filepath.Join(dir, name)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || sec <= 0 {
+		rel, _ := filepath.Rel(filepath.Dir(b.Dir), p)
+		b.Problems = append(b.Problems, fmt.Sprintf("%s:1: not epoch seconds: %q", rel, strings.TrimSpace(string(data))))
+		return nil
+	}
+	t := time.Unix(sec, 0).UTC()
+	return &t
+}
+
+func (b *BenchRun) loadMetrics(ctx context.Context) error {
+	mdir := filepath.Join(b.Dir, "metrics")
+	if !benchIsDir(mdir) {
+		b.Problems = append(b.Problems, filepath.Join(b.ID, "metrics")+": no metrics directory; host resources unknown")
+		return nil
+	}
+	b.Start, b.End = b.readEpoch(mdir, "start_time"), b.readEpoch(mdir, "end_time")
+	hosts := map[string]*HostUsage{}
+	// One host per sub-directory; flat files belong to the run's single
+	// host, named after the directory it was collected from.
+	dirs := map[string]string{mdir: "run-host"}
+	if ents, err := os.ReadDir(mdir); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs[filepath.Join(mdir, e.Name())] = e.Name()
+			}
+		}
+	}
+	keys := make([]string, 0, len(dirs))
+	for d := range dirs {
+		keys = append(keys, d)
+	}
+	sort.Strings(keys)
+	for _, d := range keys {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("benchmark run: %w", err)
+		}
+		b.loadRawHost(d, dirs[d], hosts)
+		csvs, _ := filepath.Glob(filepath.Join(d, "*.csv"))
+		sort.Strings(csvs)
+		for _, f := range csvs {
+			rel, _ := filepath.Rel(filepath.Dir(b.Dir), f)
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Problems = append(b.Problems, fmt.Sprintf("%s: %v", rel, err))
+				continue
+			}
+			rows, probs := parseMetricsCSV(rel, data)
+			b.Problems = append(b.Problems, probs...)
+			byHost := map[string][]hostSample{}
+			var order []string
+			for _, r := range rows {
+				if _, ok := byHost[r.Host]; !ok {
+					order = append(order, r.Host)
+				}
+				byHost[r.Host] = append(byHost[r.Host], r.hostSample)
+			}
+			for _, h := range order {
+				addSamples(hosts, h, "csv", byHost[h], true)
+			}
+		}
+	}
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for _, h := range names {
+		u := hosts[h]
+		if len(u.CPU) > 0 {
+			u.MeanCPU = benchMean(u.CPU)
+		}
+		b.Hosts = append(b.Hosts, *u)
+	}
+	return nil
+}
+
+func (b *BenchRun) loadRawHost(dir, host string, hosts map[string]*HostUsage) {
+	parsers := []struct {
+		file string
+		fn   func(string, []byte) ([]hostSample, []string)
+		// cpuSeries: this source feeds the saturation series; mpstat is
+		// preferred (per-interval, no since-boot line), then vmstat, then top.
+		cpuSeries int
+	}{{"mpstat.log", parseMpstat, 3}, {"vmstat.log", parseVmstat, 2}, {"top.log", parseTopLog, 1}, {"iostat.log", parseIostat, 0}}
+	best := 0
+	for _, p := range parsers {
+		f := filepath.Join(dir, p.file)
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		rel, _ := filepath.Rel(filepath.Dir(b.Dir), f)
+		s, probs := p.fn(rel, data)
+		b.Problems = append(b.Problems, probs...)
+		if len(s) == 0 {
+			if len(probs) == 0 {
+				b.Problems = append(b.Problems, rel+": no samples (the first vmstat/iostat report is the since-boot average and is not counted)")
+			}
+			continue
+		}
+		series := p.cpuSeries > best && hasCPU(s)
+		if series {
+			best = p.cpuSeries
+		}
+		addSamples(hosts, host, strings.TrimSuffix(p.file, ".log"), s, series)
+	}
+}
+
+func hasCPU(s []hostSample) bool {
+	for _, x := range s {
+		if x.CPU >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func addSamples(hosts map[string]*HostUsage, host, source string, s []hostSample, cpuSeries bool) {
+	u, ok := hosts[host]
+	if !ok {
+		u = &HostUsage{Host: host, PeakCPU: -1, PeakIOWait: -1, PeakMem: -1, PeakDisk: -1, PeakDiskKB: -1, PeakNet: -1}
+		hosts[host] = u
+	}
+	u.Sources = append(u.Sources, source)
+	if len(s) > u.Samples {
+		u.Samples = len(s)
+	}
+	if cpuSeries {
+		u.CPU = u.CPU[:0]
+	}
+	for _, x := range s {
+		u.PeakCPU = math.Max(u.PeakCPU, x.CPU)
+		u.PeakIOWait = math.Max(u.PeakIOWait, x.IOWait)
+		u.PeakMem = math.Max(u.PeakMem, x.Mem)
+		u.PeakDisk = math.Max(u.PeakDisk, x.Disk)
+		u.PeakDiskKB = math.Max(u.PeakDiskKB, x.DiskKB)
+		u.PeakNet = math.Max(u.PeakNet, x.Net)
+		if cpuSeries && x.CPU >= 0 {
+			u.CPU = append(u.CPU, x.CPU)
+		}
+	}
+}
+
+// longestRun is the longest streak of consecutive values ≥ threshold.
+func longestRun(vs []float64, threshold float64) int {
+	best, cur := 0, 0
+	for _, v := range vs {
+		if v >= threshold {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+func (b *BenchRun) add(kind, target, format string, a ...any) {
+	b.Patterns = append(b.Patterns, BenchPattern{Kind: kind, Target: target, Detail: fmt.Sprintf(format, a...)})
+}
+
+// findPatterns names what the figures show, host by host and benchmark by
+// benchmark, in a fixed order so reports of two runs line up.
+func (b *BenchRun) findPatterns() {
+	for _, h := range b.Hosts {
+		if n := longestRun(h.CPU, benchCPUSaturated); n >= benchSustained {
+			b.add("cpu-saturation", h.Host, "cpu ≥ %.0f%% for %d consecutive samples (peak %.1f%%, mean %.1f%%)", benchCPUSaturated, n, h.PeakCPU, h.MeanCPU)
+		}
+		if h.PeakIOWait >= benchIOWaitHigh {
+			b.add("iowait-high", h.Host, "iowait peaked at %.1f%% (threshold %.0f%%)", h.PeakIOWait, benchIOWaitHigh)
+		}
+		if h.PeakDisk >= benchDiskSaturated {
+			kb := ""
+			if h.PeakDiskKB >= 0 {
+				kb = fmt.Sprintf(", peak %.0f kB/s", h.PeakDiskKB)
+			}
+			b.add("disk-saturation", h.Host, "busiest device at %.1f%% utilisation%s", h.PeakDisk, kb)
+		}
+		if h.PeakMem >= benchMemPressure {
+			b.add("memory-pressure", h.Host, "memory use peaked at %.1f%%", h.PeakMem)
+		}
+	}
+	for _, r := range b.Benchmarks {
+		if r.TargetRate > 0 && r.Throughput < benchTargetShortfal*r.TargetRate {
+			b.add("throughput-below-target", r.Name, "achieved %.1f ops/s of %.1f target (%.0f%%)", r.Throughput, r.TargetRate, 100*r.Throughput/r.TargetRate)
+		}
+		if rate := r.ErrorRate(); rate > b.MaxErrorRate {
+			b.add("error-rate-high", r.Name, "%.2f%% of %d ops failed (threshold %.2f%%); top category %s", 100*rate, r.Ops, 100*b.MaxErrorRate, topCategory(r.Errors))
+		}
+		s := r.Series
+		if len(s) == 0 {
+			continue
+		}
+		step := seriesStep(s)
+		var stalls []string
+		for i, p := range s {
+			if p.Ops == 0 && i < len(s)-1 {
+				stalls = append(stalls, fmt.Sprintf("t=%gs", p.T))
+			}
+		}
+		if len(stalls) > 0 {
+			b.add("generator-stall", r.Name, "%d interval(s) with 0 ops: %s", len(stalls), strings.Join(stalls, ", "))
+		}
+		if len(s) >= 4 {
+			h := len(s) / 2
+			t1, t2 := seriesRate(s[:h], step), seriesRate(s[h:], step)
+			l1, l2 := seriesP99(s[:h]), seriesP99(s[h:])
+			if t1 > 0 && l1 > 0 && t2 < t1*(1+benchPlateauGrowth) && l2 >= benchLatencyClimb*l1 {
+				b.add("throughput-plateau-latency-climb", r.Name, "throughput %.1f → %.1f ops/s between halves while mean interval p99 rose %.1f → %.1f ms (×%.1f): saturation point near %.0f ops/s",
+					t1, t2, l1, l2, l2/l1, math.Max(t1, t2))
+			}
+		}
+		var tOps, tErr int64
+		for _, p := range s {
+			tOps += p.Ops
+			tErr += p.Errors
+		}
+		if tOps > 0 && tErr > 0 {
+			base := float64(tErr) / float64(tOps)
+			var bursts []string
+			for i := 0; i < len(s); i++ {
+				j := i
+				for j < len(s) && isBurst(s[j], base) {
+					j++
+				}
+				if j > i {
+					var e int64
+					for _, p := range s[i:j] {
+						e += p.Errors
+					}
+					bursts = append(bursts, fmt.Sprintf("t=%g–%gs (%d errors)", s[i].T, s[j-1].T+step, e))
+					i = j - 1
+				}
+			}
+			if len(bursts) > 0 {
+				b.add("error-burst", r.Name, "errors cluster in %s; run-wide error rate %.2f%%", strings.Join(bursts, ", "), 100*base)
+			}
+		}
+	}
+}
+
+func isBurst(p BenchPoint, base float64) bool {
+	if p.Ops <= 0 {
+		return p.Errors > 0
+	}
+	ratio := float64(p.Errors) / float64(p.Ops)
+	return ratio >= benchBurstMinRatio && ratio >= benchBurstFactor*base
+}
+
+func seriesRate(s []BenchPoint, step float64) float64 {
+	var ops int64
+	for _, p := range s {
+		ops += p.Ops
+	}
+	return float64(ops) / (float64(len(s)) * step)
+}
+
+func seriesP99(s []BenchPoint) float64 {
+	var v []float64
+	for _, p := range s {
+		if p.P99 > 0 {
+			v = append(v, p.P99)
+		}
+	}
+	return benchMean(v)
+}
+
+func topCategory(m map[string]int64) string {
+	best, n := "none", int64(-1)
+	for _, k := range sortedKeys(m) {
+		if m[k] > n {
+			best, n = k, m[k]
+		}
+	}
+	if n < 0 {
+		return best
+	}
+	return fmt.Sprintf("%q (%d)", best, n)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (b *BenchRun) patternsOf(kind string) []BenchPattern {
+	var out []BenchPattern
+	for _, p := range b.Patterns {
+		if p.Kind == kind {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// recommend turns each pattern (and each regression against the previous
+// run) into one actionable sentence citing its figure.
+func (b *BenchRun) recommend() {
+	rec := func(format string, a ...any) { b.Recommendations = append(b.Recommendations, fmt.Sprintf(format, a...)) }
+	cpuBound := map[string]bool{}
+	for _, p := range b.patternsOf("cpu-saturation") {
+		cpuBound[p.Target] = true
+		rec("%s is CPU-bound (%s): profile the hottest process in %s/top.log, or add cores before raising the target rate — throughput measured past this point is the host's ceiling, not the SUT's.", p.Target, p.Detail, "metrics")
+	}
+	for _, p := range b.patternsOf("iowait-high") {
+		rec("%s waits on storage (%s): check the device in iostat.log, move data to faster storage or reduce fsync frequency before attributing latency to the SUT.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("disk-saturation") {
+		rec("%s's disk is saturated (%s): the run is I/O-bound; spread data over more devices or lower the write rate.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("memory-pressure") {
+		rec("%s is short of memory (%s): check for swapping and cache eviction; give the SUT more memory or shrink the working set.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("throughput-plateau-latency-climb") {
+		rec("%s saturates (%s): run latency-SLO tests below that rate and treat it as the capacity figure for this host size.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("throughput-below-target") {
+		why := "no host was saturated, so suspect the load generator (client threads, connection pool, rate limiter) first"
+		if len(cpuBound) > 0 || len(b.patternsOf("disk-saturation")) > 0 || len(b.patternsOf("iowait-high")) > 0 {
+			why = "a host was saturated (see above), so the target exceeds this setup's capacity"
+		}
+		rec("%s missed its target (%s): %s.", p.Target, p.Detail, why)
+	}
+	for _, p := range b.patternsOf("generator-stall") {
+		rec("%s's generator stalled (%s): the load was not continuous, so averages understate the SUT; check the client logs for pauses before trusting this run.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("error-rate-high") {
+		rec("%s failed too often (%s): fix the dominant error category before reading any latency figure from this run.", p.Target, p.Detail)
+	}
+	for _, p := range b.patternsOf("error-burst") {
+		rec("%s had error bursts (%s): correlate those windows with logs/ and dmesg for restarts, GC pauses or connection resets.", p.Target, p.Detail)
+	}
+	if b.Previous != nil {
+		for _, c := range b.Previous.Changes {
+			if c.P99Before != nil && c.P99After != nil && *c.P99Before > 0 && *c.P99After > *c.P99Before*(1+benchRegression) {
+				rec("%s p99 regressed %.1f → %.1f ms (%+.0f%%) since %s: bisect what changed between the runs (build, config, host).", c.Name, *c.P99Before, *c.P99After, 100*(*c.P99After / *c.P99Before - 1), b.Previous.Previous)
+			}
+			if c.ThroughputBefore != nil && c.ThroughputAfter != nil && *c.ThroughputBefore > 0 && *c.ThroughputAfter < *c.ThroughputBefore*(1-benchRegression) {
+				rec("%s throughput dropped %.1f → %.1f ops/s (%+.0f%%) since %s: bisect what changed between the runs.", c.Name, *c.ThroughputBefore, *c.ThroughputAfter, 100*(*c.ThroughputAfter / *c.ThroughputBefore - 1), b.Previous.Previous)
+			}
+		}
+	}
+	if len(b.Hosts) == 0 {
+		rec("No host metrics were collected: run collect-metrics.sh start/stop around the benchmark so saturation can be told from SUT limits.")
+	}
+	if len(b.Benchmarks) == 0 {
+		rec("No benchmark summary was found: make the benchmark write JSON into benchmark/ (shapes listed in the report).")
+	}
+	if len(b.Recommendations) == 0 {
+		rec("No saturation or error pattern: this run can serve as the baseline; raise the target rate until a pattern appears to find the capacity limit.")
+	}
+}
+
+func (b *BenchRun) headline() string {
+	if len(b.Benchmarks) == 0 {
+		return "no benchmark results found"
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d benchmark(s), %d ops, %d failures (%.2f%% errors)", len(b.Benchmarks), b.Totals.Ops, b.Totals.Failures, 100*b.Totals.ErrorRate))
+	if b.Totals.ErrorRate > b.MaxErrorRate {
+		parts = append(parts, fmt.Sprintf("error rate above the %.2f%% threshold", 100*b.MaxErrorRate))
+	}
+	kinds := map[string]bool{}
+	var ks []string
+	for _, p := range b.Patterns {
+		if !kinds[p.Kind] {
+			kinds[p.Kind] = true
+			ks = append(ks, p.Kind)
+		}
+	}
+	if len(ks) > 0 {
+		parts = append(parts, "patterns: "+strings.Join(ks, ", "))
+	} else {
+		parts = append(parts, "no saturation or error pattern")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// previousBenchRun is the newest sibling run_<ts> older than dir.
+func previousBenchRun(dir string) string {
+	clean := filepath.Clean(dir)
+	name := filepath.Base(clean)
+	if !runDirRe.MatchString(name) {
+		return ""
+	}
+	prev := ""
+	for _, d := range benchRunDirs(filepath.Dir(clean)) {
+		if filepath.Base(d) < name {
+			prev = d
+		}
+	}
+	return prev
+}
+
+func compareBenchRuns(prev, cur *BenchRun) *BenchComparison {
+	c := &BenchComparison{Previous: prev.ID, HostCPU: map[string][2]float64{}}
+	before := map[string]BenchResult{}
+	for _, r := range prev.Benchmarks {
+		before[r.Name] = r
+	}
+	seen := map[string]bool{}
+	figs := func(r BenchResult) (t, p, e *float64) {
+		return fptr(r.Throughput), r.Latency.P99, fptr(r.ErrorRate())
+	}
+	for _, r := range cur.Benchmarks {
+		seen[r.Name] = true
+		ch := BenchChange{Name: r.Name}
+		ch.ThroughputAfter, ch.P99After, ch.ErrRateAfter = figs(r)
+		if p, ok := before[r.Name]; ok {
+			ch.ThroughputBefore, ch.P99Before, ch.ErrRateBefore = figs(p)
+		}
+		c.Changes = append(c.Changes, ch)
+	}
+	for _, r := range prev.Benchmarks {
+		if !seen[r.Name] {
+			ch := BenchChange{Name: r.Name}
+			ch.ThroughputBefore, ch.P99Before, ch.ErrRateBefore = figs(r)
+			c.Changes = append(c.Changes, ch)
+		}
+	}
+	pc := map[string]float64{}
+	for _, h := range prev.Hosts {
+		pc[h.Host] = h.PeakCPU
+	}
+	for _, h := range cur.Hosts {
+		if p, ok := pc[h.Host]; ok {
+			c.HostCPU[h.Host] = [2]float64{p, h.PeakCPU}
+		}
+	}
+	return c
+}
+
+func optMS(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", *p)
+}
+
+func benchPct(v float64) string {
+	if v < 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// RenderBenchMarkdown renders run_<ts>/findings/report.md.
+func RenderBenchMarkdown(b *BenchRun) []byte {
+	var s strings.Builder
+	fmt.Fprintf(&s, "# Benchmark run: %s\n\n**Run dir:** %s\n", mdLine(b.ID), mdLine(b.Dir))
+	if b.Start != nil {
+		fmt.Fprintf(&s, "**Start:** %s\n", b.Start.Format(time.RFC3339))
+	}
+	if b.End != nil {
+		fmt.Fprintf(&s, "**End:** %s\n", b.End.Format(time.RFC3339))
+		if b.Start != nil {
+			fmt.Fprintf(&s, "**Duration:** %s\n", b.End.Sub(*b.Start))
+		}
+	}
+	status := "PASS"
+	if b.Failed {
+		status = "FAIL"
+	}
+	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (fails when the error rate exceeds %.2f%% or nothing ran).\n", mdLine(b.Headline), status, 100*b.MaxErrorRate)
+
+	s.WriteString("\n## Summary table\n\n")
+	if len(b.Benchmarks) == 0 {
+		s.WriteString("No benchmark results found in benchmark/ (accepted shapes: dstgen-native JSON, fio --output-format=json, k6 --summary-export).\n")
+	} else {
+		mdHeader(&s, "Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)")
+		for _, r := range b.Benchmarks {
+			target, vs := "—", "—"
+			if r.TargetRate > 0 {
+				target = fmt.Sprintf("%.1f", r.TargetRate)
+				vs = fmt.Sprintf("%.0f%%", 100*r.Throughput/r.TargetRate)
+			}
+			mdRow(&s, r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
+				fmt.Sprintf("%.1f", r.Throughput), target, vs, optMS(r.Latency.Mean), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99))
+		}
+		mdRow(&s, "**total**", "", strconv.FormatInt(b.Totals.Ops, 10), strconv.FormatInt(b.Totals.Failures, 10), fmt.Sprintf("%.2f", 100*b.Totals.ErrorRate), "", "", "", "", "", "", "")
+		s.WriteString("\nPercentiles computed from samples use the nearest-rank method; \"—\" means the source did not report the figure.\n")
+	}
+
+	s.WriteString("\n## Errors by category\n\n")
+	if b.Totals.Failures == 0 {
+		s.WriteString("No errors recorded.\n")
+	} else {
+		mdHeader(&s, "Benchmark", "Category", "Count", "Share of ops %")
+		for _, r := range b.Benchmarks {
+			for _, k := range sortedKeys(r.Errors) {
+				mdRow(&s, r.Name, k, strconv.FormatInt(r.Errors[k], 10), fmt.Sprintf("%.2f", 100*float64(r.Errors[k])/math.Max(1, float64(r.Ops))))
+			}
+		}
+	}
+
+	s.WriteString("\n## Host resources\n\n")
+	if len(b.Hosts) == 0 {
+		s.WriteString("No host metrics found in metrics/.\n")
+	} else {
+		mdHeader(&s, "Host", "Samples", "Peak CPU %", "Mean CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %", "Peak disk kB/s", "Sources")
+		for _, h := range b.Hosts {
+			mdRow(&s, h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(meanOrNeg(h)), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk), benchPct(h.PeakDiskKB), strings.Join(h.Sources, ", "))
+		}
+	}
+
+	s.WriteString("\n## Saturation and error patterns\n\n")
+	fmt.Fprintf(&s, "Thresholds: cpu ≥ %.0f%% for ≥ %d consecutive samples; iowait ≥ %.0f%%; disk util ≥ %.0f%%; memory ≥ %.0f%%; throughput < %.0f%% of target; plateau = throughput grew < %.0f%% between halves while p99 rose ≥ %.1f×; error burst = interval error ratio ≥ %.0f× the run's and ≥ %.0f%%.\n\n",
+		benchCPUSaturated, benchSustained, benchIOWaitHigh, benchDiskSaturated, benchMemPressure, 100*benchTargetShortfal, 100*benchPlateauGrowth, benchLatencyClimb, benchBurstFactor, 100*benchBurstMinRatio)
+	if len(b.Patterns) == 0 {
+		s.WriteString("No saturation or error pattern detected.\n")
+	}
+	for _, p := range b.Patterns {
+		fmt.Fprintf(&s, "- **%s** (%s): %s\n", p.Kind, mdLine(p.Target), mdLine(p.Detail))
+	}
+
+	if b.Previous != nil {
+		fmt.Fprintf(&s, "\n## Changes since %s\n\n", mdLine(b.Previous.Previous))
+		mdHeader(&s, "Benchmark", "Throughput (ops/s) before → after", "p99 (ms) before → after", "Error rate % before → after")
+		for _, c := range b.Previous.Changes {
+			mdRow(&s, c.Name, fmtOpt(c.ThroughputBefore, "")+" → "+fmtOpt(c.ThroughputAfter, "")+deltaPct(c.ThroughputBefore, c.ThroughputAfter),
+				optMS(c.P99Before)+" → "+optMS(c.P99After)+deltaPct(c.P99Before, c.P99After),
+				pctPtr(c.ErrRateBefore)+" → "+pctPtr(c.ErrRateAfter))
+		}
+		for _, h := range sortedKeys(b.Previous.HostCPU) {
+			v := b.Previous.HostCPU[h]
+			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", mdLine(h), benchPct(v[0]), benchPct(v[1]))
+		}
+		if len(b.Previous.HostCPU) > 0 {
+			s.WriteString("\n")
+		}
+	} else {
+		s.WriteString("\n## Changes since the previous run\n\nNo earlier run_<timestamp> directory beside this one to compare with.\n")
+	}
+
+	s.WriteString("\n## Recommendations\n\n")
+	for _, r := range b.Recommendations {
+		fmt.Fprintf(&s, "- %s\n", mdLine(r))
+	}
+	if len(b.Logs) > 0 {
+		fmt.Fprintf(&s, "\n## Logs\n\n%s\n", mdLine(strings.Join(b.Logs, ", ")))
+	}
+	if len(b.Problems) > 0 {
+		s.WriteString("\n## Input problems\n\n")
+		for _, p := range b.Problems {
+			fmt.Fprintf(&s, "- %s\n", mdLine(p))
+		}
+	}
+	return []byte(s.String())
+}
+
+func meanOrNeg(h HostUsage) float64 {
+	if len(h.CPU) == 0 {
+		return -1
+	}
+	return h.MeanCPU
+}
+
+func pctPtr(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", 100**p)
+}
+
+// RenderBenchHTML renders run_<ts>/findings/report.html: the summary
+// table, host peaks, patterns and one chart per benchmark with a series
+// (throughput and p99 over time) plus one cpu chart per host.
+func RenderBenchHTML(b *BenchRun) []byte {
+	var s strings.Builder
+	title := "Benchmark run: " + b.ID
+	htmlHead(&s, title)
+	fmt.Fprintf(&s, "<h1>%s</h1>\n<p>%s</p>\n", esc(title), esc(b.Headline))
+	var rows [][]string
+	for _, r := range b.Benchmarks {
+		rows = append(rows, []string{r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
+			fmt.Sprintf("%.1f", r.Throughput), fmt.Sprintf("%.1f", r.TargetRate), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99)})
+	}
+	s.WriteString("<h2>Summary table</h2>\n")
+	htmlTable(&s, []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "p50 (ms)", "p95 (ms)", "p99 (ms)"}, rows, nil)
+	rows = nil
+	for _, h := range b.Hosts {
+		rows = append(rows, []string{h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk)})
+	}
+	s.WriteString("<h2>Host resources</h2>\n")
+	htmlTable(&s, []string{"Host", "Samples", "Peak CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %"}, rows, nil)
+	s.WriteString("<h2>Saturation and error patterns</h2>\n<ul>")
+	if len(b.Patterns) == 0 {
+		s.WriteString("<li>No saturation or error pattern detected.</li>")
+	}
+	for _, p := range b.Patterns {
+		fmt.Fprintf(&s, "<li><b>%s</b> (%s): %s</li>", esc(p.Kind), esc(p.Target), esc(p.Detail))
+	}
+	s.WriteString("</ul>\n<h2>Over time</h2>\n")
+	for _, r := range b.Benchmarks {
+		if len(r.Series) == 0 {
+			continue
+		}
+		step := seriesStep(r.Series)
+		tp := svgSeries{Name: "ops/s", Color: "#27ae60"}
+		lat := svgSeries{Name: "p99 ms", Color: "#c0392b"}
+		er := svgSeries{Name: "errors", Color: "#8e44ad"}
+		for _, p := range r.Series {
+			tp.X, tp.Y = append(tp.X, p.T), append(tp.Y, float64(p.Ops)/step)
+			lat.X, lat.Y = append(lat.X, p.T), append(lat.Y, p.P99)
+			er.X, er.Y = append(er.X, p.T), append(er.Y, float64(p.Errors))
+		}
+		fmt.Fprintf(&s, "<h3>%s</h3>\n", esc(r.Name))
+		s.WriteString(svgChart(r.Name, "seconds since start", []svgPanel{{YLabel: "latency (ms)", Series: []svgSeries{lat}}, {YLabel: "throughput (ops/s)", Series: []svgSeries{tp, er}}}, nil))
+	}
+	for _, h := range b.Hosts {
+		if len(h.CPU) == 0 {
+			continue
+		}
+		cs := svgSeries{Name: "cpu %", Color: "#d35400"}
+		for i, v := range h.CPU {
+			cs.X, cs.Y = append(cs.X, float64(i)), append(cs.Y, v)
+		}
+		fmt.Fprintf(&s, "<h3>%s cpu</h3>\n", esc(h.Host))
+		s.WriteString(svgChart("host "+h.Host, "sample", []svgPanel{{YLabel: "cpu busy %", Series: []svgSeries{cs}}}, nil))
+	}
+	s.WriteString("<h2>Recommendations</h2>\n<ul>")
+	for _, r := range b.Recommendations {
+		fmt.Fprintf(&s, "<li>%s</li>", esc(r))
+	}
+	s.WriteString("</ul>\n")
+	if len(b.Problems) > 0 {
+		s.WriteString("<h2>Input problems</h2>\n<ul>")
+		for _, p := range b.Problems {
+			fmt.Fprintf(&s, "<li><code>%s</code></li>", esc(p))
+		}
+		s.WriteString("</ul>\n")
+	}
+	s.WriteString("</body></html>\n")
+	return []byte(s.String())
+}
+
+// WriteBenchReport writes report.md, report.json and report.html into dir
+// (normally run_<ts>/findings), joining the errors of files it could not
+// write.
+func WriteBenchReport(b *BenchRun, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write benchmark report: create %s: %w", dir, err)
+	}
+	js, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write benchmark report: %w", err)
+	}
+	return errors.Join(
+		writeFileAtomic(filepath.Join(dir, ReportMarkdownFile), RenderBenchMarkdown(b)),
+		writeFileAtomic(filepath.Join(dir, ReportJSONFile), append(js, '\n')),
+		writeFileAtomic(filepath.Join(dir, ReportHTMLFile), RenderBenchHTML(b)),
+	)
+}

@@ -1,0 +1,169 @@
+package analyze
+
+// Comparison with the previous session of the same plan (issue 4: "when
+// an earlier session of the same plan exists, the report shows what
+// changed"). The previous session is read from its own report.json, so a
+// comparison never re-runs checkers on old histories.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Comparison is what changed per scenario between two sessions.
+type Comparison struct {
+	Previous        string           `json:"previous_session"` // directory name of the earlier session
+	VerdictBefore   SessionVerdict   `json:"session_verdict_before"`
+	VerdictAfter    SessionVerdict   `json:"session_verdict_after"`
+	Changes         []ScenarioChange `json:"scenarios"`
+	ChangedVerdicts int              `json:"changed_verdicts"`
+}
+
+// ScenarioChange is one scenario's (or arm's) before → after. Metric
+// pointers are nil when that session had no figure.
+type ScenarioChange struct {
+	ID               string   `json:"id"`
+	Before           Verdict  `json:"verdict_before,omitempty"` // "" when the scenario is new
+	After            Verdict  `json:"verdict_after,omitempty"`  // "" when it was dropped from the plan
+	ThroughputBefore *float64 `json:"throughput_before,omitempty"`
+	ThroughputAfter  *float64 `json:"throughput_after,omitempty"`
+	P99Before        *float64 `json:"p99_ms_before,omitempty"`
+	P99After         *float64 `json:"p99_ms_after,omitempty"`
+}
+
+// Compare lists every scenario and arm of cur (and those only prev had) in
+// cur's order, with verdict, throughput and p99 before and after.
+func Compare(prev, cur *Report) *Comparison {
+	if prev == nil || cur == nil {
+		return nil
+	}
+	c := &Comparison{Previous: sessionStamp(prev), VerdictBefore: prev.SessionVerdict, VerdictAfter: cur.SessionVerdict}
+	before := map[string]ScenarioResult{}
+	var prevOrder []string
+	for _, s := range flattenResults(prev.Scenarios) {
+		before[s.ID] = s
+		prevOrder = append(prevOrder, s.ID)
+	}
+	seen := map[string]bool{}
+	add := func(id string, b, a *ScenarioResult) {
+		ch := ScenarioChange{ID: id}
+		if b != nil {
+			ch.Before = b.Verdict
+			ch.ThroughputBefore, ch.P99Before = metricPtrs(b.Metrics)
+		}
+		if a != nil {
+			ch.After = a.Verdict
+			ch.ThroughputAfter, ch.P99After = metricPtrs(a.Metrics)
+		}
+		if ch.Before != ch.After {
+			c.ChangedVerdicts++
+		}
+		c.Changes = append(c.Changes, ch)
+	}
+	for _, s := range flattenResults(cur.Scenarios) {
+		seen[s.ID] = true
+		if b, ok := before[s.ID]; ok {
+			add(s.ID, &b, &s)
+		} else {
+			add(s.ID, nil, &s)
+		}
+	}
+	for _, id := range prevOrder {
+		if !seen[id] {
+			b := before[id]
+			add(id, &b, nil)
+		}
+	}
+	return c
+}
+
+func flattenResults(scs []ScenarioResult) []ScenarioResult {
+	var out []ScenarioResult
+	for _, s := range scs {
+		out = append(out, s)
+		out = append(out, s.Arms...)
+	}
+	return out
+}
+
+func metricPtrs(m *Metrics) (tput, p99 *float64) {
+	if m == nil || m.Ops == 0 {
+		return nil, nil
+	}
+	return fptr(m.Throughput), fptr(m.P99Ms)
+}
+
+// LoadReportJSON reads a report.json written by WriteReport, for comparing
+// a later session against it.
+func LoadReportJSON(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read previous report: %w", err)
+	}
+	var env reportJSON
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("%s:%d: previous report: %w", path, jsonErrLine(data, err), err)
+	}
+	if env.Report == nil || env.Schema != ReportSchema {
+		return nil, fmt.Errorf("%s:1: previous report: schema %q, want %q", path, schemaOf(env.Report), ReportSchema)
+	}
+	return env.Report, nil
+}
+
+func schemaOf(r *Report) string {
+	if r == nil {
+		return ""
+	}
+	return r.Schema
+}
+
+// PreviousReportPath is where the previous session keeps its report.json.
+func PreviousReportPath(prevSessionDir string) string {
+	return filepath.Join(prevSessionDir, "findings", ReportJSONFile)
+}
+
+func fmtOpt(p *float64, unit string) string {
+	if p == nil {
+		return "—"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.1f%s", *p, unit))
+}
+
+func arrow(before, after string) string {
+	if before == after {
+		return before + " (unchanged)"
+	}
+	return before + " → " + after
+}
+
+func deltaPct(b, a *float64) string {
+	if b == nil || a == nil || *b == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%+.0f%%)", 100*(*a-*b) / *b)
+}
+
+func writeChanges(b *strings.Builder, c *Comparison) {
+	fmt.Fprintf(b, "\n## Changes since %s\n\n", mdLine(c.Previous))
+	fmt.Fprintf(b, "Session verdict: %s. %d scenario verdict(s) changed.\n\n", arrow(string(c.VerdictBefore), string(c.VerdictAfter)), c.ChangedVerdicts)
+	if len(c.Changes) == 0 {
+		b.WriteString("Neither session has scenarios to compare.\n")
+		return
+	}
+	mdHeader(b, "Scenario", "Verdict before → after", "Throughput (ops/s) before → after", "p99 (ms) before → after")
+	for _, ch := range c.Changes {
+		bv, av := string(ch.Before), string(ch.After)
+		if bv == "" {
+			bv = "(new)"
+		}
+		if av == "" {
+			av = "(removed)"
+		}
+		mdRow(b, ch.ID, arrow(bv, av),
+			fmtOpt(ch.ThroughputBefore, "")+" → "+fmtOpt(ch.ThroughputAfter, "")+deltaPct(ch.ThroughputBefore, ch.ThroughputAfter),
+			fmtOpt(ch.P99Before, "")+" → "+fmtOpt(ch.P99After, "")+deltaPct(ch.P99Before, ch.P99After))
+	}
+}

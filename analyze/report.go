@@ -1,0 +1,587 @@
+package analyze
+
+// Markdown rendering of report-format.md §3 (findings/report.md) and §4
+// (findings/<ID>.md). Both are rendered from the same per-scenario helpers,
+// so a scenario file and its part of the report can never disagree.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Report file names inside the findings directory.
+const (
+	ReportMarkdownFile = "report.md"
+	ReportJSONFile     = "report.json"
+	ReportJUnitFile    = "junit.xml"
+	ReportHTMLFile     = "report.html"
+	VerdictsJSONFile   = "verdicts.json"
+)
+
+// rptRedFlagNames are the ten checks of verdicts.md §6, used when the verdict
+// engine left a check out: a missing check is rendered unknown (which
+// blocks PASS), never silently dropped.
+var rptRedFlagNames = [10]string{
+	"Workload produced the intended load",
+	"Oracle ran on every intended cycle",
+	"Fault actually injected",
+	"Fault did not silently no-op",
+	"Clock skew did not mask a timing assertion",
+	"Run duration met the exit criterion / claimed tier",
+	"No silent error suppression",
+	"Recovery completed",
+	"Baseline comparison is fair",
+	"One PASS is not PASS",
+}
+
+// rptWeakNames are the fourteen items of verdicts.md §7.
+var rptWeakNames = [14]string{
+	"Oracle is not \"final state only\"",
+	"Oracle is not \"logs only\"",
+	"Oracle is not \"health checks only\"",
+	"Failover exercised more than once",
+	"Not \"no-error metrics\" alone",
+	"Not \"short runs\" alone",
+	"≥ 1 asymmetric partition variant",
+	"Recorder caught library-hidden retries",
+	"Timestamps monotonic, not wall-clock",
+	"More than one cluster topology",
+	"≥ 3 PRNG seeds for statistical claims",
+	"Not single-surface only",
+	"Negative controls present",
+	"Fairness oracle is per-group",
+}
+
+// WriteReport writes findings/<ID>.md for every scenario, report.md,
+// report.json, verdicts.json, junit.xml and report.html into dir (the
+// findings directory). It writes every file it can and returns the joined
+// errors of those it could not; callers then fall back to printing
+// RenderMarkdown (report-format §1 write-failure rule).
+func WriteReport(r *Report, dir string) error {
+	return WriteReportCompared(r, nil, dir)
+}
+
+// WriteReportCompared is WriteReport with the "Changes since" section
+// filled from a comparison with the previous session (nil when there is
+// none).
+func WriteReportCompared(r *Report, cmp *Comparison, dir string) error {
+	if r == nil {
+		return errors.New("write report: nil report")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write report: create %s: %w", dir, err)
+	}
+	var errs []error
+	write := func(name string, data []byte, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
+			return
+		}
+		if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range r.Scenarios {
+		write(ScenarioFileName(s.ID), RenderScenarioMarkdown(r, s), nil)
+	}
+	write(ReportMarkdownFile, RenderMarkdown(r, cmp), nil)
+	js, err := RenderJSON(r, cmp)
+	write(ReportJSONFile, js, err)
+	vj, err := RenderVerdictsJSON(r)
+	write(VerdictsJSONFile, vj, err)
+	ju, err := RenderJUnit(r)
+	write(ReportJUnitFile, ju, err)
+	write(ReportHTMLFile, RenderHTML(r, cmp), nil)
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic writes through a temporary file and a rename, so a
+// reader (or a killed analyze) never sees a half-written report.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// ScenarioFileName is the per-scenario findings file for id; ids come from
+// the plan, so anything outside [A-Za-z0-9._-] is replaced to keep the
+// file inside the findings directory.
+func ScenarioFileName(id string) string {
+	s := strings.Trim(unsafeFileChars.ReplaceAllString(id, "_"), "._")
+	if s == "" {
+		s = "scenario"
+	}
+	return s + ".md"
+}
+
+// mdCell makes s safe inside a markdown table cell: pipes escaped, line
+// breaks turned into <br>, empty cells shown as an em dash.
+func mdCell(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "—"
+	}
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.ReplaceAll(s, "\n", "<br>")
+}
+
+// mdLine keeps a free-text value on one markdown line (list items and bold
+// label lines would otherwise be broken by embedded newlines).
+func mdLine(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "—"
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func mdRow(b *strings.Builder, cells ...string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		b.WriteString(" ")
+		b.WriteString(mdCell(c))
+		b.WriteString(" |")
+	}
+	b.WriteString("\n")
+}
+
+func mdHeader(b *strings.Builder, cols ...string) {
+	b.WriteString("| " + strings.Join(cols, " | ") + " |\n|")
+	for range cols {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+}
+
+// sessionStamp is the <UTC_timestamp> of the title: the session directory's
+// own name, which is the timestamp by layout.
+func sessionStamp(r *Report) string {
+	if r.SessionDir == "" {
+		return "unknown"
+	}
+	return filepath.Base(filepath.Clean(r.SessionDir))
+}
+
+// resultColumns are the §3.2 scenario-results columns, verbatim.
+var resultColumns = []string{"ID", "Scenario", "Verdict", "Oracle", "Oracle execution evidence", "Nemesis landing evidence", "Artifact link"}
+
+// verdictCell shows the state plus its one-line reason when it is not a
+// clean PASS, so INCONCLUSIVE / NOT-RUN / PARTIAL never appear without why.
+func verdictCell(s ScenarioResult) string {
+	v := string(s.Verdict)
+	if s.Verdict == PassHardening && s.Release {
+		v += " (release)"
+	}
+	if !s.Verdict.IsPass() {
+		if why := lastReason(s); why != "" {
+			v += " — " + why
+		}
+	}
+	return v
+}
+
+func lastReason(s ScenarioResult) string {
+	for i := len(s.Reasons) - 1; i >= 0; i-- {
+		if t := strings.TrimSpace(s.Reasons[i].Text); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// artifactCell links artefacts relative to findings/ (paths in the model
+// are relative to the session directory) and always names the session log.
+func artifactCell(s ScenarioResult) string {
+	links := []string{"[session-log](../session-log.md)"}
+	for _, a := range s.Artifacts {
+		p := a
+		if !filepath.IsAbs(p) && !strings.Contains(p, "://") {
+			p = "../" + filepath.ToSlash(p)
+		}
+		links = append(links, fmt.Sprintf("[%s](%s)", a, strings.ReplaceAll(p, " ", "%20")))
+	}
+	return strings.Join(links, ", ")
+}
+
+func scenarioRow(b *strings.Builder, s ScenarioResult) {
+	name := s.Name
+	if s.Surface != "" {
+		name = strings.TrimSpace(name + " (surface: " + s.Surface + ")")
+	}
+	mdRow(b, s.ID, name, verdictCell(s), s.Oracle, s.OracleEvidence, s.LandingEvidence, artifactCell(s))
+}
+
+func writeResultsTable(b *strings.Builder, scs []ScenarioResult) {
+	mdHeader(b, resultColumns...)
+	for _, s := range scs {
+		scenarioRow(b, s)
+		for _, a := range s.Arms {
+			scenarioRow(b, a)
+		}
+	}
+	b.WriteString("\nVerdict values are the ten states of the verdict taxonomy (verdicts.md §2); an armed scenario's row is the aggregate of its arms (§5 downgrade rule).\n")
+}
+
+func writeFinding(b *strings.Builder, f Finding) {
+	fmt.Fprintf(b, "### Finding %s: %s\n", f.ID, mdLine(f.Title))
+	fmt.Fprintf(b, "- **Scenario:** %s\n", mdLine(f.Scenario))
+	fmt.Fprintf(b, "- **Hypothesis addressed:** %s\n", mdLine(f.Hypothesis))
+	fmt.Fprintf(b, "- **What happened:** %s\n", mdLine(f.WhatHappened))
+	fmt.Fprintf(b, "- **Reproducer:** %s\n", mdLine(f.Reproducer))
+	red := f.Reduction
+	if strings.TrimSpace(red) == "" {
+		// A guess is not allowed (verdicts.md §9); the interim value is.
+		red = "unknown — pending re-run on alternative harness/host"
+	}
+	fmt.Fprintf(b, "- **Reduction classification:** %s\n", mdLine(red))
+	fmt.Fprintf(b, "- **Classification:** %s\n", mdLine(f.Classification))
+	fmt.Fprintf(b, "- **Severity:** %s\n", mdLine(f.Severity))
+	tags := "none"
+	if len(f.Tags) > 0 {
+		tags = strings.Join(f.Tags, ", ")
+	}
+	fmt.Fprintf(b, "- **Tags:** %s\n", mdLine(tags))
+	fmt.Fprintf(b, "- **Evidence:** %s\n", mdLine(strings.Join(f.Evidence, "; ")))
+	fmt.Fprintf(b, "- **Hypothesised root cause:** %s\n", mdLine(f.RootCause))
+	fmt.Fprintf(b, "- **Suggested next action:** %s\n", mdLine(f.NextAction))
+}
+
+// writeChecklists renders the §3.8 block of one scenario or arm.
+func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
+	fmt.Fprintf(b, "%s %s", level, s.ID)
+	if s.Name != "" {
+		fmt.Fprintf(b, " — %s", mdLine(s.Name))
+	}
+	fmt.Fprintf(b, " (%s)\n\n", s.Verdict)
+	if len(s.Arms) > 0 && len(s.RedFlags) == 0 && len(s.WeakOracle) == 0 {
+		b.WriteString("Aggregate of its arms (§5); each arm's checks follow.\n\n")
+		for _, a := range s.Arms {
+			writeChecklists(b, a, level+"#")
+		}
+		return
+	}
+	b.WriteString("Red-flag checks (verdicts.md §6):\n\n")
+	byN := map[int]Check{}
+	for _, c := range s.RedFlags {
+		byN[c.N] = c
+	}
+	for n := 1; n <= 10; n++ {
+		c, ok := byN[n]
+		if !ok {
+			c = Check{N: n, Name: rptRedFlagNames[n-1], Status: CheckUnknown, Evidence: "not evaluated"}
+		}
+		name := c.Name
+		if name == "" {
+			name = rptRedFlagNames[n-1]
+		}
+		ev := mdLine(c.Evidence)
+		switch c.Status {
+		case CheckPass:
+			fmt.Fprintf(b, "- [x] %d. %s — %s\n", n, name, ev)
+		case CheckNA:
+			fmt.Fprintf(b, "- [x] %d. %s — N/A — %s\n", n, name, ev)
+		case CheckFail:
+			fmt.Fprintf(b, "- [ ] %d. %s — %s\n", n, name, ev)
+		default:
+			fmt.Fprintf(b, "- [ ] %d. %s — unknown (blocks PASS): %s\n", n, name, ev)
+		}
+	}
+	b.WriteString("\nWeak-oracle audit (verdicts.md §7):\n\n")
+	items := map[int]WeakItem{}
+	for _, w := range s.WeakOracle {
+		items[w.N] = w
+	}
+	for n := 1; n <= 14; n++ {
+		w, ok := items[n]
+		if !ok {
+			reason := "not audited: not a serious scenario (§7.M sentinel)"
+			if s.Serious {
+				reason = "not audited"
+			}
+			w = WeakItem{N: n, Status: ItemNA, Reason: reason}
+			if s.Serious {
+				w.Status = ItemUnchecked
+			}
+		}
+		name := w.Name
+		if name == "" {
+			name = rptWeakNames[n-1]
+		}
+		switch w.Status {
+		case ItemChecked:
+			fmt.Fprintf(b, "- [x] %d. %s — %s\n", n, name, mdLine(w.Reason))
+		case ItemNA:
+			fmt.Fprintf(b, "- [x] %d. %s — N/A — %s\n", n, name, mdLine(w.Reason))
+		default:
+			fmt.Fprintf(b, "- [ ] %d. %s — %s\n", n, name, mdLine(w.Reason))
+		}
+	}
+	b.WriteString("\n")
+	for _, a := range s.Arms {
+		writeChecklists(b, a, level+"#")
+	}
+}
+
+func countsLine(r *Report) string {
+	var parts []string
+	n := 0
+	for _, v := range Verdicts {
+		if c := r.Counts[v]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c, v))
+			n += c
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d scenarios in the plan", len(r.Scenarios))
+	}
+	return fmt.Sprintf("%d verdicts: %s", n, strings.Join(parts, ", "))
+}
+
+func joinOr(xs []string, empty string) string {
+	if len(xs) == 0 {
+		return empty
+	}
+	return strings.Join(xs, "; ")
+}
+
+// RenderMarkdown renders findings/report.md: every section of
+// report-format §3.1 in order, with the explicit-empty forms. cmp adds the
+// "Changes since" section right after Summary (dstgen decision: what
+// changed is the second thing a reviewer of a re-run wants).
+func RenderMarkdown(r *Report, cmp *Comparison) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Findings: %s @ %s\n\n", mdLine(r.PlanSlug), mdLine(sessionStamp(r)))
+	plan := r.PlanPath
+	if plan == "" {
+		plan = r.PlanSlug
+	}
+	commit := r.Commit
+	if commit == "" {
+		commit = "not recorded"
+	}
+	fmt.Fprintf(&b, "**Plan:** %s\n", mdLine(plan))
+	fmt.Fprintf(&b, "**Commit under test:** %s\n", mdLine(commit))
+	fmt.Fprintf(&b, "**Session dir:** %s\n", mdLine(r.SessionDir))
+	if !r.GeneratedAt.IsZero() {
+		fmt.Fprintf(&b, "**Generated:** %s\n", r.GeneratedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+
+	b.WriteString("\n## Summary\n\n")
+	headline := strings.TrimSuffix(mdLine(r.Headline), ".")
+	fmt.Fprintf(&b, "%s. Session verdict: **%s**. %s.", headline, r.SessionVerdict, countsLine(r))
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(&b, " %d input problem(s) did not stop the analysis; see Input problems.", len(r.Problems))
+	}
+	b.WriteString("\n")
+
+	if cmp != nil {
+		writeChanges(&b, cmp)
+	}
+
+	b.WriteString("\n## Scenario results\n\n")
+	if len(r.Scenarios) == 0 {
+		b.WriteString("No scenarios in this plan.\n")
+	} else {
+		writeResultsTable(&b, r.Scenarios)
+	}
+
+	b.WriteString("\n## Findings\n\n")
+	if len(r.Findings) == 0 {
+		b.WriteString("No findings.\n")
+	}
+	for i, f := range r.Findings {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		writeFinding(&b, f)
+	}
+
+	b.WriteString("\n## Coverage summary\n\n")
+	if len(r.Hypotheses) == 0 {
+		b.WriteString("The plan states no hypotheses.\n")
+	} else {
+		mdHeader(&b, "Hypothesis", "Title", "Exercised by", "Result", "Reason if unexercised")
+		for _, h := range r.Hypotheses {
+			var vs []string
+			for _, v := range h.Verdicts {
+				vs = append(vs, string(v))
+			}
+			result := strings.Join(vs, ", ")
+			if !h.Exercised {
+				result = "not exercised"
+			}
+			mdRow(&b, h.ID, h.Title, strings.Join(h.Scenarios, ", "), result, h.Reason)
+		}
+	}
+
+	b.WriteString("\n## Surface coverage (boundary and fairness scenarios)\n\n")
+	if len(r.Surfaces) == 0 {
+		b.WriteString("No boundary or fairness scenarios in this plan.\n")
+	} else {
+		mdHeader(&b, "Scenario / arm", "Surface", "Planned", "Executed", "Verdict", "Downgrade reason")
+		for _, s := range r.Surfaces {
+			mdRow(&b, s.ID, s.Surface, yesNo(s.Planned, s.Surface), yesNo(s.Executed, s.Surface), string(s.Verdict), s.DowngradeReason)
+		}
+		b.WriteString("\n")
+		if len(r.MissingSurfaces) == 0 {
+			b.WriteString("All planned surfaces were executed.\n")
+		} else {
+			fmt.Fprintf(&b, "**Missing surfaces this run did not cover:** %s\n", mdLine(strings.Join(r.MissingSurfaces, "; ")))
+		}
+	}
+
+	b.WriteString("\n## Release-budget disclosures\n\n")
+	if len(r.Disclosures) == 0 {
+		b.WriteString("All scenarios declared a concrete release budget.\n")
+	} else {
+		mdHeader(&b, "Scenario", "Reason release budget was not provided", "Revisit when")
+		for _, d := range r.Disclosures {
+			mdRow(&b, d.Scenario, d.Reason, d.RevisitWhen)
+		}
+	}
+
+	b.WriteString("\n## Adequacy assessment vs the plan's coverage argument\n\n")
+	if len(r.Adequacy) == 0 {
+		b.WriteString("The plan has no §7b adequacy rows to assess.\n")
+	} else {
+		mdHeader(&b, "Claim", "Plan's adequacy argument", "What actually ran", "Adequacy after this run")
+		called := 0
+		for _, a := range r.Adequacy {
+			adq := a.Adequacy
+			if a.CalledOut {
+				adq = "**Called out:** " + adq
+				called++
+			}
+			mdRow(&b, a.Claim, a.PlanArgument, a.WhatRan, adq)
+		}
+		if called > 0 {
+			fmt.Fprintf(&b, "\n%d row(s) called out: what ran is weaker than the plan argued, so the residual uncertainty is now larger than the plan declared. The reviewer must decide whether to accept the gap or re-run.\n", called)
+		}
+	}
+
+	b.WriteString("\n## Confidence delta\n\n")
+	if p := strings.TrimSpace(r.Confidence.Plan); p != "" {
+		fmt.Fprintf(&b, "Relative to the plan's §7d statement: %s\n\n", mdLine(p))
+	}
+	fmt.Fprintf(&b, "- **More:** %s\n", mdLine(joinOr(r.Confidence.More, "none")))
+	fmt.Fprintf(&b, "- **Less:** %s\n", mdLine(joinOr(r.Confidence.Less, "none")))
+	fmt.Fprintf(&b, "- **Unchanged:** %s\n", mdLine(joinOr(r.Confidence.Unchanged, "none")))
+
+	b.WriteString("\n## Green-but-broken check\n\n")
+	if len(r.Scenarios) == 0 {
+		b.WriteString("No scenarios in this plan.\n")
+	}
+	for _, s := range r.Scenarios {
+		writeChecklists(&b, s, "###")
+	}
+
+	if len(r.Problems) > 0 || len(r.Warnings) > 0 {
+		b.WriteString("\n## Input problems\n\n")
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "- %s\n", mdLine(p.String()))
+		}
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "- warning: %s\n", mdLine(w))
+		}
+	}
+	return []byte(strings.TrimRight(b.String(), "\n") + "\n")
+}
+
+// yesNo renders a surface-table flag; the aggregate row leaves it blank as
+// in report-format §3.4.
+func yesNo(v bool, surface string) string {
+	if surface == "(aggregate)" {
+		return ""
+	}
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+// RenderScenarioMarkdown renders findings/<ID>.md (report-format §4): the
+// scenario's results rows, tier met, verdict reasons, the checklists and
+// its findings.
+func RenderScenarioMarkdown(r *Report, s ScenarioResult) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Scenario %s", s.ID)
+	if s.Name != "" {
+		fmt.Fprintf(&b, ": %s", mdLine(s.Name))
+	}
+	fmt.Fprintf(&b, "\n\n**Verdict:** %s\n**Tier met:** %s\n**Session dir:** %s\n", s.Verdict, tierText(s), mdLine(r.SessionDir))
+	b.WriteString("\n## Result\n\n")
+	writeResultsTable(&b, []ScenarioResult{s})
+	b.WriteString("\n## Verdict reasons\n\n")
+	writeReasons(&b, s)
+	for _, a := range s.Arms {
+		writeReasons(&b, a)
+	}
+	b.WriteString("\n## Green-but-broken check\n\n")
+	writeChecklists(&b, s, "###")
+	b.WriteString("\n## Findings\n\n")
+	n := 0
+	ids := map[string]bool{s.ID: true}
+	for _, a := range s.Arms {
+		ids[a.ID] = true
+	}
+	for _, f := range r.Findings {
+		if ids[f.Scenario] {
+			if n > 0 {
+				b.WriteString("\n")
+			}
+			writeFinding(&b, f)
+			n++
+		}
+	}
+	if n == 0 {
+		b.WriteString("No findings.\n")
+	}
+	return []byte(strings.TrimRight(b.String(), "\n") + "\n")
+}
+
+func tierText(s ScenarioResult) string {
+	t := string(s.TierMet)
+	if t == "" {
+		t = string(TierNone)
+	}
+	if s.Release && s.TierMet != TierRelease {
+		t += " (release)"
+	}
+	return t
+}
+
+func writeReasons(b *strings.Builder, s ScenarioResult) {
+	if len(s.Reasons) == 0 {
+		fmt.Fprintf(b, "- %s: no reason recorded\n", s.ID)
+		return
+	}
+	for _, rs := range s.Reasons {
+		fmt.Fprintf(b, "- %s [%s]: %s\n", s.ID, rs.Step, mdLine(rs.String()))
+	}
+}

@@ -1,0 +1,527 @@
+package analyze
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
+)
+
+// faultsPlanned reads a scenario's Faults field: anything but an empty
+// value, "none", "N/A" or "0 faults" plans a fault. (Private until the plan
+// package ships its own helper.)
+func faultsPlanned(s *plan.Scenario) bool {
+	if s == nil {
+		return false
+	}
+	t := strings.ToLower(strings.TrimSpace(strings.Trim(s.Faults, "`*_ ")))
+	switch {
+	case t == "", t == "none", t == "n/a", t == "-", t == "—", t == "0 faults", t == "no faults":
+		return false
+	case strings.HasPrefix(t, "none "), strings.HasPrefix(t, "none—"), strings.HasPrefix(t, "none —"), strings.HasPrefix(t, "n/a "):
+		return false
+	}
+	return true
+}
+
+// violated reports whether a run registered a FAIL: a checker or the
+// remote oracle found an anomaly.
+func violated(lr *loadedRun) (bool, string) {
+	var parts []string
+	for _, res := range lr.results {
+		if res.Outcome == checker.Invalid {
+			parts = append(parts, fmt.Sprintf("%s: %s", res.Checker, res.Evidence()))
+		}
+	}
+	if o := lr.run.Oracle; o != nil && o.Ran && (o.Outcome == "invalid" || o.Anomalies > 0) {
+		parts = append(parts, fmt.Sprintf("remote oracle %s: %d ops consumed, %d anomalies", strings.Join(o.Checkers, "+"), o.OpsConsumed, o.Anomalies))
+	}
+	return len(parts) > 0, strings.Join(parts, "; ")
+}
+
+// gatherFacts reduces a unit's runs to the tree's inputs.
+func gatherFacts(u *unit, reqs []plan.EnvReq) *facts {
+	f := &facts{serious: u.serious, faultPlanned: faultsPlanned(u.ps), tier: TierNone}
+	if u.ps == nil {
+		for _, lr := range u.runs {
+			f.faultPlanned = f.faultPlanned || len(lr.run.FaultWindows) > 0
+		}
+	}
+	for _, lr := range u.runs {
+		if lr.run.Attempted {
+			f.attempted = true
+		} else if lr.run.Notes != "" {
+			f.notRunReason = lr.rel + ": not attempted: " + lr.run.Notes
+		}
+	}
+	if !f.attempted {
+		if f.notRunReason == "" && u.notRun != "" {
+			f.notRunReason = u.notRun
+		}
+		if f.notRunReason == "" && len(u.runs) > 0 {
+			f.notRunReason = u.runs[0].rel + ": recorded as not attempted"
+		}
+		return f
+	}
+	runs := attemptedRuns(u.runs)
+	// Step 1: capabilities.
+	for _, lr := range runs {
+		if m := lr.run.MissingCapability; m != nil {
+			f.missingCap = fmt.Sprintf("%s — %s (%s:%d)", m.Requirement, m.Reason, lr.rel, lr.run.Line("missing_capability"))
+			break
+		}
+		for i, c := range lr.run.Capabilities {
+			if !c.Present && requiredBy(reqs, c.Requirement, u) {
+				f.missingCap = fmt.Sprintf("%s not present (capability row, %s:%d)", c.Requirement, lr.rel, lr.run.Line(fmt.Sprintf("capabilities[%d]", i)))
+				break
+			}
+		}
+		if f.missingCap != "" {
+			break
+		}
+	}
+	// Step 2: violations and re-runs.
+	var viol []string
+	for _, lr := range runs {
+		if ok, why := violated(lr); ok {
+			f.violation = true
+			viol = append(viol, fmt.Sprintf("seed %d (%s): %s", lr.run.Seed, lr.rel, why))
+			for _, rr := range u.reruns {
+				if rr.run.ReRunOf.Seed != lr.run.Seed || !rr.run.Attempted {
+					continue
+				}
+				if rr.run.ReRunOf.File != "" && !strings.HasSuffix(lr.rel, rr.run.ReRunOf.File) {
+					continue
+				}
+				f.reruns++
+				rv, _ := violated(rr)
+				if rv {
+					f.reproduced = true
+				}
+				f.rerunText = appendText(f.rerunText, fmt.Sprintf("%s seed %d: %s", rr.rel, rr.run.Seed, map[bool]string{true: "violated again", false: "no violation"}[rv]))
+			}
+		}
+	}
+	f.violationText = strings.Join(viol, "; ")
+	// Step 3: landing.
+	for _, lr := range runs {
+		if f.faultPlanned && len(lr.run.FaultWindows) == 0 && windowsExpected(u, lr) {
+			f.unlanded = append(f.unlanded, lr.rel+": no fault window recorded")
+		}
+		for _, w := range lr.run.FaultWindows {
+			if w.InjectedAtNS != nil {
+				f.faultActive = true
+			}
+			if ok, txt := windowLanded(w); !ok {
+				f.unlanded = append(f.unlanded, txt)
+			}
+		}
+	}
+	// Steps 4–6.
+	if u.serious {
+		f.checkerRan = true
+		for _, lr := range runs {
+			c, p, ran, why := oracleCounts(u, lr)
+			if !ran {
+				f.checkerRan = false
+				f.checkerWhyNot = appendText(f.checkerWhyNot, lr.rel+": "+why)
+				continue
+			}
+			if c == 0 {
+				f.checkerRan = false
+				f.checkerWhyNot = appendText(f.checkerWhyNot, lr.rel+": checker reported 0 ops consumed")
+				continue
+			}
+			if f.produced == 0 || c-p < f.consumed-f.produced {
+				f.consumed, f.produced = c, p
+			}
+			f.missingFields = append(f.missingFields, historyGaps(u, lr, f.faultActive)...)
+		}
+		f.missingFields = uniq(f.missingFields)
+		f.scopeNarrower = narrowerScope(u, runs)
+	} else {
+		f.oracleRan = true
+		for _, lr := range runs {
+			o := lr.run.Oracle
+			switch {
+			case o == nil:
+				f.oracleRan = false
+				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": no oracle record")
+			case !o.Ran:
+				f.oracleRan = false
+				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": oracle recorded as not run")
+			case o.Outcome == "unknown":
+				f.oracleRan = false
+				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": oracle outcome unknown")
+			case o.OpsConsumed == 0:
+				f.oracleRan = false
+				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": oracle cites no execution count")
+			}
+		}
+	}
+	f.tier, f.tierWarn, f.releaseNA, f.releaseText = tierMet(u, runs)
+	return f
+}
+
+func appendText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func attemptedRuns(runs []*loadedRun) []*loadedRun {
+	var out []*loadedRun
+	for _, lr := range runs {
+		if lr.run.Attempted {
+			out = append(out, lr)
+		}
+	}
+	return out
+}
+
+// requiredBy reports whether §6b lists requirement as used by the unit.
+func requiredBy(reqs []plan.EnvReq, requirement string, u *unit) bool {
+	for _, r := range reqs {
+		if !strings.EqualFold(strings.TrimSpace(r.Requirement), strings.TrimSpace(requirement)) {
+			continue
+		}
+		for _, id := range r.UsedBy {
+			if id == u.id || id == u.parent {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// historyGaps is the step-5 audit: the history's missing fields for each
+// declared checker, model/checker mismatches, and recorder bugs.
+func historyGaps(u *unit, lr *loadedRun, faultActive bool) []string {
+	var out []string
+	model := ""
+	if u.model != nil {
+		model = u.model.Model
+	}
+	if !lr.hasHist {
+		return nil // the remote oracle ran; nothing local to audit
+	}
+	if len(lr.invalid) > 0 {
+		out = append(out, fmt.Sprintf("history invalid (recorder bug, blame harness): %s", strings.Join(first(lr.invalid, 2), "; ")))
+	}
+	for _, res := range lr.results {
+		if checker.Mismatched(model, res.Checker) {
+			out = append(out, fmt.Sprintf("checker %s is mismatched to model %s", res.Checker, model))
+		}
+		need := checker.Needs(res.Checker, model)
+		need.FaultEpoch = faultActive && overlaps(lr)
+		if u.categories[plan.CatMembership] {
+			need.NodeSeen = true
+		}
+		for _, w := range history.Weak(lr.meta, lr.ops, need) {
+			out = append(out, fmt.Sprintf("%s: %s", lr.histRel, w))
+		}
+	}
+	if lr.run.Clock == "wall" && lr.meta.Clock == "" {
+		out = append(out, fmt.Sprintf("%s: clock=wall while the checker compares timestamps across processes", lr.rel))
+	}
+	return out
+}
+
+// measured holds a unit's run parameters for tier detection.
+type measured struct {
+	size     map[string]int // "nodes", "tenants", "clients", "keys"
+	duration time.Duration
+	faults   int
+	seeds    int
+}
+
+func measure(runs []*loadedRun) measured {
+	m := measured{size: map[string]int{}, faults: -1}
+	for i, lr := range runs {
+		r := lr.run
+		sz := map[string]int{"nodes": r.Nodes}
+		for k, v := range r.ConfigSize {
+			k = strings.TrimSuffix(strings.ToLower(k), "s") + "s"
+			sz[k] = v
+		}
+		for k, v := range sz {
+			if old, ok := m.size[k]; !ok || v < old {
+				m.size[k] = v
+			}
+		}
+		if d := r.Duration(); i == 0 || d < m.duration {
+			m.duration = d
+		}
+		landed := 0
+		for _, w := range r.FaultWindows {
+			if ok, _ := windowLanded(w); ok {
+				landed++
+			}
+		}
+		if m.faults < 0 || landed < m.faults {
+			m.faults = landed
+		}
+	}
+	if m.faults < 0 {
+		m.faults = 0
+	}
+	m.seeds = len(distinctSeeds(runs))
+	return m
+}
+
+// meets compares measured parameters with one tier's budget; every stated
+// dimension must be met (verdicts.md §4.1).
+func meets(b plan.Budget, m measured) (ok, parsed bool, why string) {
+	t := plan.ParseTier(b.Text)
+	if !t.Parsed() {
+		return false, false, fmt.Sprintf("budget %q is not parseable", b.Text)
+	}
+	var short []string
+	chk := func(c plan.Count, have int, unit string) {
+		if c.Known && have < c.N {
+			short = append(short, fmt.Sprintf("%d/%d %s", have, c.N, unit))
+		}
+	}
+	chk(t.Nodes, m.size["nodes"], "nodes")
+	chk(t.Tenants, m.size["tenants"], "tenants")
+	chk(t.Clients, m.size["clients"], "clients")
+	chk(t.Keys, m.size["keys"], "keys")
+	if t.Duration.Known && m.duration < t.Duration.D {
+		short = append(short, fmt.Sprintf("%s/%s duration", m.duration, t.Duration.D))
+	}
+	chk(t.Faults, m.faults, "faults landed")
+	chk(t.Seeds, m.seeds, "seeds")
+	return len(short) == 0, true, strings.Join(short, ", ")
+}
+
+// tierMet detects the highest tier whose every stated dimension the runs
+// met. An unparseable tier text yields TierUnknown (smoke only) + warning.
+func tierMet(u *unit, runs []*loadedRun) (Tier, string, bool, string) {
+	if u.ps == nil {
+		return TierUnknown, "no plan budgets to compare against; treated as smoke only", false, ""
+	}
+	if len(runs) == 0 {
+		return TierNone, "", false, ""
+	}
+	m := measure(runs)
+	rel := u.ps.Release
+	relNA := rel.NotProvided
+	relText := ""
+	if relNA {
+		relText = strings.TrimSpace(rel.Text)
+	}
+	h, hp, hwhy := meets(u.ps.Hardening, m)
+	if !hp {
+		return TierUnknown, "hardening " + hwhy + "; treated as smoke only", relNA, relText
+	}
+	if h {
+		if relNA {
+			return TierHardening, "", true, relText
+		}
+		r, rp, rwhy := meets(rel, m)
+		switch {
+		case !rp:
+			return TierHardening, "release " + rwhy, false, ""
+		case r:
+			return TierRelease, "", false, ""
+		}
+		return TierHardening, "", false, ""
+	}
+	s, sp, swhy := meets(u.ps.Smoke, m)
+	switch {
+	case !sp:
+		return TierUnknown, "smoke " + swhy + "; treated as smoke only", relNA, relText
+	case s:
+		return TierSmoke, "", relNA, relText
+	}
+	return TierNone, "smoke budget not met: " + swhy + "; hardening not met: " + hwhy, relNA, relText
+}
+
+// runFacts is the tree input for a single run, for per-seed verdicts.
+func runFacts(u *unit, lr *loadedRun, _ *facts) *facts {
+	one := *u
+	one.runs = []*loadedRun{lr}
+	one.reruns = nil
+	return gatherFacts(&one, nil)
+}
+
+// evidenceTexts renders the oracle and landing evidence cells.
+func evidenceTexts(u *unit) (oracle, landing string) {
+	consumed, anomalies, n := 0, 0, 0
+	var remote []string
+	for _, lr := range attemptedRuns(u.runs) {
+		if len(lr.results) > 0 {
+			for _, res := range lr.results {
+				consumed += res.OpsConsumed
+				anomalies += len(res.Anomalies)
+			}
+			n++
+			continue
+		}
+		if o := lr.run.Oracle; o != nil && o.Ran {
+			consumed += o.OpsConsumed
+			anomalies += o.Anomalies
+			n++
+			if o.Evidence != "" {
+				remote = append(remote, o.Evidence)
+			}
+		}
+	}
+	if n == 0 {
+		oracle = "oracle did not run"
+	} else {
+		oracle = fmt.Sprintf("%d ops consumed, %d anomalies", consumed, anomalies)
+		if n > 1 {
+			oracle += fmt.Sprintf(" over %d runs", n)
+		}
+		if len(remote) > 0 {
+			oracle += " (" + strings.Join(first(uniq(remote), 2), "; ") + ")"
+		}
+	}
+	var land []string
+	for _, lr := range attemptedRuns(u.runs) {
+		for _, w := range lr.run.FaultWindows {
+			_, txt := windowLanded(w)
+			land = append(land, txt)
+		}
+	}
+	if len(land) == 0 {
+		landing = "n/a — no fault window"
+	} else {
+		landing = strings.Join(first(land, 3), "; ")
+	}
+	return oracle, landing
+}
+
+// evaluate produces the verdict and evidence for one unit.
+func evaluate(u *unit, reqs []plan.EnvReq) ScenarioResult {
+	f := gatherFacts(u, reqs)
+	tv, _ := decideTree(f)
+	claimed := TierSmoke
+	if tv == PassHardening && (f.tier == TierHardening || f.tier == TierRelease) {
+		claimed = f.tier
+	}
+	f.redFlags = redFlags(u, f, claimed)
+	f.weak = weakAudit(u, f, f.redFlags)
+	tree, final, release, reasons := decide(f)
+	res := ScenarioResult{
+		ID: u.id, Parent: u.parent, Name: u.name, Surface: u.surface, Serious: u.serious,
+		Verdict: final, TreeVerdict: tree, TierMet: f.tier, Release: release, Reasons: reasons,
+		Oracle: u.oracle, RedFlags: f.redFlags, WeakOracle: f.weak, Claims: u.claims,
+	}
+	if f.tierWarn != "" && !tree.IsPass() {
+		res.Reasons = append(res.Reasons, Reason{Step: "gate:tier", To: final, Text: "warning: " + f.tierWarn})
+	}
+	if u.ps != nil {
+		res.Hypotheses = u.ps.Closes
+	}
+	res.OracleEvidence, res.LandingEvidence = evidenceTexts(u)
+	for _, lr := range append(append([]*loadedRun(nil), u.runs...), u.reruns...) {
+		v, _ := violated(lr)
+		ref := RunRef{File: lr.rel, Seed: lr.run.Seed, Violated: v}
+		if lr.run.ReRunOf != nil {
+			ref.ReRunOf = fmt.Sprintf("seed %d", lr.run.ReRunOf.Seed)
+			if lr.run.ReRunOf.File != "" {
+				ref.ReRunOf = lr.run.ReRunOf.File + " " + ref.ReRunOf
+			}
+		}
+		res.Runs = append(res.Runs, ref)
+		res.Artifacts = append(res.Artifacts, lr.rel)
+		if lr.hasHist {
+			res.Artifacts = append(res.Artifacts, lr.histRel)
+		}
+		for _, cr := range lr.results {
+			res.Checkers = append(res.Checkers, cr)
+			if cr.HTML != "" {
+				res.Artifacts = append(res.Artifacts, cr.HTML)
+			}
+		}
+	}
+	res.Seeds = distinctSeeds(attemptedRuns(u.runs))
+	if final == FailNondeterministic && f.reruns == 0 {
+		var seeds []string
+		for _, lr := range attemptedRuns(u.runs) {
+			if v, _ := violated(lr); v {
+				seeds = append(seeds, fmt.Sprint(lr.run.Seed))
+			}
+		}
+		res.Actions = append(res.Actions, fmt.Sprintf("re-run %s with seed %s and the same config and fault sequence to split reproducible from nondeterministic", u.id, strings.Join(seeds, ", ")))
+	}
+	if final == InconclusiveEnv {
+		res.Actions = append(res.Actions, "install or provide the missing capability, then re-run "+u.id)
+	}
+	res.Metrics = metricsFor(u)
+	return res
+}
+
+// sortRuns orders runs by seed then file for stable output.
+func sortRuns(runs []*loadedRun) {
+	sort.Slice(runs, func(i, j int) bool {
+		if runs[i].run.Seed != runs[j].run.Seed {
+			return runs[i].run.Seed < runs[j].run.Seed
+		}
+		return runs[i].rel < runs[j].rel
+	})
+}
+
+// windowsExpected says whether a run should have fault windows: the budget
+// of the tier it ran at (smoke when unset) states a fault count above 0, or
+// states none at all. A smoke run at "0 faults" of a fault scenario has
+// nothing to prove.
+func windowsExpected(u *unit, lr *loadedRun) bool {
+	if u.ps == nil {
+		return true
+	}
+	b := u.ps.Smoke
+	switch lr.run.Tier {
+	case "hardening":
+		b = u.ps.Hardening
+	case "release":
+		b = u.ps.Release
+	}
+	t := plan.ParseTier(b.Text)
+	return !t.Faults.Known || t.Faults.N > 0
+}
+
+// overlaps reports whether any op ran (by its timestamps) inside an
+// injected fault window: only then must the history carry fault_epoch.
+func overlaps(lr *loadedRun) bool {
+	for _, w := range lr.run.FaultWindows {
+		if w.InjectedAtNS == nil {
+			continue
+		}
+		for i := range lr.ops {
+			t := lr.ops[i].InvokeTS
+			if t >= *w.InjectedAtNS && (w.RevertedAtNS == nil || t <= *w.RevertedAtNS) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// narrowerScope names a claim the checkers that ran cannot cover in full:
+// per-key linearizability for an isolation claim over a multi-key model
+// (the spec row is serializability, which dstgen does not ship).
+func narrowerScope(u *unit, runs []*loadedRun) string {
+	if u.model == nil || !u.categories[plan.CatIsolation] {
+		return ""
+	}
+	m := strings.ToLower(strings.TrimSpace(u.model.Model))
+	if m != "map" && m != "kv" {
+		return ""
+	}
+	for _, lr := range runs {
+		for _, res := range lr.results {
+			if res.Checker != checker.Linearizability {
+				return ""
+			}
+		}
+	}
+	return "per-key linearizability checked; cross-key serializability (the isolation claim) was not"
+}

@@ -1,0 +1,436 @@
+package analyze
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/plan"
+)
+
+// BlamePending is the interim reduction class of verdicts.md §9: analyze
+// never guesses a blame class the evidence does not decide.
+const BlamePending = "unknown — pending re-run on alternative harness/host"
+
+// taxdc derives the TaxDC top-level category from the faults that were
+// active (verdicts.md §10): network ⇒ partition, process/storage ⇒
+// crash-recovery, time/slow ⇒ timing, version ⇒ upgrade, config ⇒ config.
+func taxdc(nemeses []string) string {
+	for _, n := range nemeses {
+		switch {
+		case networkNemeses[n] && n != "latency" && n != "slow-follower" && n != "bandwidth":
+			return "partition"
+		}
+	}
+	for _, n := range nemeses {
+		switch n {
+		case "kill-9", "kill-term", "container-restart", "fsync-loss", "fsync-fail", "disk-full",
+			"storage-corrupt", "bitflip", "restart-wrong-order", "backup-restore-race":
+			return "crash-recovery"
+		case "mixed-version", "rolling-upgrade":
+			return "upgrade"
+		case "config-divergence", "auth-divergence":
+			return "config"
+		}
+	}
+	return "timing"
+}
+
+// tagsFor maps violation kinds, claim categories and nemeses to TaxDC
+// secondary tags.
+func tagsFor(kinds []string, cats map[string]bool, nemeses []string) []string {
+	var tags []string
+	for _, k := range kinds {
+		k = strings.ToLower(k)
+		switch {
+		case strings.Contains(k, "lineariz"), strings.Contains(k, "session"), strings.Contains(k, "monotonic"),
+			strings.Contains(k, "invariant"), strings.Contains(k, "order"), strings.Contains(k, "prefix"):
+			tags = append(tags, "safety")
+		case strings.Contains(k, "lost"):
+			tags = append(tags, "durability")
+		case strings.Contains(k, "dup"), strings.Contains(k, "exactly"):
+			tags = append(tags, "idempotency/dedup")
+		case strings.Contains(k, "reconcil"), strings.Contains(k, "diverg"):
+			tags = append(tags, "replication")
+		case strings.Contains(k, "slo"), strings.Contains(k, "latency"):
+			tags = append(tags, "liveness")
+		}
+	}
+	for c := range cats {
+		switch c {
+		case plan.CatSafety, plan.CatIsolation, plan.CatOrdering, plan.CatBoundary:
+			tags = append(tags, "safety")
+		case plan.CatDurability:
+			tags = append(tags, "durability")
+		case plan.CatIdempotency:
+			tags = append(tags, "idempotency/dedup")
+		case plan.CatLiveness:
+			tags = append(tags, "liveness")
+		case plan.CatMembership:
+			tags = append(tags, "replication")
+		}
+	}
+	for _, n := range nemeses {
+		if n == "leader-isolation" || n == "split-brain" || n == "restart-wrong-order" {
+			tags = append(tags, "leadership/election")
+		}
+	}
+	tags = uniq(tags)
+	sortStrings(tags)
+	return tags
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func severity(tags []string) string {
+	for _, t := range tags {
+		if t == "safety" || t == "durability" || t == "idempotency/dedup" {
+			return "P0"
+		}
+	}
+	for _, t := range tags {
+		if t == "liveness" || t == "replication" || t == "leadership/election" {
+			return "P1"
+		}
+	}
+	return "P2"
+}
+
+// findings raises one finding per FAIL scenario/arm and one review finding
+// per red flag 7 failure, numbering them F1… in report order.
+func (a *analysis) findings(groups map[string]*group, order []string) {
+	n := 0
+	next := func() string { n++; return fmt.Sprintf("F%d", n) }
+	for i := range a.rep.Scenarios {
+		s := &a.rep.Scenarios[i]
+		g := groups[s.ID]
+		targets := []*ScenarioResult{s}
+		units := []*unit{g.parent}
+		if len(s.Arms) > 0 {
+			targets, units = nil, nil
+			for j := range s.Arms {
+				targets = append(targets, &s.Arms[j])
+				units = append(units, g.arms[j])
+			}
+		}
+		for k, t := range targets {
+			u := units[k]
+			if t.Verdict.IsFail() {
+				f := failFinding(u, t)
+				f.ID = next()
+				t.Findings = append(t.Findings, f.ID)
+				if t != s {
+					s.Findings = append(s.Findings, f.ID)
+				}
+				a.rep.Findings = append(a.rep.Findings, f)
+			}
+			for _, c := range t.RedFlags {
+				if c.N == 7 && c.Status == CheckFail {
+					f := Finding{ID: next(), Title: "Error markers in SUT logs not accounted for by the oracle (" + t.ID + ")",
+						Scenario: t.ID, Verdict: t.Verdict, Hypothesis: strings.Join(t.Hypotheses, ", "),
+						WhatHappened:   "The log scan found error markers the oracle did not account for (red flag 7); the verdict is kept but needs review: " + c.Evidence,
+						Reproducer:     "not applicable — review item, not a violation",
+						Reduction:      BlamePending,
+						Classification: "fault-handling", Tags: nil, Severity: "P2",
+						Evidence:   t.Artifacts,
+						RootCause:  "not determined — errors may be swallowed by the SUT or expected under the fault",
+						NextAction: "read the listed log hits and either account for them in the oracle or file them against the SUT",
+					}
+					t.Findings = append(t.Findings, f.ID)
+					if t != s {
+						s.Findings = append(s.Findings, f.ID)
+					}
+					a.rep.Findings = append(a.rep.Findings, f)
+				}
+			}
+		}
+	}
+	_ = order
+}
+
+var subsystemRE = regexp.MustCompile(`\S`)
+
+// failFinding writes the report-format §3.3 block for a FAIL.
+func failFinding(u *unit, t *ScenarioResult) Finding {
+	var kinds, what, evidence, nemeses []string
+	var viol *loadedRun
+	invalidHistory := false
+	for _, lr := range attemptedRuns(u.runs) {
+		ok, why := violated(lr)
+		if !ok {
+			continue
+		}
+		if viol == nil {
+			viol = lr
+		}
+		what = append(what, why)
+		for _, res := range lr.results {
+			if res.Outcome != checker.Invalid {
+				continue
+			}
+			for _, an := range res.Anomalies {
+				kinds = append(kinds, an.Kind)
+				msg := an.Message
+				if an.Key != "" {
+					msg = fmt.Sprintf("key %s: %s", an.Key, msg)
+				}
+				if an.WindowEnd > an.WindowStart {
+					msg += fmt.Sprintf(" (window +%s…+%s)", time.Duration(an.WindowStart), time.Duration(an.WindowEnd))
+				}
+				what = append(what, msg)
+			}
+			if res.HTML != "" {
+				evidence = append(evidence, res.HTML)
+			}
+			kinds = append(kinds, res.Checker)
+		}
+		if o := lr.run.Oracle; o != nil && o.Ran && (o.Outcome == "invalid" || o.Anomalies > 0) {
+			kinds = append(kinds, o.Checkers...)
+		}
+		evidence = append(evidence, lr.rel)
+		if lr.hasHist {
+			evidence = append(evidence, lr.histRel)
+		}
+		if len(lr.invalid) > 0 {
+			invalidHistory = true
+		}
+		for _, w := range lr.run.FaultWindows {
+			nemeses = append(nemeses, w.Nemesis)
+		}
+	}
+	for _, rr := range u.reruns {
+		evidence = append(evidence, rr.rel)
+	}
+	nemeses = uniq(nemeses)
+	tags := tagsFor(kinds, u.categories, nemeses)
+	f := Finding{
+		Title:          fmt.Sprintf("%s in %s", titleKind(kinds), t.ID),
+		Scenario:       t.ID,
+		Verdict:        t.Verdict,
+		Hypothesis:     strings.Join(t.Hypotheses, ", "),
+		WhatHappened:   strings.Join(first(what, 5), ". "),
+		Reduction:      BlamePending,
+		Classification: taxdc(nemeses),
+		Tags:           tags,
+		Severity:       severity(tags),
+		Evidence:       uniq(evidence),
+	}
+	if invalidHistory {
+		f.Reduction = "harness"
+		f.WhatHappened += ". The history also breaks record-level validation (recorder bug), so the violation is blamed on the harness until the recorder is fixed"
+	}
+	if viol != nil {
+		var seq []string
+		for _, w := range viol.run.FaultWindows {
+			s := fmt.Sprintf("%s on %s", w.Nemesis, strings.Join(w.AllTargets(), ","))
+			if w.InjectedAtNS != nil {
+				s += fmt.Sprintf(" at +%s", time.Duration(*w.InjectedAtNS))
+				if w.RevertedAtNS != nil {
+					s += fmt.Sprintf(" for %s", time.Duration(*w.RevertedAtNS-*w.InjectedAtNS))
+				}
+			}
+			seq = append(seq, s)
+		}
+		fs := "no faults"
+		if len(seq) > 0 {
+			fs = strings.Join(seq, "; ")
+		}
+		f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %d ops. Not minimised: analyze does not reduce (reduced from %d events to %d events over 0 re-runs)",
+			viol.run.Seed, viol.rel, fs, len(viol.ops), len(viol.ops)+len(seq), len(viol.ops)+len(seq))
+		if u.model != nil && u.model.Reduction != "" {
+			f.Reproducer += "; plan's reduction plan: " + u.model.Reduction
+		}
+	}
+	sub := ""
+	if u.ps != nil {
+		for _, h := range planHypotheses(u) {
+			if h.Subsystem != "" && subsystemRE.MatchString(h.Subsystem) {
+				sub = h.Subsystem
+				break
+			}
+		}
+	}
+	f.RootCause = "not determined by analyze"
+	if sub != "" {
+		f.RootCause += "; owning subsystem per the plan's hypothesis: " + sub
+	}
+	if t.Verdict == FailNondeterministic {
+		if len(t.Actions) > 0 {
+			f.NextAction = t.Actions[0]
+		} else {
+			f.NextAction = "try a deterministic scheduler or longer statistical runs; the re-run did not reproduce the violation"
+		}
+	} else {
+		f.NextAction = "reduce the reproducer per the plan, re-run on an alternative harness/host to settle the blame class, then file it"
+	}
+	return f
+}
+
+func titleKind(kinds []string) string {
+	for _, k := range kinds {
+		if k != "" && !strings.Contains(k, "-") || strings.Contains(k, "nonlin") || strings.Contains(k, "lost") || strings.Contains(k, "dup") {
+			return k + " violation"
+		}
+	}
+	if len(kinds) > 0 {
+		return kinds[0] + " violation"
+	}
+	return "oracle violation"
+}
+
+// planHypotheses returns the plan hypotheses the unit's scenario closes.
+func planHypotheses(u *unit) []plan.Hypothesis {
+	return u.hypos
+}
+
+// planSections fills the plan-derived report sections: hypothesis
+// coverage, surface coverage, release disclosures, adequacy, confidence.
+func planSections(rep *Report, p *plan.Plan) {
+	byID := map[string]*ScenarioResult{}
+	for i := range rep.Scenarios {
+		s := &rep.Scenarios[i]
+		byID[s.ID] = s
+		for j := range s.Arms {
+			byID[s.Arms[j].ID] = &s.Arms[j]
+		}
+	}
+	// Hypotheses.
+	for _, h := range p.Hypotheses {
+		row := HypothesisCoverage{ID: h.ID, Title: h.Title}
+		for _, s := range p.Scenarios {
+			if contains(s.Closes, h.ID) {
+				row.Scenarios = append(row.Scenarios, s.ID)
+				if r := byID[s.ID]; r != nil {
+					row.Verdicts = append(row.Verdicts, r.Verdict)
+					if r.Verdict != NotRun {
+						row.Exercised = true
+					}
+				}
+			}
+		}
+		switch {
+		case len(row.Scenarios) == 0:
+			row.Reason = "out of scope — no scenario closes it"
+		case !row.Exercised:
+			row.Reason = "deferred — every scenario that closes it was NOT-RUN"
+		}
+		rep.Hypotheses = append(rep.Hypotheses, row)
+	}
+	// Surfaces.
+	for _, s := range p.Scenarios {
+		if len(s.Arms) == 0 {
+			continue
+		}
+		r := byID[s.ID]
+		for _, arm := range s.Arms {
+			ar := byID[arm.ID]
+			row := SurfaceRow{ID: arm.ID, Surface: arm.Surface, Planned: true}
+			if ar != nil {
+				row.Executed = ar.Verdict != NotRun
+				row.Verdict = ar.Verdict
+				if !ar.Verdict.IsPass() && len(ar.Reasons) > 0 {
+					row.DowngradeReason = ar.Reasons[len(ar.Reasons)-1].Text
+				}
+				if !row.Executed {
+					why := "not attempted"
+					if len(ar.Reasons) > 0 {
+						why = ar.Reasons[0].Text
+					}
+					rep.MissingSurfaces = append(rep.MissingSurfaces, fmt.Sprintf("%s (%s): %s", arm.ID, arm.Surface, why))
+				}
+			}
+			rep.Surfaces = append(rep.Surfaces, row)
+		}
+		if r != nil {
+			agg := SurfaceRow{ID: s.ID, Surface: "(aggregate)", Planned: true, Executed: r.Verdict != NotRun, Verdict: r.Verdict}
+			if len(r.Reasons) > 0 && !r.Verdict.IsPass() {
+				agg.DowngradeReason = r.Reasons[0].Text
+			}
+			rep.Surfaces = append(rep.Surfaces, agg)
+		}
+	}
+	// Release disclosures, verbatim.
+	for _, s := range p.Scenarios {
+		if s.Release.NotProvided {
+			rep.Disclosures = append(rep.Disclosures, Disclosure{Scenario: s.ID, Reason: s.Release.Reason, RevisitWhen: s.Release.RevisitWhen, Text: s.Release.Text})
+		}
+	}
+	// Adequacy.
+	for _, ad := range p.Adequacy {
+		row := AdequacyRow{Claim: ad.Claim, PlanArgument: strings.TrimSpace(ad.Why + " (" + ad.Scenarios + ")")}
+		var ran, weak []string
+		for _, id := range scenarioIDs(ad.Scenarios) {
+			r := byID[id]
+			if r == nil {
+				weak = append(weak, id+" not in the plan")
+				continue
+			}
+			ran = append(ran, fmt.Sprintf("%s %s", id, r.Verdict))
+			if r.Verdict != PassHardening {
+				weak = append(weak, fmt.Sprintf("%s %s", id, r.Verdict))
+			}
+		}
+		row.WhatRan = strings.Join(ran, ", ")
+		if len(weak) == 0 && len(ran) > 0 {
+			row.Adequacy = "as argued"
+		} else {
+			row.CalledOut = true
+			row.Adequacy = "weaker than argued — residual uncertainty larger than the plan declared: " + strings.Join(weak, ", ")
+		}
+		rep.Adequacy = append(rep.Adequacy, row)
+	}
+	// Confidence delta.
+	rep.Confidence.Plan = p.Confidence
+	for _, c := range p.Claims {
+		var vs []string
+		best, fail := Verdict(""), false
+		for _, s := range p.Scenarios {
+			if !contains(s.Falsifies, c.ID) {
+				continue
+			}
+			r := byID[s.ID]
+			if r == nil {
+				continue
+			}
+			vs = append(vs, fmt.Sprintf("%s %s", s.ID, r.Verdict))
+			if r.Verdict.IsFail() {
+				fail = true
+			}
+			if best == "" || r.Verdict.Strength() > best.Strength() {
+				best = r.Verdict
+			}
+		}
+		line := fmt.Sprintf("%s: %s", c.ID, strings.Join(vs, ", "))
+		switch {
+		case len(vs) == 0:
+			rep.Confidence.Unchanged = append(rep.Confidence.Unchanged, c.ID+": no scenario exercised it")
+		case fail:
+			rep.Confidence.Less = append(rep.Confidence.Less, line+" — violation observed")
+		case best.IsPass():
+			rep.Confidence.More = append(rep.Confidence.More, line)
+		default:
+			rep.Confidence.Less = append(rep.Confidence.Less, line+" — not validated as the plan hoped")
+		}
+	}
+}
+
+var scenarioIDRE = regexp.MustCompile(`\bS[0-9]+(/[A-Za-z0-9_-]+)?\b`)
+
+func scenarioIDs(text string) []string { return uniq(scenarioIDRE.FindAllString(text, -1)) }
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

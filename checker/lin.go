@@ -1,0 +1,392 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/dstgen/dstgen/history"
+)
+
+// DefaultHTMLMaxBytes caps a visualization when Spec.HTMLMaxBytes is 0.
+const DefaultHTMLMaxBytes = 5 << 20
+
+// maxDetailed bounds how many failing partitions get a verbose re-check
+// (window + visualization); the rest are listed by key only.
+const maxDetailed = 10
+
+// partition is one key's ops, with the history index of each op so
+// anomalies can name op ids.
+type partition struct {
+	key string
+	ops []porcupine.Operation
+	idx []int
+}
+
+type partResult struct {
+	res     porcupine.CheckResult
+	aborted bool
+	phantom int // index of an op that observed a value nobody wrote, or -1
+}
+
+// buildPartitions splits ops per key (P-compositionality: the history is
+// linearizable iff every key's is) and converts them for porcupine.
+func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
+	var maxTS int64
+	for i := range ops {
+		if ops[i].InvokeTS > maxTS {
+			maxTS = ops[i].InvokeTS
+		}
+		if c := ops[i].CompleteTS; c != nil && *c > maxTS {
+			maxTS = *c
+		}
+	}
+	infinity := maxTS + 1 // after every other event: an open-ended return
+	byKey := make(map[string]*partition)
+	var parts []*partition
+	// One client numbering for all partitions: the visualization shows a
+	// row per process, and one map lookup per op is cheaper than two.
+	clients := make(map[string]int)
+	var slab opSlab
+	for i := range ops {
+		op := &ops[i]
+		po, keep, err := m.convert(op, infinity, &slab)
+		if err != nil {
+			return nil, err
+		}
+		if !keep {
+			continue
+		}
+		p := byKey[op.Key]
+		if p == nil {
+			p = &partition{key: op.Key}
+			byKey[op.Key] = p
+			parts = append(parts, p)
+		}
+		id, ok := clients[op.ProcessID]
+		if !ok {
+			id = len(clients)
+			clients[op.ProcessID] = id
+		}
+		po.ClientId = id
+		p.ops = append(p.ops, po)
+		p.idx = append(p.idx, i)
+	}
+	for _, p := range parts {
+		dropUnobserved(p)
+	}
+	return parts, nil
+}
+
+// dropUnobserved removes timed-out writes whose value nothing observed.
+// Such an op can always be linearized last (its return is open-ended and a
+// blind write always succeeds), so the history is linearizable with it iff
+// without it; keeping it only multiplies porcupine's search, since it may be
+// tried at every point after its invoke. Not applied where the op's effect
+// is visible without its value: cas (compares the state), log offsets and
+// counters.
+func dropUnobserved(p *partition) {
+	pending := false
+	for _, o := range p.ops {
+		if !o.Output.(*linOut).known {
+			pending = true
+			break
+		}
+	}
+	if !pending {
+		return
+	}
+	seen := map[string]bool{}
+	hasCAS, hasOffset := false, false
+	for _, o := range p.ops {
+		in, out := *o.Input.(*linIn), *o.Output.(*linOut)
+		switch {
+		case in.verb == vCAS:
+			hasCAS = true
+		case in.verb == vAppend && out.known && out.n >= 0:
+			hasOffset = true
+		case (in.verb == vRead || in.verb == vDequeue) && out.known:
+			for _, e := range strings.Split(strings.TrimSuffix(out.s, sep), sep) {
+				seen[e] = true
+			}
+		}
+	}
+	keep := 0
+	for i, o := range p.ops {
+		in, out := *o.Input.(*linIn), *o.Output.(*linOut)
+		drop := !out.known && !seen[in.a] &&
+			(in.verb == vWrite && !hasCAS || in.verb == vAdd || in.verb == vEnqueue || in.verb == vAppend && !hasOffset)
+		if !drop {
+			p.ops[keep], p.idx[keep] = o, p.idx[i]
+			keep++
+		}
+	}
+	p.ops, p.idx = p.ops[:keep], p.idx[:keep]
+}
+
+// checkLinearizable runs porcupine per partition on a bounded worker pool.
+// ctx carries the hard time limit; a partition cut short is Unknown.
+func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []history.Op) (Result, error) {
+	res := Result{Checker: "linearizability", Model: spec.Model, OpsConsumed: len(ops),
+		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
+			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
+	parts, err := buildPartitions(m, ops)
+	if err != nil {
+		return res, err
+	}
+	// Largest first, so a long partition does not start last.
+	sort.SliceStable(parts, func(i, j int) bool { return len(parts[i].ops) > len(parts[j].ops) })
+
+	results := make([]partResult, len(parts))
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(parts) {
+					return
+				}
+				if ph := phantom(parts[i]); ph >= 0 {
+					// Sound without search, and the search could be
+					// exponential (ordered states explode) before failing.
+					results[i] = partResult{res: porcupine.Illegal, phantom: ph}
+					continue
+				}
+				results[i] = checkPart(ctx, m, parts[i].ops)
+				results[i].phantom = -1
+			}
+		}()
+	}
+	wg.Wait()
+
+	var failing []int
+	unknown := 0
+	for i, r := range results {
+		switch {
+		case r.aborted || r.res == porcupine.Unknown:
+			unknown++
+		case r.res == porcupine.Illegal:
+			failing = append(failing, i)
+		}
+	}
+	switch {
+	case len(failing) > 0:
+		res.Outcome = Invalid
+	case unknown > 0:
+		res.Outcome = Unknown
+		res.Reason = fmt.Sprintf("time limit reached: %d of %d keys not decided", unknown, len(parts))
+		return res, nil
+	default:
+		res.Outcome = Valid
+		return res, nil
+	}
+	if unknown > 0 {
+		res.Reason = fmt.Sprintf("%d of %d keys not decided before the time limit", unknown, len(parts))
+	}
+	// Report failing keys in key order for stable output.
+	slices.SortFunc(failing, func(a, b int) int {
+		if parts[a].key < parts[b].key {
+			return -1
+		}
+		if parts[a].key > parts[b].key {
+			return 1
+		}
+		return 0
+	})
+	htmlDone := spec.HTMLPath == ""
+	for n, i := range failing {
+		p := parts[i]
+		a := Anomaly{Kind: "nonlinearizable", Key: p.key,
+			Message: fmt.Sprintf("key %q: no linearization of its %d ops exists", p.key, len(p.ops))}
+		if n < maxDetailed && ctx.Err() == nil {
+			info, ok := detail(ctx, m, p, results[i].phantom, ops, &a)
+			if ok && !htmlDone {
+				htmlDone = true
+				writeHTML(ctx, spec, m, p, info, &a, &res)
+			}
+		}
+		res.Anomalies = append(res.Anomalies, a)
+	}
+	return res, nil
+}
+
+func checkPart(ctx context.Context, m *modelDef, ops []porcupine.Operation) partResult {
+	if ctx.Err() != nil {
+		return partResult{aborted: true}
+	}
+	// ctx.Err() takes a lock; a flag set once by AfterFunc is cheap enough
+	// to poll on every step.
+	var stop, aborted atomic.Bool
+	cancel := context.AfterFunc(ctx, func() { stop.Store(true) })
+	defer cancel()
+	pm := m.porcupineModel(func() bool {
+		if stop.Load() {
+			aborted.Store(true)
+			return true
+		}
+		return false
+	})
+	budget := time.Duration(0)
+	if dl, ok := ctx.Deadline(); ok {
+		if budget = time.Until(dl); budget <= 0 {
+			return partResult{aborted: true}
+		}
+	}
+	r := porcupine.CheckOperationsTimeout(pm, ops, budget)
+	return partResult{res: r, aborted: aborted.Load()}
+}
+
+// detail re-checks a failing partition verbosely and names the shortest
+// failing window: the op, outside the longest linearizable prefix, whose
+// response came first — no order of the ops before it can explain it.
+func detail(ctx context.Context, m *modelDef, p *partition, ph int, ops []history.Op, a *Anomaly) (porcupine.LinearizationInfo, bool) {
+	budget := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	if ph >= 0 {
+		o, hop := p.ops[ph], &ops[p.idx[ph]]
+		a.OpIDs = []string{hop.OpID}
+		a.WindowStart, a.WindowEnd = o.Call, o.Return
+		a.Message = fmt.Sprintf("key %q: op %s %s (line %d) observed a value no op wrote; window %d..%d ns",
+			p.key, hop.OpID, describeOp(o.Input, o.Output), hop.Line, o.Call, o.Return)
+		budget = min(budget, 2*time.Second) // only for the visualization
+	}
+	if budget <= 0 {
+		return porcupine.LinearizationInfo{}, false
+	}
+	r, info := porcupine.CheckOperationsVerbose(m.porcupineModel(nil), p.ops, budget)
+	if ph >= 0 {
+		return info, r == porcupine.Illegal
+	}
+	if r != porcupine.Illegal {
+		return info, false
+	}
+	parts := info.PartialLinearizations()
+	if len(parts) == 0 {
+		return info, false
+	}
+	var longest []int
+	for _, seq := range parts[0] {
+		if len(seq) > len(longest) {
+			longest = seq
+		}
+	}
+	in := make([]bool, len(p.ops))
+	for _, id := range longest {
+		in[id] = true
+	}
+	blocker := -1
+	for i, o := range p.ops {
+		if !in[i] && (blocker < 0 || o.Return < p.ops[blocker].Return) {
+			blocker = i
+		}
+	}
+	if blocker < 0 {
+		return info, true
+	}
+	b := p.ops[blocker]
+	bop := &ops[p.idx[blocker]]
+	a.OpIDs = append(a.OpIDs, bop.OpID)
+	if len(longest) > 0 {
+		last := &ops[p.idx[longest[len(longest)-1]]]
+		a.OpIDs = append(a.OpIDs, last.OpID)
+	}
+	a.WindowStart, a.WindowEnd = b.Call, b.Return
+	a.Message = fmt.Sprintf("key %q: op %s %s (line %d) cannot be linearized after the longest linearizable prefix (%d of %d ops); window %d..%d ns",
+		p.key, bop.OpID, describeOp(b.Input, b.Output), bop.Line, len(longest), len(p.ops), b.Call, b.Return)
+	return info, true
+}
+
+// writeHTML writes porcupine's visualization of one failing partition. When
+// it exceeds the cap, it retries with the ops invoked up to the end of the
+// failing window (still failing: later ops cannot repair an earlier
+// contradiction); if that is still too large, nothing is written and
+// HTMLCapped says so.
+func writeHTML(ctx context.Context, spec Spec, m *modelDef, p *partition, info porcupine.LinearizationInfo, a *Anomaly, res *Result) {
+	limit := spec.HTMLMaxBytes
+	if limit <= 0 {
+		limit = DefaultHTMLMaxBytes
+	}
+	pm := m.porcupineModel(nil)
+	var buf bytes.Buffer
+	if err := porcupine.Visualize(pm, info, &buf); err != nil {
+		a.Message += fmt.Sprintf(" (visualization failed: %v)", err)
+		return
+	}
+	if int64(buf.Len()) > limit {
+		res.HTMLCapped = true
+		buf.Reset()
+		var cut []porcupine.Operation
+		for _, o := range p.ops {
+			if o.Call <= a.WindowEnd {
+				cut = append(cut, o)
+			}
+		}
+		budget := 10 * time.Second
+		if dl, ok := ctx.Deadline(); ok {
+			budget = time.Until(dl)
+		}
+		r, info2 := porcupine.CheckOperationsVerbose(pm, cut, budget)
+		if r != porcupine.Illegal || porcupine.Visualize(pm, info2, &buf) != nil || int64(buf.Len()) > limit {
+			return
+		}
+	}
+	if err := os.WriteFile(spec.HTMLPath, buf.Bytes(), 0o644); err != nil {
+		a.Message += fmt.Sprintf(" (visualization not written: %v)", err)
+		return
+	}
+	res.HTML = spec.HTMLPath
+}
+
+// phantom finds the earliest-returning op that observed a value no
+// non-failed op of the partition wrote (a read, dequeue, or log/set
+// element); the initial null and empty reads are allowed.
+func phantom(p *partition) int {
+	wrote := make(map[string]bool, len(p.ops)/2+1)
+	wrote["null"] = true
+	for _, o := range p.ops {
+		in := *o.Input.(*linIn)
+		switch in.verb {
+		case vWrite, vAppend, vAdd, vEnqueue:
+			wrote[in.a] = true
+		case vCAS:
+			wrote[in.b] = true
+		}
+	}
+	best := -1
+	for i, o := range p.ops {
+		in, out := *o.Input.(*linIn), *o.Output.(*linOut)
+		if !out.known || (in.verb != vRead && in.verb != vDequeue) || in.verb == vRead && out.n >= 0 && out.s == "" {
+			continue
+		}
+		bad := false
+		if strings.HasSuffix(out.s, sep) || out.s == "" { // a log or set read
+			for _, e := range strings.Split(strings.TrimSuffix(out.s, sep), sep) {
+				if e != "" && !wrote[e] {
+					bad = true
+				}
+			}
+		} else {
+			bad = !wrote[out.s]
+		}
+		if bad && (best < 0 || o.Return < p.ops[best].Return) {
+			best = i
+		}
+	}
+	return best
+}

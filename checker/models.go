@@ -1,0 +1,394 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/dstgen/dstgen/history"
+)
+
+// Values are compared as compact JSON text: the recorder writes what the
+// client saw, and two encodings of the same value from one client library
+// are byte-identical, so text equality avoids decoding on the hot path.
+func canon(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	if bytes.ContainsAny(raw, " \t\r\n") {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			return b.String()
+		}
+	}
+	return string(raw)
+}
+
+// The verb of a linearizability input.
+const (
+	vWrite byte = iota
+	vRead
+	vCAS
+	vInc
+	vAppend
+	vAdd
+	vEnqueue
+	vDequeue
+)
+
+var verbNames = [...]string{"write", "read", "cas", "inc", "append", "add", "enqueue", "dequeue"}
+
+// linIn is a porcupine input: the verb and its arguments, decoded once.
+type linIn struct {
+	verb byte
+	a, b string // write value / cas expected,new / element
+	n    int64  // inc delta
+}
+
+// linOut is a porcupine output; known is false for a timed-out op (may or
+// may not have happened) or a success that returned nothing to compare.
+type linOut struct {
+	known bool
+	s     string // read value, dequeued element, log/set contents
+	ok    bool   // cas took effect
+	n     int64  // counter value, log offset (-1: none)
+}
+
+// seqState is the state of every model: the register value, the counter,
+// or a sequence (log, set, queue) as elements joined by sep with n elements.
+type seqState struct {
+	s string
+	n int64
+}
+
+const sep = "\x00"
+
+// modelDef converts ops and steps a model; one per model family.
+type modelDef struct {
+	name  string
+	verbs map[string]byte
+	init  seqState
+	step  func(st seqState, in linIn, out linOut) (bool, seqState)
+}
+
+var linModels = map[string]*modelDef{
+	"register": registerModel("register"),
+	"kv":       registerModel("kv"),
+	"map":      registerModel("map"),
+	"counter": {name: "counter", verbs: map[string]byte{"inc": vInc, "add": vInc, "read": vRead},
+		step: func(st seqState, in linIn, out linOut) (bool, seqState) {
+			switch in.verb {
+			case vInc:
+				next := seqState{n: st.n + in.n}
+				return !out.known || out.n == next.n, next
+			default:
+				return out.n == st.n, st
+			}
+		}},
+	"log": {name: "log", verbs: map[string]byte{"append": vAppend, "read": vRead},
+		step: func(st seqState, in linIn, out linOut) (bool, seqState) {
+			switch in.verb {
+			case vAppend:
+				if out.known && out.n >= 0 && out.n != st.n {
+					return false, st
+				}
+				return true, seqState{s: st.s + in.a + sep, n: st.n + 1}
+			default:
+				return out.s == st.s, st
+			}
+		}},
+	"set": {name: "set", verbs: map[string]byte{"add": vAdd, "read": vRead},
+		step: func(st seqState, in linIn, out linOut) (bool, seqState) {
+			switch in.verb {
+			case vAdd:
+				return true, setAdd(st, in.a)
+			default:
+				return out.s == st.s, st
+			}
+		}},
+	"queue": {name: "queue", verbs: map[string]byte{"enqueue": vEnqueue, "dequeue": vDequeue},
+		step: func(st seqState, in linIn, out linOut) (bool, seqState) {
+			switch in.verb {
+			case vEnqueue:
+				return true, seqState{s: st.s + in.a + sep, n: st.n + 1}
+			default:
+				if st.n == 0 {
+					return !out.known || out.s == "null", st
+				}
+				i := strings.Index(st.s, sep)
+				head, rest := st.s[:i], seqState{s: st.s[i+1:], n: st.n - 1}
+				return !out.known || out.s == head, rest
+			}
+		}},
+}
+
+func registerModel(name string) *modelDef {
+	return &modelDef{name: name, init: seqState{s: "null"},
+		verbs: map[string]byte{"write": vWrite, "put": vWrite, "read": vRead, "get": vRead, "cas": vCAS},
+		step: func(st seqState, in linIn, out linOut) (bool, seqState) {
+			switch in.verb {
+			case vWrite:
+				return true, seqState{s: in.a}
+			case vRead:
+				return out.s == st.s, st
+			default: // cas
+				match := st.s == in.a
+				if !out.known { // unknown: took effect iff it could have
+					if match {
+						return true, seqState{s: in.b}
+					}
+					return true, st
+				}
+				if out.ok {
+					return match, seqState{s: in.b}
+				}
+				return !match, st
+			}
+		}}
+}
+
+func setAdd(st seqState, v string) seqState {
+	var elems []string
+	if st.n > 0 {
+		elems = strings.Split(strings.TrimSuffix(st.s, sep), sep)
+	}
+	i, found := slices.BinarySearch(elems, v)
+	if found {
+		return st
+	}
+	elems = slices.Insert(elems, i, v)
+	return seqState{s: strings.Join(elems, sep) + sep, n: st.n + 1}
+}
+
+// normalizeModel maps the plan vocabulary onto the models implemented.
+func normalizeModel(m string) string {
+	m = strings.ToLower(strings.TrimSpace(m))
+	switch m {
+	case "list", "append-only", "append-only-list":
+		return "log"
+	case "fifo", "fifo-queue":
+		return "queue"
+	}
+	return m
+}
+
+// convert turns one op into a porcupine operation; keep is false for ops
+// that constrain nothing (failed ops; reads whose answer never came).
+func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcupine.Operation, bool, error) {
+	verb, ok := m.verbs[op.OpType]
+	if !ok {
+		return porcupine.Operation{}, false, fmt.Errorf("line %d: op_type %q is not an operation of model %q (want one of %s)",
+			op.Line, op.OpType, m.name, strings.Join(m.verbNames(), ", "))
+	}
+	unknown := op.TimeoutMarker || op.CompleteTS == nil
+	if op.Error != "" && !unknown {
+		return porcupine.Operation{}, false, nil // definitely did not take effect
+	}
+	if unknown && (verb == vRead) {
+		return porcupine.Operation{}, false, nil
+	}
+	in := linIn{verb: verb}
+	out := linOut{known: !unknown, n: -1}
+	var err error
+	switch verb {
+	case vWrite, vAppend, vAdd, vEnqueue:
+		in.a = canon(op.Input)
+	case vCAS:
+		var pair []json.RawMessage
+		if json.Unmarshal(op.Input, &pair) != nil || len(pair) != 2 {
+			return porcupine.Operation{}, false, fmt.Errorf("line %d: cas input must be [expected, new], got %s", op.Line, canon(op.Input))
+		}
+		in.a, in.b = canon(pair[0]), canon(pair[1])
+		if out.known {
+			switch canon(op.Output) {
+			case "true":
+				out.ok = true
+			case "false":
+			default:
+				return porcupine.Operation{}, false, fmt.Errorf("line %d: cas output must be true or false, got %s", op.Line, canon(op.Output))
+			}
+		}
+	case vInc:
+		if in.n, err = intValue(op.Input, 1); err != nil {
+			return porcupine.Operation{}, false, fmt.Errorf("line %d: inc input: %v", op.Line, err)
+		}
+		if op.Output == nil {
+			out.known = false
+		} else if out.n, err = intValue(op.Output, 0); err != nil {
+			return porcupine.Operation{}, false, fmt.Errorf("line %d: inc output: %v", op.Line, err)
+		}
+	case vRead:
+		switch m.name {
+		case "counter":
+			if out.n, err = intValue(op.Output, 0); err != nil {
+				return porcupine.Operation{}, false, fmt.Errorf("line %d: counter read output: %v", op.Line, err)
+			}
+		case "log", "set":
+			if out.s, err = seqValue(op.Output, m.name == "set"); err != nil {
+				return porcupine.Operation{}, false, fmt.Errorf("line %d: %s read output: %v", op.Line, m.name, err)
+			}
+		default:
+			out.s = canon(op.Output)
+		}
+	case vDequeue:
+		out.s = canon(op.Output)
+	}
+	if verb == vAppend && out.known && op.Output != nil {
+		if out.n, err = intValue(op.Output, 0); err != nil {
+			return porcupine.Operation{}, false, fmt.Errorf("line %d: append output must be null or the offset: %v", op.Line, err)
+		}
+	}
+	ret := infinity
+	if !unknown {
+		ret = *op.CompleteTS
+	}
+	pin, pout := slab.put(in, out)
+	return porcupine.Operation{Input: pin, Output: pout, Call: op.InvokeTS, Return: ret}, true, nil
+}
+
+// opSlab hands out inputs and outputs from blocks, so porcupine's
+// interface fields hold pointers (no allocation per op) instead of boxed
+// structs (two per op).
+type opSlab struct {
+	ins  []linIn
+	outs []linOut
+}
+
+func (s *opSlab) put(in linIn, out linOut) (*linIn, *linOut) {
+	if len(s.ins) == cap(s.ins) {
+		s.ins, s.outs = make([]linIn, 0, 1024), make([]linOut, 0, 1024)
+	}
+	s.ins, s.outs = append(s.ins, in), append(s.outs, out)
+	return &s.ins[len(s.ins)-1], &s.outs[len(s.outs)-1]
+}
+
+func (m *modelDef) verbNames() []string {
+	var v []string
+	for k := range m.verbs {
+		v = append(v, k)
+	}
+	slices.Sort(v)
+	return v
+}
+
+func intValue(raw json.RawMessage, def int64) (int64, error) {
+	if len(raw) == 0 {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want an integer, got %s", canon(raw))
+	}
+	return n, nil
+}
+
+// seqValue encodes a read of a log (in order) or set (sorted, deduplicated)
+// the way the model state holds it.
+func seqValue(raw json.RawMessage, sorted bool) (string, error) {
+	if len(raw) == 0 {
+		return "", nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return "", fmt.Errorf("want a JSON array, got %.40s", string(raw))
+	}
+	s := make([]string, len(elems))
+	for i, e := range elems {
+		s[i] = canon(e)
+	}
+	if sorted {
+		slices.Sort(s)
+		s = slices.Compact(s)
+	}
+	if len(s) == 0 {
+		return "", nil
+	}
+	return strings.Join(s, sep) + sep, nil
+}
+
+// porcupineModel wraps a modelDef for porcupine. abort is polled in
+// StepContext so a cancelled context stops the search promptly: once it
+// fires every step fails, porcupine unwinds, and the caller reports
+// Unknown regardless of porcupine's answer.
+func (m *modelDef) porcupineModel(abort func() bool) porcupine.Model {
+	step := func(state, input, output any) (bool, any) {
+		return m.step(state.(seqState), *input.(*linIn), *output.(*linOut))
+	}
+	pm := porcupine.Model{
+		Init: func() any { return m.init },
+		Step: step,
+		Hash: func(state any) uint64 {
+			st := state.(seqState)
+			h := uint64(14695981039346656037) // FNV-1a, inline: no allocation per call
+			for i := 0; i < len(st.s); i++ {
+				h ^= uint64(st.s[i])
+				h *= 1099511628211
+			}
+			return h ^ uint64(st.n)
+		},
+		DescribeOperation: describeOp,
+		DescribeState: func(state any) string {
+			st := state.(seqState)
+			if m.name == "counter" {
+				return strconv.FormatInt(st.n, 10)
+			}
+			if m.init.s == "null" {
+				return st.s
+			}
+			return "[" + strings.ReplaceAll(strings.TrimSuffix(st.s, sep), sep, ", ") + "]"
+		},
+	}
+	if abort != nil {
+		pm.StepContext = func(_ context.Context, state, input, output any) (bool, any) {
+			if abort() {
+				return false, state
+			}
+			return step(state, input, output)
+		}
+		pm.Step = nil
+	}
+	return pm
+}
+
+func describeOp(input, output any) string {
+	in, out := *input.(*linIn), *output.(*linOut)
+	var args string
+	switch in.verb {
+	case vCAS:
+		args = in.a + ", " + in.b
+	case vInc:
+		args = strconv.FormatInt(in.n, 10)
+	case vRead, vDequeue:
+	default:
+		args = in.a
+	}
+	res := "?"
+	if out.known {
+		switch in.verb {
+		case vCAS:
+			res = strconv.FormatBool(out.ok)
+		case vInc:
+			res = strconv.FormatInt(out.n, 10)
+		case vRead:
+			if out.n >= 0 && out.s == "" {
+				res = strconv.FormatInt(out.n, 10)
+			} else {
+				res = "[" + strings.ReplaceAll(strings.TrimSuffix(out.s, sep), sep, ", ") + "]"
+				if !strings.Contains(out.s, sep) {
+					res = out.s
+				}
+			}
+		case vDequeue:
+			res = out.s
+		default:
+			res = "ok"
+		}
+	}
+	return fmt.Sprintf("%s(%s) -> %s", verbNames[in.verb], args, res)
+}

@@ -1,0 +1,312 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func final(t *testing.T, doc string) *FinalState {
+	t.Helper()
+	f, err := ParseFinalState([]byte(doc), "final.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestOtherCheckers runs every non-porcupine checker on a history known to
+// be good and one known to be bad.
+func TestOtherCheckers(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    Spec
+		rows    []string
+		final   string
+		want    Outcome
+		anomaly string // kind of the first anomaly when Invalid
+	}{
+		// no-lost-ack (§5.10)
+		{"lost-ack log good", Spec{Model: "log", Checker: NoLostAck},
+			[]string{"p 0 1 append k 1 _", "p 2 - append k 2 _", "p 4 5 append k 3 _ rejected"},
+			`{"keys":{"k":[1]}}`, Valid, ""},
+		{"lost-ack log lost", Spec{Model: "log", Checker: NoLostAck},
+			[]string{"p 0 1 append k 1 _", "p 2 3 append k 2 _"},
+			`{"keys":{"k":[2]}}`, Invalid, "lost-ack"},
+		{"lost-ack register last write", Spec{Model: "register", Checker: NoLostAck},
+			[]string{"p 0 1 write k 1 _", "p 2 3 write k 2 _"}, `{"keys":{"k":2}}`, Valid, ""},
+		{"lost-ack register concurrent either", Spec{Model: "register", Checker: NoLostAck},
+			[]string{"p 0 10 write k 1 _", "q 2 3 write k 2 _"}, `{"keys":{"k":1}}`, Valid, ""},
+		{"lost-ack register overwritten by older", Spec{Model: "register", Checker: NoLostAck},
+			[]string{"p 0 1 write k 1 _", "p 2 3 write k 2 _"}, `{"keys":{"k":1}}`, Invalid, "lost-ack"},
+		{"lost-ack key absent", Spec{Model: "map", Checker: NoLostAck},
+			[]string{"p 0 1 write k 1 _"}, `{"keys":{}}`, Invalid, "lost-ack"},
+		{"lost-ack timeout not counted", Spec{Model: "map", Checker: NoLostAck},
+			[]string{"p 0 - write k 1 _"}, `{"keys":{}}`, Valid, ""},
+
+		// exactly-once (§5.11)
+		{"exactly-once good", Spec{Model: "ledger", Checker: ExactlyOnce},
+			[]string{`p 0 1 credit a {"idempotency_key":"r1","amt":5} _`, `p 2 3 credit a {"idempotency_key":"r1","amt":5} _`},
+			`{"keys":{"entries":[{"idempotency_key":"r1","amt":5}]}}`, Valid, ""},
+		{"exactly-once duplicate", Spec{Model: "ledger", Checker: ExactlyOnce},
+			[]string{`p 0 1 credit a {"idempotency_key":"r1"} _`, `p 2 3 credit a {"idempotency_key":"r1"} _`},
+			`{"keys":{"entries":[{"idempotency_key":"r1"},{"idempotency_key":"r1"}]}}`, Invalid, "duplicate-effect"},
+		{"exactly-once lost", Spec{Model: "ledger", Checker: ExactlyOnce},
+			[]string{`p 0 1 credit a {"idempotency_key":"r1"} _`},
+			`{"keys":{"entries":[]}}`, Invalid, "lost-effect"},
+		{"exactly-once timed out may be absent", Spec{Model: "ledger", Checker: ExactlyOnce},
+			[]string{`p 0 - credit a {"idempotency_key":"r1"} _`},
+			`{"keys":{"entries":[]}}`, Valid, ""},
+		{"exactly-once op_id ignored", Spec{Model: "ledger", Checker: ExactlyOnce, Params: map[string]string{"idem_field": "req"}},
+			[]string{`p 0 1 credit a {"req":"x"} _`, `q 0 1 credit a {"req":"x"} _`},
+			`{"keys":{"entries":[{"req":"x"},{"req":"x"}]}}`, Invalid, "duplicate-effect"},
+
+		// invariants (§5.12)
+		{"sum-zero good", Spec{Checker: Invariant, Params: map[string]string{"predicate": "sum-zero"}},
+			nil, `{"keys":{"a":5,"b":-5}}`, Valid, ""},
+		{"sum-zero bad", Spec{Checker: Invariant, Params: map[string]string{"predicate": "sum-zero"}},
+			nil, `{"keys":{"a":5,"b":-4}}`, Invalid, "invariant"},
+		{"each-member-once good", Spec{Checker: Invariant, Params: map[string]string{"predicate": "each-member-once", "key": "m"}},
+			[]string{`p 0 1 join _ "n1" _`, `p 2 3 join _ "n2" _`, `p 4 5 leave _ "n2" _`}, `{"keys":{"m":["n1"]}}`, Valid, ""},
+		{"each-member-once duplicate", Spec{Checker: Invariant, Params: map[string]string{"predicate": "each-member-once", "key": "m"}},
+			[]string{`p 0 1 join _ "n1" _`}, `{"keys":{"m":["n1","n1"]}}`, Invalid, "invariant"},
+		{"each-member-once missing", Spec{Checker: Invariant, Params: map[string]string{"predicate": "each-member-once", "key": "m"}},
+			[]string{`p 0 1 join _ "n1" _`, `p 0 1 join _ "n2" _`}, `{"keys":{"m":["n1"]}}`, Invalid, "invariant"},
+		{"count-equals good", Spec{Checker: Invariant, Params: map[string]string{"predicate": "count-equals", "key": "m", "count": "2"}},
+			nil, `{"keys":{"m":[1,2]}}`, Valid, ""},
+		{"count-equals bad", Spec{Checker: Invariant, Params: map[string]string{"predicate": "count-equals", "key": "m", "count": "3"}},
+			nil, `{"keys":{"m":[1,2]}}`, Invalid, "invariant"},
+
+		// reconciliation (§5.13)
+		{"replicas equal", Spec{Checker: Reconciliation}, nil,
+			`{"replicas":{"n1":{"a":1,"b":[1, 2]},"n2":{"a":1,"b":[1,2]}}}`, Valid, ""},
+		{"replicas diverge", Spec{Checker: Reconciliation}, nil,
+			`{"replicas":{"n1":{"a":1},"n2":{"a":2},"n3":{"a":1,"b":0}}}`, Invalid, "replica-divergence"},
+		{"one replica unknown", Spec{Checker: Reconciliation}, nil, `{"replicas":{"n1":{}}}`, Unknown, ""},
+
+		// session / read-your-writes (§5.7)
+		{"ryw good", Spec{Model: "session", Checker: Session},
+			[]string{"s1 0 1 write k 1 _", "s1 2 3 read k _ 1", "s2 0 1 read k _ null"}, "", Valid, ""},
+		{"ryw newer value from other session", Spec{Model: "session", Checker: Session},
+			[]string{"s1 0 1 write k 1 _", "s2 2 3 write k 2 _", "s1 4 5 read k _ 2"}, "", Valid, ""},
+		{"ryw violated", Spec{Model: "session", Checker: Session},
+			[]string{"s1 0 1 write k 1 _", "s1 2 3 write k 2 _", "s1 4 5 read k _ 1"}, "", Invalid, "read-your-writes"},
+		{"ryw other session stale is allowed", Spec{Model: "session", Checker: Session},
+			[]string{"s1 0 1 write k 1 _", "s2 4 5 read k _ null"}, "", Valid, ""},
+
+		// monotonic reads (§5.8)
+		{"monotonic good", Spec{Model: "session", Checker: MonotonicReads},
+			[]string{`p 0 1 read k _ {"version":1}`, `p 2 3 read k _ {"version":3}`}, "", Valid, ""},
+		{"monotonic back", Spec{Model: "session", Checker: MonotonicReads},
+			[]string{`p 0 1 read k _ {"version":3}`, `p 2 3 read k _ {"version":2}`}, "", Invalid, "non-monotonic-read"},
+		{"monotonic by write order", Spec{Model: "register", Checker: MonotonicReads},
+			[]string{"w 0 1 write k 10 _", "w 2 3 write k 20 _", "p 4 5 read k _ 20", "p 6 7 read k _ 10"}, "", Invalid, "non-monotonic-read"},
+
+		// prefix / order (§5.9)
+		{"queue order good", Spec{Model: "queue", Checker: Prefix},
+			[]string{"p 0 1 enqueue q 1 _", "p 2 3 enqueue q 2 _", "c 4 5 dequeue q _ 1", "d 6 7 dequeue q _ 2"}, "", Valid, ""},
+		{"queue reorder", Spec{Model: "queue", Checker: Prefix},
+			[]string{"p 0 1 enqueue q 1 _", "p 2 3 enqueue q 2 _", "c 4 5 dequeue q _ 2", "c 6 7 dequeue q _ 1"}, "", Invalid, "reorder"},
+		{"queue reorder in window", Spec{Model: "queue", Checker: Prefix, Params: map[string]string{"window": "1"}},
+			[]string{"p 0 1 enqueue q 1 _", "p 2 3 enqueue q 2 _", "c 4 5 dequeue q _ 2", "c 6 7 dequeue q _ 1"}, "", Valid, ""},
+		{"queue duplicate", Spec{Model: "queue", Checker: Prefix},
+			[]string{"p 0 1 enqueue q 1 _", "c 4 5 dequeue q _ 1", "d 6 7 dequeue q _ 1"}, "", Invalid, "duplicate"},
+		{"queue skip", Spec{Model: "queue", Checker: Prefix},
+			[]string{"p 0 1 enqueue q 1 _", "p 2 3 enqueue q 2 _", "p 4 5 enqueue q 3 _", "c 6 7 dequeue q _ 3"}, "", Invalid, "skip"},
+		{"log insertion", Spec{Model: "log", Checker: Prefix},
+			[]string{"p 0 1 append l 1 _", "c 2 3 read l _ [1,9]"}, "", Invalid, "insertion"},
+		{"log prefix good", Spec{Model: "log", Checker: Prefix},
+			[]string{"p 0 1 append l 1 _", "p 2 3 append l 2 _", "c 4 5 read l _ [1]", "c 6 7 read l _ [1,2]"}, "", Valid, ""},
+
+		// SLO (§5.4)
+		{"slo good", Spec{Checker: SLO, Params: map[string]string{"p99": "20ns", "error_rate": "0"}},
+			[]string{"p 0 10 read k _ 1", "p 20 30 read k _ 1"}, "", Valid, ""},
+		{"slo p99", Spec{Checker: SLO, Params: map[string]string{"p99": "5ns"}},
+			[]string{"p 0 10 read k _ 1"}, "", Invalid, "slo"},
+		{"slo errors", Spec{Checker: SLO, Params: map[string]string{"error_rate": "0.1"}},
+			[]string{"p 0 10 read k _ _ boom", "p 20 - read k _ _"}, "", Invalid, "slo"},
+
+		// fairness (§5.14)
+		{"fair", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; worst_group_p99 / aggregate_p99 <= 1.5; error_rate_by_group == 0"}},
+			[]string{"p 0 10 read a _ 1", "p 20 30 read b _ 1"}, "", Valid, ""},
+		{"unfair p99", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; worst_group_p99 / aggregate_p99 <= 1.5"}},
+			append(slices.Repeat([]string{"p 0 10 read a _ 1"}, 100), "p 20 100 read b _ 1"), "", Invalid, "unfair"},
+		{"unfair errors", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=process_id; error_rate_by_group == 0"}},
+			[]string{"p 0 10 read a _ 1", "q 20 30 read b _ _ err"}, "", Invalid, "unfair"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f *FinalState
+			if tt.final != "" {
+				f = final(t, tt.final)
+			}
+			res, err := Run(context.Background(), tt.spec, h(t, tt.rows...), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != tt.want {
+				t.Fatalf("outcome %s, want %s: %+v", res.Outcome, tt.want, res.Anomalies)
+			}
+			if tt.want == Invalid && res.Anomalies[0].Kind != tt.anomaly {
+				t.Errorf("anomaly %+v, want kind %s", res.Anomalies[0], tt.anomaly)
+			}
+			if res.Scope == "" {
+				t.Error("no scope statement")
+			}
+			if len(tt.rows) > 0 && res.OpsConsumed != len(tt.rows) {
+				t.Errorf("ops consumed %d, want %d", res.OpsConsumed, len(tt.rows))
+			}
+		})
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		fin  *FinalState
+		want string
+	}{
+		{"unknown checker", Spec{Model: "register", Checker: "elle"}, nil, "unknown checker"},
+		{"needs final", Spec{Model: "log", Checker: NoLostAck}, nil, "needs a final state"},
+		{"no default", Spec{Model: "weird"}, nil, "no default checker"},
+		{"slo without thresholds", Spec{Checker: SLO}, nil, "no threshold"},
+		{"bad predicate", Spec{Checker: Invariant, Params: map[string]string{"predicate": "x"}}, &FinalState{}, "unknown predicate"},
+		{"fairness no group", Spec{Checker: Fairness, Params: map[string]string{"formula": "error_rate_by_group == 0"}}, nil, "group"},
+		{"exactly-once vacuous", Spec{Checker: ExactlyOnce}, &FinalState{}, "no write carries"},
+	}
+	ops := h(t, `p 0 1 write k {"x":1} _`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Run(context.Background(), tt.spec, ops, tt.fin)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPick(t *testing.T) {
+	tests := []struct {
+		model, category, want string
+		ok                    bool
+	}{
+		{"register", "safety", Linearizability, true},
+		{"log", "durability", NoLostAck, true},
+		{"session", "safety", Session, true},
+		{"ledger", "idempotency", ExactlyOnce, true},
+		{"membership-table", "membership", Reconciliation, true},
+		{"queue", "ordering", Prefix, true},
+		{"counter", "safety", Linearizability, true},
+		{"anything", "fairness", Fairness, true},
+		{"map", "isolation", Linearizability, false}, // serializability not shipped
+		{"kv", "", Linearizability, true},
+		{"lock", "safety", Invariant, false}, // exclusion property not shipped
+		{"other(x)", "safety", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := Pick(tt.model, tt.category)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Pick(%q, %q) = %q, %v; want %q, %v", tt.model, tt.category, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestMismatched(t *testing.T) {
+	tests := []struct {
+		model, checker string
+		want           bool
+	}{
+		{"register", Linearizability, false},
+		{"session", Linearizability, true},
+		{"ledger", Linearizability, true},
+		{"queue", Prefix, false},
+		{"register", Prefix, true},
+		{"map", Session, false},
+		{"ledger", ExactlyOnce, false},
+		{"register", "bogus", true},
+	}
+	for _, tt := range tests {
+		if got := Mismatched(tt.model, tt.checker); got != tt.want {
+			t.Errorf("Mismatched(%q, %q) = %v", tt.model, tt.checker, got)
+		}
+	}
+}
+
+func TestNeeds(t *testing.T) {
+	n := Needs(Linearizability, "map")
+	if !n.Key || !n.NodeSeen || !n.MonotonicClock || !n.TimeoutMarkers {
+		t.Errorf("map linearizability needs %+v", n)
+	}
+	if n := Needs(Session, "session"); n.NodeSeen || n.MonotonicClock || !n.TimeoutMarkers {
+		t.Errorf("session needs %+v", n)
+	}
+}
+
+func TestParseCheckerField(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"linearizability (Porcupine) per key", []string{Linearizability}},
+		{"no-lost-ack + exactly-once dedup checker on the business request-id", []string{NoLostAck, ExactlyOnce}},
+		{"session-consistency / monotonic-read", []string{Session, MonotonicReads}},
+		{"serializability (Elle), per-key and cross-key", []string{Serializability}},
+		{"prefix / order checker", []string{Prefix}},
+		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
+		{"exclusion property + invariant-over-final-state", []string{Invariant}},
+		{"SLO thresholds on p99", []string{SLO}},
+		{"no checker", nil},
+	}
+	for _, tt := range tests {
+		if got := ParseCheckerField(tt.text); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("ParseCheckerField(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestParseFinalStateErrors(t *testing.T) {
+	for _, doc := range []string{"{\n\"keys\": [1]}", `{"keyz":{}}`, `{"keys":{}} x`, ``} {
+		if _, err := ParseFinalState([]byte(doc), "f.json"); err == nil || !strings.HasPrefix(err.Error(), "f.json") {
+			t.Errorf("%q: err %v, want f.json:line", doc, err)
+		}
+	}
+	if _, err := ParseFinalState([]byte("{\n\"keys\": [1]}"), "f.json"); !strings.HasPrefix(err.Error(), "f.json:2:") {
+		t.Errorf("line not named: %v", err)
+	}
+}
+
+func TestRepeatSpread(t *testing.T) {
+	if got := RepeatSpread([]float64{90, 100, 110}); got < 0.199 || got > 0.201 {
+		t.Errorf("RepeatSpread = %v, want 0.2", got)
+	}
+}
+
+func FuzzFinalState(f *testing.F) {
+	f.Add([]byte(`{"keys":{"k":[1,2]},"replicas":{"n1":{"k":1}}}`))
+	f.Add([]byte(`{"keys":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fs, err := ParseFinalState(data, "fuzz")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz") {
+				t.Fatalf("error without position: %v", err)
+			}
+			return
+		}
+		// Whatever loads must be usable by the final-state checkers.
+		ops := h(t, "p 0 1 write k 1 _")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := Run(ctx, Spec{Model: "log", Checker: NoLostAck}, ops, fs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Run(ctx, Spec{Checker: Reconciliation}, ops, fs); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = json.Marshal(fs)
+	})
+}

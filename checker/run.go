@@ -1,0 +1,299 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/history"
+)
+
+// Checker ids, as Spec.Checker, Pick and ParseCheckerField use them.
+const (
+	Linearizability = "linearizability"
+	Serializability = "serializability" // named so plans can cite it; not shipped
+	NoLostAck       = "no-lost-ack"
+	ExactlyOnce     = "exactly-once"
+	Session         = "session"
+	MonotonicReads  = "monotonic-reads"
+	Prefix          = "prefix"
+	SLO             = "slo"
+	Invariant       = "invariant"
+	Reconciliation  = "reconciliation"
+	Fairness        = "fairness"
+	Replay          = "replay-equivalence" // named so plans can cite it; not shipped
+)
+
+// DefaultTimeout is the time limit when Spec.Timeout is 0.
+const DefaultTimeout = 5 * time.Minute
+
+// Spec says which checker to run and how.
+type Spec struct {
+	Model   string
+	Checker string
+	// Timeout is the hard time limit (0: DefaultTimeout); hitting it is
+	// Unknown, never Valid.
+	Timeout time.Duration
+	// HTMLPath receives porcupine's visualization of a violation.
+	HTMLPath     string
+	HTMLMaxBytes int64 // 0: DefaultHTMLMaxBytes
+	// Params are checker parameters; each checker documents its own.
+	Params map[string]string
+}
+
+// FinalState is the state dumped at quiescence. JSON file format:
+//
+//	{"keys": {"k": value, ...}, "replicas": {"node": {"k": value, ...}, ...}}
+//
+// keys holds the converged per-key final values (a log or set as a JSON
+// array); replicas holds each replica's own dump for reconciliation.
+type FinalState struct {
+	Keys     map[string]json.RawMessage            `json:"keys,omitempty"`
+	Replicas map[string]map[string]json.RawMessage `json:"replicas,omitempty"`
+}
+
+// ParseFinalState decodes a final-state document; name is used in errors.
+func ParseFinalState(data []byte, name string) (*FinalState, error) {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var f FinalState
+	if err := dec.Decode(&f); err != nil {
+		line := 1 + strings.Count(string(data[:min(int(dec.InputOffset()), len(data))]), "\n")
+		return nil, fmt.Errorf("%s:%d: final state: %v", name, line, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: final state: trailing data after the object", name)
+	}
+	return &f, nil
+}
+
+// LoadFinalState reads a final-state file.
+func LoadFinalState(path string) (*FinalState, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read final state: %w", err)
+	}
+	return ParseFinalState(data, path)
+}
+
+// Run runs spec's checker over ops. The error is only for bad input
+// (unknown model or checker, an op the model cannot interpret, a missing
+// final state or parameter); what the checker found is in the Result.
+func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (Result, error) {
+	start := time.Now()
+	model := normalizeModel(spec.Model)
+	id := spec.Checker
+	if id == "" {
+		var ok bool
+		if id, ok = Pick(model, ""); !ok {
+			return Result{}, fmt.Errorf("no default checker for model %q; pass one", spec.Model)
+		}
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var res Result
+	var err error
+	switch id {
+	case Linearizability:
+		m := linModels[model]
+		if m == nil {
+			return Result{}, fmt.Errorf("model %q has no linearizability model (have register, kv/map, counter, log, set, queue)", spec.Model)
+		}
+		res, err = checkLinearizable(ctx, spec, m, ops)
+	case NoLostAck, ExactlyOnce, Invariant, Reconciliation:
+		if final == nil {
+			return Result{}, fmt.Errorf("checker %s needs a final state (--final)", id)
+		}
+		res, err = runFinal(id, spec, ops, final)
+	case Session:
+		res, err = checkSession(ops)
+	case MonotonicReads:
+		res, err = checkMonotonic(ops, spec.Params)
+	case Prefix:
+		res, err = checkPrefix(model, ops, spec.Params)
+	case SLO:
+		res, err = checkSLO(ops, spec.Params)
+	case Fairness:
+		res, err = checkFairness(ops, spec.Params)
+	default:
+		return Result{}, fmt.Errorf("unknown checker %q", id)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.Checker, res.Model = id, spec.Model
+	res.Elapsed = time.Since(start)
+	if res.Outcome == "" {
+		res.Outcome = Valid
+		if len(res.Anomalies) > 0 {
+			res.Outcome = Invalid
+		}
+	}
+	return res, nil
+}
+
+// Pick is the checker picker of spec §4. ok is false when the pair is not in
+// the table or the table's checker is not shipped: checker is then the
+// nearest row, and the plan must say why it still applies. An empty
+// category picks the model's default.
+func Pick(model, category string) (checker string, ok bool) {
+	model = normalizeModel(model)
+	category = strings.ToLower(strings.TrimSpace(category))
+	switch category {
+	case "fairness":
+		return Fairness, true
+	case "performance-slo", "performance", "liveness", "operational", "availability":
+		return SLO, true
+	}
+	type row struct{ model, category string }
+	table := map[row]string{
+		// spec §4
+		{"register", "safety"}:             Linearizability,
+		{"log", "durability"}:              NoLostAck,
+		{"session", "safety"}:              Session,
+		{"ledger", "idempotency"}:          ExactlyOnce,
+		{"membership-table", "membership"}: Reconciliation,
+		{"queue", "ordering"}:              Prefix,
+		{"counter", "safety"}:              Linearizability,
+		// models dstgen adds (kv is map's alias; set; log/queue safety)
+		{"map", "safety"}:   Linearizability,
+		{"kv", "safety"}:    Linearizability,
+		{"set", "safety"}:   Linearizability,
+		{"queue", "safety"}: Linearizability,
+		{"log", "safety"}:   Linearizability,
+		{"log", "ordering"}: Prefix,
+	}
+	if category != "" {
+		if c, found := table[row{model, category}]; found {
+			return c, true
+		}
+		if model == "map" || model == "kv" {
+			if category == "isolation" {
+				// Spec row: serializability (Elle). Not shipped; per-key
+				// linearizability is the nearest and misses cross-key anomalies.
+				return Linearizability, false
+			}
+		}
+	}
+	defaults := map[string]string{
+		"register": Linearizability, "map": Linearizability, "kv": Linearizability,
+		"counter": Linearizability, "set": Linearizability, "queue": Linearizability,
+		"log": Linearizability, "session": Session, "ledger": ExactlyOnce,
+		"membership-table": Reconciliation, "lock": Invariant, "lease": Invariant,
+	}
+	c, found := defaults[model]
+	return c, found && category == ""
+}
+
+// applies lists, per checker, the models it judges soundly.
+var applies = map[string][]string{
+	Linearizability: {"register", "map", "kv", "counter", "set", "queue", "log"},
+	Session:         {"session", "register", "map", "kv"},
+	MonotonicReads:  {"session", "register", "map", "kv", "counter", "log"},
+	Prefix:          {"queue", "log"},
+	NoLostAck:       {"log", "queue", "set", "map", "kv", "register", "ledger", "membership-table", "counter", "session"},
+}
+
+// Mismatched reports a checker that cannot judge the model's claim (e.g.
+// linearizability over a session model): its PASS would be false, so the
+// verdict is INCONCLUSIVE-oracle-too-weak. Unknown checkers are mismatched;
+// checkers over metrics or final state apply to every model.
+func Mismatched(model, checker string) bool {
+	model = normalizeModel(model)
+	switch checker {
+	case SLO, Fairness, Invariant, Reconciliation, ExactlyOnce:
+		return false
+	}
+	ms, ok := applies[checker]
+	if !ok {
+		return true
+	}
+	for _, m := range ms {
+		if m == model {
+			return false
+		}
+	}
+	return true
+}
+
+// Needs returns the history fields checker relies on for model (spec §2.2,
+// §3). FaultEpoch is left to the caller, who knows whether a fault
+// overlapped the workload.
+func Needs(checker, model string) history.Needs {
+	model = normalizeModel(model)
+	var n history.Needs
+	switch model {
+	case "register", "map", "kv":
+		n.NodeSeen = true
+	case "membership-table":
+		n.NodeSeen = true
+	}
+	if model == "map" || model == "kv" {
+		n.Key = true
+	}
+	switch checker {
+	case Linearizability, Prefix:
+		n.MonotonicClock, n.TimeoutMarkers = true, true
+	case NoLostAck, ExactlyOnce:
+		n.TimeoutMarkers = true
+	case Session, MonotonicReads:
+		n.TimeoutMarkers = true
+	case Reconciliation:
+		n.NodeSeen = true
+	}
+	return n
+}
+
+var checkerPatterns = []struct {
+	re *regexp.Regexp
+	id string
+}{
+	{regexp.MustCompile(`lineari[sz]ab|porcupine|knossos`), Linearizability},
+	{regexp.MustCompile(`seriali[sz]ab|\belle\b`), Serializability},
+	{regexp.MustCompile(`(no[- ])?lost[- ]ack`), NoLostAck},
+	{regexp.MustCompile(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
+	{regexp.MustCompile(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},
+	{regexp.MustCompile(`monotonic[- ]reads?`), MonotonicReads},
+	{regexp.MustCompile(`prefix|order checker|ordering checker`), Prefix},
+	{regexp.MustCompile(`\bslo\b|threshold|p9[59]\b|latency`), SLO},
+	{regexp.MustCompile(`invariant|final[- ]state|sum[- ]zero|exclusion`), Invariant},
+	{regexp.MustCompile(`reconcil|replica diff|pairwise diff`), Reconciliation},
+	{regexp.MustCompile(`fairness|worst_group`), Fairness},
+	{regexp.MustCompile(`replay`), Replay},
+}
+
+// ParseCheckerField normalises the free-text §7.M Checker field into
+// checker ids, in the order the text names them, without duplicates.
+// "session-consistency / monotonic-read" yields both session and
+// monotonic-reads.
+func ParseCheckerField(text string) []string {
+	t := strings.ToLower(text)
+	type hit struct {
+		at int
+		id string
+	}
+	var hits []hit
+	for _, p := range checkerPatterns {
+		if loc := p.re.FindStringIndex(t); loc != nil {
+			hits = append(hits, hit{loc[0], p.id})
+		}
+	}
+	// "monotonic-read" must not also count as a session checker when only
+	// "session" appears inside it; the regexps do not overlap that way, but
+	// "session-consistency" does contain "session", which is intended.
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].at < hits[j].at })
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.id)
+	}
+	return ids
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// analyzeFixtures copies analyze/testdata (sessions, plans, benchmark runs)
+// into a temp dir, because analyze writes findings into the session.
+func analyzeFixtures(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "analyze", "testdata"))); err != nil {
+		t.Fatalf("copy fixtures: %v", err)
+	}
+	return dir
+}
+
+func runAnalyzeCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"analyze"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestAnalyzeExitCodes(t *testing.T) {
+	fx := analyzeFixtures(t)
+	q := filepath.Join(fx, "sessions", "quorumkv-core-guarantees")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  string
+		stderr  string
+		written string // file expected afterwards
+	}{
+		{"missing dir", []string{filepath.Join(fx, "absent")}, 2, "", "no such file", ""},
+		{"not a dir", []string{filepath.Join(fx, "plan.md")}, 2, "", "not a directory", ""},
+		{"unreadable plan", []string{q, "--plan", filepath.Join(fx, "absent.md")}, 2, "", "read plan", ""},
+		{"negative timeout", []string{q, "--check-timeout", "-1s"}, 2, "", "negative", ""},
+		{"bad error rate", []string{q, "--max-error-rate", "2"}, 2, "", "fraction", ""},
+		{"done session", []string{filepath.Join(fx, "sessions", "mini", "20260610T100000Z")}, 0, "session_verdict=DONE\n", "",
+			"sessions/mini/20260610T100000Z/findings/report.md"},
+		{"blocked session", []string{filepath.Join(fx, "sessions", "mini", "20260611T100000Z")}, 1, "session_verdict=BLOCKED\n", "",
+			"sessions/mini/20260611T100000Z/findings/junit.xml"},
+		{"fail session", []string{filepath.Join(q, "20260602T100000Z")}, 1, "session_verdict=FAIL\n", "",
+			"sessions/quorumkv-core-guarantees/20260602T100000Z/analysis/verdicts.json"},
+		{"results root takes newest", []string{q}, 1, "20260606T100000Z/findings/report.md", "",
+			"sessions/quorumkv-core-guarantees/20260606T100000Z/findings/report.html"},
+		{"garbage history lines are problems, analysis goes on", []string{filepath.Join(q, "20260605T100000Z")}, 1, "session_verdict=INCONCLUSIVE\n",
+			"artifacts/S1/history.jsonl:57:", "sessions/quorumkv-core-guarantees/20260605T100000Z/findings/S1.md"},
+		{"failing benchmark run", []string{filepath.Join(fx, "benchruns", "results")}, 1, "benchmark_result=fail\n", "broken.json:5:",
+			"benchruns/results/run_20261129_100000/findings/report.html"},
+		{"benchmark under a looser threshold", []string{filepath.Join(fx, "benchruns", "results", "run_20261129_100000"), "--max-error-rate", "0.05"}, 0, "benchmark_result=pass\n", "", ""},
+		{"healthy benchmark run", []string{filepath.Join(fx, "benchruns", "results", "run_20261128_100000")}, 0, "benchmark_result=pass\n", "",
+			"benchruns/results/run_20261128_100000/findings/report.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runAnalyzeCLI(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdout, stdout)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr)
+			}
+			if tc.code == 2 && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("bad input must be one line, got:\n%s", stderr)
+			}
+			if tc.written != "" {
+				if st, err := os.Stat(filepath.Join(fx, tc.written)); err != nil || st.Size() == 0 {
+					t.Errorf("%s not written: %v", tc.written, err)
+				}
+			}
+		})
+	}
+}
+
+// TestAnalyzeEndToEndSession runs the whole pipeline on a fixture session
+// with an earlier session beside it and checks the artefacts a reviewer and
+// a CI system read.
+func TestAnalyzeEndToEndSession(t *testing.T) {
+	fx := analyzeFixtures(t)
+	sess := filepath.Join(fx, "sessions", "quorumkv-core-guarantees", "20260606T100000Z")
+	code, stdout, stderr := runAnalyzeCLI(t, sess, "--plan", filepath.Join(fx, "plan.md"))
+	if code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if first := strings.SplitN(stdout, "\n", 2)[0]; !strings.Contains(first, "nondeterministic") {
+		t.Errorf("headline not printed first: %q", first)
+	}
+	md, err := os.ReadFile(filepath.Join(sess, "findings", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []string
+	for _, l := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(l, "## ") {
+			hs = append(hs, l)
+		}
+	}
+	want := []string{"## Summary", "## Changes since 20260605T100000Z", "## Scenario results", "## Findings", "## Coverage summary",
+		"## Surface coverage (boundary and fairness scenarios)", "## Release-budget disclosures",
+		"## Adequacy assessment vs the plan's coverage argument", "## Confidence delta", "## Green-but-broken check"}
+	if strings.Join(hs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sections:\n%s", strings.Join(hs, "\n"))
+	}
+	if !strings.Contains(string(md), "| S1 | PARTIAL-model → FAIL-nondeterministic |") {
+		t.Errorf("verdict change since the previous session not shown")
+	}
+	for _, id := range []string{"S1", "S2", "S3", "S4", "S5"} {
+		if _, err := os.Stat(filepath.Join(sess, "findings", id+".md")); err != nil {
+			t.Errorf("findings/%s.md: %v", id, err)
+		}
+	}
+	junit, err := os.ReadFile(filepath.Join(sess, "findings", "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+	}
+	if err := xml.Unmarshal(junit, &doc); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	if doc.Tests != 9 || doc.Failures != 1 || doc.Skipped != 8 {
+		t.Errorf("junit tests=%d failures=%d skipped=%d, want 9/1/8", doc.Tests, doc.Failures, doc.Skipped)
+	}
+
+	code, stdout, _ = runAnalyzeCLI(t, sess, "--json")
+	var rep struct {
+		Schema         string `json:"schema"`
+		SessionVerdict string `json:"session_verdict"`
+		Verdicts       struct {
+			Scenarios []json.RawMessage `json:"scenarios"`
+		} `json:"verdicts"`
+		Changes *struct {
+			Previous string `json:"previous_session"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, stdout)
+	}
+	if code != 1 || rep.Schema != "dst-report/1" || rep.SessionVerdict != "INCONCLUSIVE" || len(rep.Verdicts.Scenarios) != 5 || rep.Changes == nil || rep.Changes.Previous != "20260605T100000Z" {
+		t.Errorf("--json: code %d, %+v", code, rep)
+	}
+}
+
+func TestAnalyzeOutDirAndWriteFailure(t *testing.T) {
+	fx := analyzeFixtures(t)
+	sess := filepath.Join(fx, "sessions", "mini", "20260610T100000Z")
+	out := filepath.Join(t.TempDir(), "elsewhere")
+	if code, stdout, stderr := runAnalyzeCLI(t, sess, "--out", out); code != 0 || !strings.Contains(stdout, "report="+filepath.Join(out, "report.md")) {
+		t.Fatalf("--out: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+		t.Errorf("--out not honoured: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(sess, "findings")); err == nil {
+		t.Errorf("findings written into the session although --out was given")
+	}
+
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{sess, filepath.Join(fx, "benchruns", "results", "run_20261128_100000")} {
+		code, stdout, stderr := runAnalyzeCLI(t, target, "--out", filepath.Join(blocker, "findings"))
+		if code != 2 {
+			t.Errorf("%s: exit %d on an unwritable --out, want 2", target, code)
+		}
+		if !strings.Contains(stdout, "REPORT NOT WRITTEN") || !strings.Contains(stdout, "\n# ") || !strings.Contains(stderr, "NOT written") {
+			t.Errorf("%s: write failure not stated or report not printed:\nstdout: %.300s\nstderr: %s", target, stdout, stderr)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var updateCheckGolden = flag.Bool("update-check", false, "rewrite testdata/check/*.golden")
+
+func checkWriteFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func checkOpLine(id, proc string, inv, comp int64, typ, input, output string) string {
+	c := "null"
+	if comp >= 0 {
+		c = checkItoa(comp)
+	}
+	return `{"op_id":"` + id + `","process_id":"` + proc + `","invoke_ts":` + checkItoa(inv) + `,"complete_ts":` + c +
+		`,"op_type":"` + typ + `","key":"k","input":` + input + `,"output":` + output +
+		`,"error":null,"timeout_marker":` + map[bool]string{true: "true", false: "false"}[comp < 0] + `,"node_seen":"n1","fault_epoch":null}` + "\n"
+}
+
+func checkItoa(v int64) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestCheckCommand(t *testing.T) {
+	meta := `{"_meta":{"scenario":"S1","clock":"monotonic","schema":"dst-history/1"}}` + "\n"
+	good := checkWriteFile(t, "good.jsonl", meta+checkOpLine("1", "p", 0, 10, "write", "1", "null")+checkOpLine("2", "q", 20, 30, "read", "null", "1"))
+	stale := checkWriteFile(t, "bad.jsonl", meta+checkOpLine("1", "p", 0, 10, "write", "1", "null")+
+		checkOpLine("2", "p", 20, 30, "write", "2", "null")+checkOpLine("3", "q", 40, 50, "read", "null", "1"))
+	garbage := checkWriteFile(t, "garbage.jsonl", checkOpLine("1", "p", 0, 10, "write", "1", "null")+"{not json\n")
+	wrongType := checkWriteFile(t, "wrong.jsonl", checkOpLine("1", "p", 0, 10, "enqueue", "1", "null"))
+	dup := checkWriteFile(t, "dup.jsonl", checkOpLine("1", "p", 0, 10, "read", "null", "1")+checkOpLine("1", "p", 0, 10, "read", "null", "2"))
+	var slow strings.Builder
+	for i := int64(0); i < 40; i++ {
+		slow.WriteString(checkOpLine(checkItoa(i), "p"+checkItoa(i), i, 1000+i, "write", checkItoa(i), "null"))
+	}
+	slow.WriteString(checkOpLine("x", "x", 4000, 5000, "read", "null", "0") + checkOpLine("y", "x", 6000, 7000, "read", "null", "1"))
+	slowPath := checkWriteFile(t, "slow.jsonl", slow.String())
+	html := filepath.Join(t.TempDir(), "v.html")
+
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"valid", []string{"check", "--model", "kv", good}, 0, "outcome=valid", ""},
+		{"default checker from model", []string{"check", "--model", "register", good}, 0, "checker=linearizability", ""},
+		{"anomaly", []string{"check", "--model", "kv", "--html", html, stale}, 1, `anomaly nonlinearizable key="k" ops=3`, ""},
+		{"json", []string{"check", "--model", "kv", "--json", stale}, 1, `"outcome": "invalid"`, ""},
+		{"unknown on time limit", []string{"check", "--model", "register", "--timeout", "30ms", slowPath}, 3, "outcome=unknown", ""},
+		{"garbage line", []string{"check", "--model", "kv", garbage}, 2, "ops=1", "garbage.jsonl:2:"},
+		{"op type not in model", []string{"check", "--model", "kv", wrongType}, 2, "", "wrong.jsonl:1: op_type"},
+		{"recorder bug", []string{"check", "--model", "kv", dup}, 2, "", "recorder bug"},
+		{"missing file", []string{"check", "--model", "kv", "/nonexistent.jsonl"}, 2, "", "open history"},
+		{"no model", []string{"check", good}, 2, "", "--model is required"},
+		{"unknown checker", []string{"check", "--model", "kv", "--checker", "nope", good}, 2, "", "unknown checker"},
+		{"missing final", []string{"check", "--model", "log", "--checker", "no-lost-ack", good}, 2, "", "needs a final state"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tt.args, strings.NewReader(""), &out, &errb)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tt.out) {
+				t.Errorf("stdout %q lacks %q", out.String(), tt.out)
+			}
+			if !strings.Contains(errb.String(), tt.err) {
+				t.Errorf("stderr %q lacks %q", errb.String(), tt.err)
+			}
+		})
+	}
+	if _, err := os.Stat(html); err != nil {
+		t.Errorf("--html not written: %v", err)
+	}
+}
+
+// TestCheckGolden pins the text report (elapsed time and temp paths masked).
+func TestCheckGolden(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "h.jsonl")
+	body := `{"_meta":{"scenario":"S1","clock":"monotonic","schema":"dst-history/1"}}` + "\n" +
+		checkOpLine("1", "p", 0, 10, "write", "1", "null") + checkOpLine("2", "p", 20, 30, "write", "2", "null") +
+		checkOpLine("3", "q", 40, 50, "read", "null", "1") + checkOpLine("4", "r", 45, -1, "write", "3", "null")
+	if err := os.WriteFile(hist, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"text", "json"} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"check", "--model", "kv", "--html", filepath.Join(dir, "v.html"), hist}
+			if name == "json" {
+				args = append(args, "--json")
+			}
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 1 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			got := strings.ReplaceAll(out.String(), dir, "DIR")
+			got = regexp.MustCompile(` in [0-9.]+[µmn]?s\n`).ReplaceAllString(got, " in ELAPSED\n")
+			got = regexp.MustCompile(`"elapsed_ns": \d+`).ReplaceAllString(got, `"elapsed_ns": 0`)
+			golden := filepath.Join("testdata", "check", name+".golden")
+			if *updateCheckGolden {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-check)", err)
+			}
+			if got != string(want) {
+				t.Errorf("report differs from %s:\n%s", golden, got)
+			}
+		})
+	}
+}

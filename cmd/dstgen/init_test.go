@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// initCopySUT copies the goservice fixture into a temp dir.
+func initCopySUT(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "generator", "testdata", "sut", "goservice")
+	dst := filepath.Join(t.TempDir(), "goservice")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Skipf("fixture not available: %v", err)
+	}
+	return dst
+}
+
+func runDstgen(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := run(ctx, args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestInitCommand(t *testing.T) {
+	sut := initCopySUT(t)
+	// Not a terminal (a strings.Reader): never waits, writes TODOs.
+	code, out, errs := runDstgen(t, "", "init", "--sut", sut)
+	if code != 0 {
+		t.Fatalf("init exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"Mode:", "Plan: docs/testing-plans/", "create", "Taskfile.yml", "never written", "TODO(<id>)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runDstgen(t, "", "init", "--sut", sut, "--dry-run")
+	if code != 0 || !strings.Contains(out, "unchanged") || strings.Contains(out, "create ") {
+		t.Errorf("dry-run re-run: exit %d\n%s", code, out)
+	}
+}
+
+func TestInitCommandBadInput(t *testing.T) {
+	sut := initCopySUT(t)
+	plans, _ := filepath.Glob(filepath.Join(sut, "docs", "testing-plans", "*.md"))
+	data, _ := os.ReadFile(plans[0])
+	bad := filepath.Join(t.TempDir(), "bad.md")
+	var kept []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(l, "**Oracle:**") {
+			kept = append(kept, l)
+		}
+	}
+	if err := os.WriteFile(bad, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing SUT", []string{"init", "--sut", filepath.Join(t.TempDir(), "nope")}, "does not exist"},
+		{"lint-failing plan", []string{"init", "--sut", sut, "--plan", bad}, "bad.md:"},
+		{"unwritable out", []string{"init", "--sut", sut, "--out", filepath.Join(file, "testing")}, "not writable"},
+		{"stray argument", []string{"init", "extra"}, "unknown command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := runDstgen(t, "", tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, errs)
+			}
+			if !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q lacks %q", errs, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(sut, "testing")); err == nil {
+		t.Error("a failed init wrote testing/")
+	}
+}

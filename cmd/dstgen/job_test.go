@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/runner"
+)
+
+// jobCLIEnv starts n real sshd and writes an env.yml whose workdir the
+// sshtest user can write; returns the env path, workdir and servers.
+func jobCLIEnv(t *testing.T, n int) (string, string, []*sshtest.Server, *sshtest.Keys) {
+	t.Helper()
+	sshtest.Require(t)
+	wd, err := os.MkdirTemp("", "dstgen-cliwd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(wd, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gs, _ := filepath.Glob(filepath.Join(wd, "jobs", "*", "pgid"))
+		for _, g := range gs {
+			var pg int
+			if b, err := os.ReadFile(g); err == nil {
+				if _, err := fmt.Sscan(string(b), &pg); err == nil && pg > 1 {
+					_ = syscall.Kill(-pg, syscall.SIGKILL)
+				}
+			}
+		}
+		_ = os.RemoveAll(wd)
+	})
+	k := sshtest.NewKeys(t)
+	var srvs []*sshtest.Server
+	for range n {
+		srvs = append(srvs, sshtest.Start(t, k, sshtest.Options{}))
+	}
+	k.Trust(t, srvs...)
+	return k.WriteEnv(t, srvs, nil, "workdir: "+wd+"\n"), wd, srvs, k
+}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := run(ctx, args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func kvOf(out string) map[string]string {
+	m := map[string]string{}
+	for _, f := range strings.Fields(out) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func TestJobCLI(t *testing.T) {
+	envPath, wd, _, _ := jobCLIEnv(t, 1)
+	sess := t.TempDir()
+	common := []string{"--env", envPath, "--session", sess}
+	code, out, errOut := runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "echo hi; sleep 1; exit 4")...)
+	if code != 0 || !regexp.MustCompile(`^status=started job=c1 host=h1 pid=[0-9]+ `).MatchString(out) {
+		t.Fatalf("start: code %d out %q err %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, append([]string{"job", "status", "--host", "h1", "--id", "c1"}, common...)...)
+	if code != 1 || kvOf(out)["status"] != "running" || !strings.Contains(out, "\npid=") {
+		t.Errorf("status running: code %d out %q", code, out)
+	}
+	code, out, _ = runCLI(t, append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...)...)
+	if code != 2 {
+		t.Errorf("start without -- CMD: code %d, want 2", code)
+	}
+	code, out, _ = runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "touch", filepath.Join(wd, "second"))...)
+	if code != 0 || kvOf(out)["status"] != "running" {
+		t.Errorf("start of a running id: code %d out %q", code, out)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for code == 1 || kvOf(out)["status"] != "finished" {
+		if time.Now().After(deadline) {
+			t.Fatalf("job did not finish: %q", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+		code, out, _ = runCLI(t, append([]string{"job", "status", "--host", "h1", "--id", "c1"}, common...)...)
+	}
+	if code != 0 || kvOf(out)["rc"] != "4" {
+		t.Errorf("finished: code %d out %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "second")); err == nil {
+		t.Error("second start of a running id ran its command")
+	}
+	code, out, _ = runCLI(t, append([]string{"job", "status", "--host", "h1", "--id", "c1", "--json"}, common...)...)
+	var st runner.JobStatus
+	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 || st.RC == nil || *st.RC != 4 {
+		t.Errorf("status --json: code %d %q %v", code, out, err)
+	}
+	code, out, _ = runCLI(t, append([]string{"job", "logs", "--host", "h1", "--id", "c1", "--lines", "3"}, common...)...)
+	if code != 0 || out != "hi\n" {
+		t.Errorf("logs: code %d out %q", code, out)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"absent", []string{"job", "status", "--host", "h1", "--id", "nope"}, 2},
+		{"bad id", []string{"job", "status", "--host", "h1", "--id", "../x"}, 2},
+		{"unknown host", []string{"job", "status", "--host", "zz", "--id", "c1"}, 2},
+		{"no host, not indexed", []string{"job", "status", "--id", "nope"}, 2},
+		{"grace too long", []string{"job", "stop", "--host", "h1", "--id", "c1", "--grace", "1h"}, 2},
+		{"stop absent", []string{"job", "stop", "--host", "h1", "--id", "nope"}, 2},
+		{"stop finished", []string{"job", "stop", "--host", "h1", "--id", "c1"}, 0},
+		{"lines 0", []string{"job", "logs", "--host", "h1", "--id", "c1", "--lines", "0"}, 2},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(t, append(tc.args, common...)...)
+		if code != tc.code {
+			t.Errorf("%s: code %d want %d (out %q err %q)", tc.name, code, tc.code, out, errOut)
+		}
+		if tc.code == 2 && strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%s: error is not one line: %q", tc.name, errOut)
+		}
+	}
+}
+
+// buildDstgen compiles the binary once per test run, for the tests that
+// must kill a real dstgen process.
+func buildDstgen(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dstgen")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestJobResumeAfterRunnerKilled kills a real `dstgen job start` process
+// right after it reported the start, then shows that new processes find
+// the job through the index (no --host) and through the remote job dirs
+// (a fresh, empty session), and can status and stop it.
+func TestJobResumeAfterRunnerKilled(t *testing.T) {
+	envPath, _, _, keys := jobCLIEnv(t, 1)
+	bin := buildDstgen(t)
+	sess := t.TempDir()
+	cmd := exec.Command(bin, "job", "start", "--env", envPath, "--session", sess, "--host", "h1", "--id", "resume-1", "--", "sleep 60")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(stdout)
+		s.Scan()
+		line <- s.Text()
+	}()
+	var first string
+	select {
+	case first = <-line:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("job start printed nothing in 10s")
+	}
+	_ = cmd.Process.Kill() // the runner dies; the job must not
+	_ = cmd.Wait()
+	pid := kvOf(first)["pid"]
+	if kvOf(first)["status"] != "started" || pid == "" {
+		t.Fatalf("start line %q", first)
+	}
+
+	// By index: no --host.
+	var out bytes.Buffer
+	c2 := exec.Command(bin, "job", "status", "--env", envPath, "--session", sess, "--id", "resume-1")
+	c2.Stdout = &out
+	err = c2.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || kvOf(out.String())["pid"] != pid {
+		t.Fatalf("status by index: %v %q", err, out.String())
+	}
+	// By remote listing, from a session that never heard of it.
+	code, lst, _ := runCLI(t, "job", "list", "--env", envPath, "--session", t.TempDir(), "--host", "h1")
+	if code != 0 || !strings.Contains(lst, "job=resume-1") || !strings.Contains(lst, "source=remote") {
+		t.Errorf("list from a fresh session: %d %q", code, lst)
+	}
+	code, lst, _ = runCLI(t, "job", "list", "--env", envPath, "--session", sess)
+	if code != 0 || !strings.Contains(lst, "source=both") {
+		t.Errorf("list with the index: %d %q", code, lst)
+	}
+	code, stop, errOut := runCLI(t, "job", "stop", "--env", envPath, "--session", sess, "--id", "resume-1", "--grace", "2s")
+	if code != 0 || kvOf(stop)["status"] != "finished" || kvOf(stop)["stopped"] != "TERM" {
+		t.Errorf("stop by index: %d %q %q", code, stop, errOut)
+	}
+	idx, _ := os.ReadFile(filepath.Join(sess, ".dstgen", "jobs.json"))
+	if !strings.Contains(string(idx), `"job": "resume-1"`) || !strings.Contains(string(idx), `"status": "finished"`) {
+		t.Errorf("index = %s", idx)
+	}
+	key, _ := os.ReadFile(keys.Key)
+	for _, l := range strings.Split(string(key), "\n") {
+		if len(l) > 40 && (strings.Contains(string(idx), l) || strings.Contains(first+lst+stop, l)) {
+			t.Error("private key material in index or output")
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package env
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseDefaults(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home dir")
+	}
+	e, err := Parse("/x/testing/env.yml", []byte(`
+ssh:
+  key: ~/.ssh/id_ed25519
+hosts:
+  - name: n1
+    address: 10.0.0.1
+    roles: [db, leader]
+  - name: n2
+    address: n2.example
+    port: 2222
+    user: alice
+    key: keys/n2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(what string, got, want any) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	want("user", e.SSH.User, "root")
+	want("port", e.SSH.Port, 22)
+	want("timeout", e.SSH.TimeoutS, 30)
+	want("keepalive", e.SSH.KeepaliveS, 5)
+	want("workdir", e.Workdir, "/opt/dstgen")
+	want("key", e.SSH.Key, filepath.Join(home, ".ssh/id_ed25519"))
+	want("known_hosts", e.SSH.KnownHosts, filepath.Join(home, ".ssh/known_hosts"))
+	want("n1 port", e.Hosts[0].Port, 22)
+	want("n1 user", e.Hosts[0].User, "root")
+	want("n1 key", e.Hosts[0].Key, e.SSH.Key)
+	want("n1 line", e.Hosts[0].Line, 5)
+	want("n2 port", e.Hosts[1].Port, 2222)
+	want("n2 user", e.Hosts[1].User, "alice")
+	want("n2 key (relative to env file)", e.Hosts[1].Key, "/x/testing/keys/n2")
+	want("n2 line", e.Hosts[1].Line, 8)
+	want("path", e.Path, "/x/testing/env.yml")
+}
+
+func TestParseShorthand(t *testing.T) {
+	e, err := Parse("env.yml", []byte(`
+remote:
+  host: 192.0.2.7
+  user: ubuntu
+  ssh_key: /k/id
+  port: 2200
+bastion:
+  enabled: true
+  host: jump.example
+  ssh_key: /k/jump
+dstgen:
+  ssh_timeout_s: 12
+  tier: smoke
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Hosts) != 1 {
+		t.Fatalf("hosts = %+v", e.Hosts)
+	}
+	h := e.Hosts[0]
+	if h.Name != "remote" || h.Address != "192.0.2.7" || h.User != "ubuntu" || h.Key != "/k/id" || h.Port != 2200 || h.Line != 2 {
+		t.Errorf("remote host = %+v", h)
+	}
+	j := e.SSH.Jump
+	if j == nil || j.Host != "jump.example" || j.Port != 22 || j.User != "root" || j.Key != "/k/jump" {
+		t.Errorf("jump = %+v", j)
+	}
+	if e.SSH.TimeoutS != 12 {
+		t.Errorf("timeout = %d, want 12 from dstgen.ssh_timeout_s", e.SSH.TimeoutS)
+	}
+
+	// A disabled bastion is no jump.
+	e, err = Parse("env.yml", []byte("remote:\n  host: a\nbastion:\n  enabled: false\n  host: j\n"))
+	if err != nil || e.SSH.Jump != nil {
+		t.Errorf("disabled bastion: jump=%+v err=%v", e.SSH.Jump, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const key = "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAA\\n-----END OPENSSH PRIVATE KEY-----"
+	tests := []struct {
+		name, in string
+		want     string // "env.yml:LINE: substring"
+	}{
+		{"empty", "", "env.yml:1: empty file"},
+		{"comment only", "# nothing\n", "env.yml:1: empty file"},
+		{"not a mapping", "- a\n- b\n", "env.yml:1: top level must be a mapping"},
+		{"syntax tab", "hosts:\n  - {name: a, address: b}\nssh:\n  user: x\n\tport: 1\n", "env.yml:4: found a tab character"},
+		{"syntax mapping", "a: b\nc: d: e\n", "env.yml:2: mapping values are not allowed"},
+		{"unknown top key", "hosts:\n  - {name: a, address: b}\nhostz: []\n", `env.yml:3: unknown key "hostz"`},
+		{"unknown nested key", "ssh:\n  user: u\n  timout_s: 5\nhosts:\n  - {name: a, address: b}\n", `env.yml:3: unknown key "ssh.timout_s"`},
+		{"unknown host key", "hosts:\n  - name: a\n    address: b\n    adress: c\n", `env.yml:4: unknown key "hosts[0].adress"`},
+		{"duplicate key", "hosts:\n  - name: a\n    name: b\n    address: c\n", "env.yml:3: hosts[0].name: duplicate key"},
+		{"wrong type", "ssh:\n  port: twenty\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: cannot unmarshal"},
+		{"hosts not list", "hosts:\n  name: a\n", "env.yml:2: hosts: expected a list"},
+		{"no hosts", "ssh:\n  user: u\n", "env.yml:1: no hosts"},
+		{"remote host empty", "remote:\n  user: u\n", "env.yml:1: remote.host not set"},
+		{"remote and hosts", "remote:\n  host: a\nhosts:\n  - {name: a, address: b}\n", "env.yml:1: use either remote"},
+		{"timeout above ceiling", "ssh:\n  timeout_s: 31\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.timeout_s 31: must be between 1 and 30"},
+		{"timeout negative", "ssh:\n  timeout_s: -1\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.timeout_s -1"},
+		{"dstgen timeout above ceiling", "dstgen:\n  ssh_timeout_s: 60\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: dstgen.ssh_timeout_s 60"},
+		{"timeouts disagree", "ssh:\n  timeout_s: 10\ndstgen:\n  ssh_timeout_s: 20\nhosts:\n  - {name: a, address: b}\n", "env.yml:4: dstgen.ssh_timeout_s 20 disagrees"},
+		{"keepalive negative", "ssh:\n  keepalive_s: -2\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.keepalive_s"},
+		{"port range", "hosts:\n  - name: a\n    address: b\n    port: 70000\n", "env.yml:2: host a: port 70000 is out of range"},
+		{"ssh port range", "ssh:\n  port: -1\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.port -1 is out of range"},
+		{"duplicate host", "hosts:\n  - {name: a, address: b}\n  - {name: a, address: c}\n", `env.yml:3: host name "a" is used twice`},
+		{"host name injection", "hosts:\n  - {name: 'a;reboot', address: b}\n", `env.yml:2: host name "a;reboot"`},
+		{"host name subst", "hosts:\n  - {name: '$(id)', address: b}\n", `env.yml:2: host name "$(id)"`},
+		{"host name leading dash", "hosts:\n  - {name: -oProxyCommand, address: b}\n", `env.yml:2: host name "-oProxyCommand"`},
+		{"host name all", "hosts:\n  - {name: all, address: b}\n", `env.yml:2: host name "all" is reserved`},
+		{"host name empty", "hosts:\n  - {address: b}\n", "env.yml:2: host 1: name is empty"},
+		{"address empty", "hosts:\n  - {name: a}\n", "env.yml:2: host a: address is empty"},
+		{"address injection", "hosts:\n  - {name: a, address: 'b`id`'}\n", "env.yml:2: host a: address"},
+		{"address option", "hosts:\n  - {name: a, address: -oProxyCommand=x}\n", "env.yml:2: host a: address"},
+		{"role injection", "hosts:\n  - {name: a, address: b, roles: ['x y']}\n", `env.yml:2: host a: role "x y"`},
+		{"user injection", "ssh:\n  user: 'r;id'\nhosts:\n  - {name: a, address: b}\n", `env.yml:2: ssh.user "r;id"`},
+		{"workdir relative", "workdir: opt/x\nhosts:\n  - {name: a, address: b}\n", "env.yml:1: workdir must be an absolute"},
+		{"workdir root", "workdir: /\nhosts:\n  - {name: a, address: b}\n", "env.yml:1: workdir must not be /"},
+		{"workdir dotdot", "workdir: /opt/../etc\nhosts:\n  - {name: a, address: b}\n", "env.yml:1: workdir must not contain .."},
+		{"tier", "dstgen:\n  tier: huge\nhosts:\n  - {name: a, address: b}\n", `env.yml:2: dstgen.tier "huge"`},
+		{"jump without host", "ssh:\n  jump:\n    user: u\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: jump host: host is empty"},
+		{"bastion and jump", "ssh:\n  jump: {host: j}\nbastion: {enabled: true, host: k}\nremote: {host: a}\n", "env.yml:3: use either bastion"},
+		{"tilde user", "ssh:\n  key: ~bob/id\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ~user paths"},
+		{"inline key in key", "ssh:\n  key: \"" + key + "\"\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.key looks like inline private key material"},
+		{"inline key in parameters", "hosts:\n  - {name: a, address: b}\nparameters:\n  secret: |\n    -----BEGIN RSA PRIVATE KEY-----\n    MIIE\n", "env.yml:4: parameters.secret looks like inline private key"},
+		{"inline key in int field", "ssh:\n  port: \"" + key + "\"\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.port looks like inline"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("env.yml", []byte(tc.in))
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, strings.SplitN(tc.want, ": ", 2)[0]+":") || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q\nwant it to contain %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			if strings.Contains(msg, "b3BlbnNzaC1rZXktdjE") || strings.Contains(msg, "MIIE") {
+				t.Errorf("error echoes key material: %q", msg)
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "env.yml")
+	if err := os.WriteFile(p, []byte("hosts:\n  - {name: a, address: b, port: 0}\nbogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	if err == nil || !strings.HasPrefix(err.Error(), p+":3: unknown key") {
+		t.Fatalf("err = %v, want %s:3: unknown key", err, p)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yml")); err == nil || !strings.Contains(err.Error(), "missing.yml") {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestExampleParses(t *testing.T) {
+	e, err := Load("testdata/full.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Hosts) != 3 || e.SSH.Jump == nil || e.Benchmark.Rate != 20 || e.Parameters["replicas"] != 3 {
+		t.Errorf("loaded %+v", e)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	e, err := Parse("env.yml", []byte(`
+hosts:
+  - {name: n1, address: a, roles: [db, leader]}
+  - {name: n2, address: b, roles: [db]}
+  - {name: c1, address: c, roles: [client]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		target string
+		want   string // names joined, or "error: substring"
+	}{
+		{"all", "n1,n2,c1"},
+		{"n2", "n2"},
+		{"role:db", "n1,n2"},
+		{"role:client", "c1"},
+		{"c1,role:leader", "n1,c1"},
+		{"n1,n1", "n1"},
+		{"nope", `error: unknown target "nope"; valid: all, role:client, role:db, role:leader, n1, n2, c1`},
+		{"role:web", `error: unknown target "role:web"`},
+		{"", "error: empty target"},
+		{"n1;reboot", `error: unknown target "n1;reboot"`},
+		{"role:", `error: unknown target "role:"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target, func(t *testing.T) {
+			hs, err := e.Select(tc.target)
+			if strings.HasPrefix(tc.want, "error: ") {
+				if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(tc.want, "error: ")) {
+					t.Fatalf("err = %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, h := range hs {
+				names = append(names, h.Name)
+			}
+			if got := strings.Join(names, ","); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzLoad: any input either loads into a valid Env or fails with a
+// one-line file:line error that never echoes key material; never panics.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{
+		"hosts:\n  - {name: a, address: b}\n",
+		"remote:\n  host: x\nbastion: {enabled: true, host: j}\n",
+		"ssh:\n  timeout_s: 31\n",
+		"hosts: [{name: a, address: b, roles: [x]}]\nparameters: {k: [1, {a: b}]}\n",
+		"a: &x {b: *x}\n",
+		"ssh:\n  key: \"-----BEGIN KEY\"\n",
+	} {
+		f.Add([]byte(s))
+	}
+	if b, err := os.ReadFile("testdata/full.yml"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := Parse("env.yml", data)
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "env.yml:") {
+				t.Fatalf("error without file:line: %q", msg)
+			}
+			if strings.ContainsAny(msg, "\n") {
+				t.Fatalf("multi-line error: %q", msg)
+			}
+			if strings.Contains(msg, "-----BEGIN") {
+				t.Fatalf("error echoes key material: %q", msg)
+			}
+			return
+		}
+		if len(e.Hosts) == 0 || e.SSH.TimeoutS < 1 || e.SSH.TimeoutS > MaxTimeoutS || e.SSH.Port < 1 || e.SSH.KeepaliveS < 1 {
+			t.Fatalf("accepted invalid env: %+v", e)
+		}
+		seen := map[string]bool{}
+		for _, h := range e.Hosts {
+			if !nameRE.MatchString(h.Name) || seen[h.Name] || h.Address == "" || h.Port < 1 || h.Port > 65535 || h.User == "" {
+				t.Fatalf("accepted invalid host: %+v", h)
+			}
+			seen[h.Name] = true
+		}
+	})
+}

@@ -1,0 +1,433 @@
+package generator
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dstgen/dstgen/internal/gotask"
+	"github.com/dstgen/dstgen/plan"
+)
+
+// InitOptions are the inputs of `dstgen init`.
+type InitOptions struct {
+	SUT  string // SUT root; "" = current directory
+	Plan string // plan file; "" = the single docs/testing-plans/*.md, if any
+	Out  string // output dir; "" = <SUT>/testing
+
+	Force  bool // overwrite generated files edited since generation
+	DryRun bool // decide and report, write nothing
+	Yes    bool // accept every question's default without asking
+
+	// Prompt, when non-nil, is a terminal to ask the scanner's open
+	// questions on (answers are read one line each, Enter = default).
+	// nil never waits for input: unanswered questions become TODOs.
+	Prompt io.Reader
+	// Log receives the questions; nil discards them.
+	Log io.Writer
+
+	// Templates replaces the embedded template tree (tests).
+	Templates fs.FS
+}
+
+// InitResult is what Init decided and did.
+type InitResult struct {
+	SUT, Out string // absolute
+	PlanPath string // absolute; "" = no plan (benchmark framework only)
+	Profile  *Profile
+	Plan     *plan.Plan
+	Warnings []plan.Problem // lint warnings (errors stop Init)
+	Actions  []FileAction   // per generated file, sorted by path
+	DryRun   bool
+}
+
+// LintError is returned when the plan has lint errors: a plan the linter
+// rejects is not executable, so nothing is generated from it.
+type LintError struct {
+	Problems []plan.Problem // errors and warnings, in Lint's order
+}
+
+func (e *LintError) Error() string {
+	n := 0
+	first := ""
+	for _, p := range e.Problems {
+		if p.Severity == "error" {
+			if n == 0 {
+				first = p.String()
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf("plan fails lint with %d error(s); first: %s", n, first)
+}
+
+// Init scans the SUT, reads and lints the plan, asks or records the open
+// questions, renders testing/ and writes it safely: everything is rendered
+// into a temporary directory next to the output and checked (go-task must
+// be able to compile the Taskfile) before any file is moved into place;
+// env.yml is never written and hand-edited files are kept unless Force.
+// Every error is about the input or the environment (exit 2 material).
+func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
+	sut, err := sutDir(o.SUT)
+	if err != nil {
+		return nil, err
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join(sut, "testing")
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return nil, fmt.Errorf("output dir %s: %w", o.Out, err)
+	}
+	if err := checkOut(out); err != nil {
+		return nil, err
+	}
+	res := &InitResult{SUT: sut, Out: out, DryRun: o.DryRun}
+
+	planPath, err := findPlan(sut, o.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if planPath != "" {
+		p, err := plan.Parse(planPath)
+		if err != nil {
+			return nil, fmt.Errorf("read plan: %w", err)
+		}
+		probs := plan.Lint(p)
+		for _, pr := range probs {
+			if pr.Severity == "error" {
+				return nil, &LintError{Problems: probs}
+			}
+		}
+		res.Plan, res.PlanPath, res.Warnings = p, planPath, probs
+	}
+
+	outRel, err := filepath.Rel(sut, out)
+	if err != nil || strings.HasPrefix(outRel, "..") {
+		outRel = ""
+	}
+	prof, err := Scan(ctx, sut, ScanOptions{PlanPath: planPath, OutDir: filepath.ToSlash(outRel)})
+	if err != nil {
+		return nil, err
+	}
+	res.Profile = prof
+
+	switch {
+	case o.Yes:
+		for i := range prof.Questions {
+			if prof.Questions[i].Answer == "" {
+				prof.Questions[i].Answer = prof.Questions[i].Default
+			}
+		}
+	case o.Prompt != nil:
+		if err := ask(ctx, prof.Questions, o.Prompt, o.Log); err != nil {
+			return nil, err
+		}
+	}
+
+	in := RenderInput{Profile: prof, Plan: res.Plan, Templates: o.Templates}
+	if in.SUTRel, err = filepath.Rel(out, sut); err != nil {
+		in.SUTRel = sut
+	}
+	in.SUTRel = filepath.ToSlash(in.SUTRel)
+	var planData []byte
+	if planPath != "" {
+		if planData, err = os.ReadFile(planPath); err != nil {
+			return nil, fmt.Errorf("read plan: %w", err)
+		}
+		in.PlanSHA = sum(planData)
+		in.PlanPath = relSlash(out, planPath)
+		in.PlanRel = relSlash(sut, planPath)
+	}
+	files, err := Render(in)
+	if err != nil {
+		return nil, err
+	}
+	prof.Root = "" // machine-specific; profile.yml records sut relative to out
+	meta, err := profileYAML(in, prof)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, File{Path: ProfilePath, Data: meta, Mode: 0o644})
+
+	man, err := readManifest(out)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := planActions(out, files, man, o.Force)
+	if err != nil {
+		return nil, err
+	}
+	newMan := newManifest(files, acts, man)
+	mf := File{Path: ManifestPath, Data: newMan.encode(), Mode: 0o644}
+	ma, err := planActions(out, []File{mf}, man, true)
+	if err != nil {
+		return nil, err
+	}
+	files, acts = append(files, mf), append(acts, ma...)
+	order(files, acts)
+	res.Actions = acts
+	prof.Root = sut
+
+	if o.DryRun {
+		// Still prove the Taskfile compiles, in a scratch dir outside out.
+		tmp, err := os.MkdirTemp("", "dstgen-dry-run-*")
+		if err != nil {
+			return nil, fmt.Errorf("dry run: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		if err := checkStaged(tmp, files); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+
+	tmp, err := stage(out, files)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := gotask.Check(tmp); err != nil {
+		return nil, fmt.Errorf("generated Taskfile.yml is not valid for go-task (nothing written): %s", oneline(err.Error()))
+	}
+	if err := commit(tmp, out, files, acts); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func checkStaged(dir string, files []File) error {
+	for _, f := range files {
+		if f.Path != gotask.Taskfile {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
+			return fmt.Errorf("dry run: %w", err)
+		}
+		if err := gotask.Check(dir); err != nil {
+			return fmt.Errorf("generated Taskfile.yml is not valid for go-task: %s", oneline(err.Error()))
+		}
+	}
+	return nil
+}
+
+func order(files []File, acts []FileAction) {
+	idx := make([]int, len(files))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return files[idx[a]].Path < files[idx[b]].Path })
+	f2 := make([]File, len(files))
+	a2 := make([]FileAction, len(acts))
+	for i, j := range idx {
+		f2[i], a2[i] = files[j], acts[j]
+	}
+	copy(files, f2)
+	copy(acts, a2)
+}
+
+func relSlash(base, target string) string {
+	r, err := filepath.Rel(base, target)
+	if err != nil {
+		return filepath.ToSlash(target)
+	}
+	return filepath.ToSlash(r)
+}
+
+// checkOut fails early, before any scanning, when out cannot become the
+// output directory: it is a file, or its nearest existing ancestor is not
+// a writable directory.
+func checkOut(out string) error {
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return fmt.Errorf("output dir %s is a file", out)
+	}
+	p := out
+	for {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("output dir %s is not writable: %s is not a directory", out, p)
+			}
+			if err := syscall.Access(p, 2 /* W_OK */); err != nil {
+				return fmt.Errorf("output dir %s is not writable: %s: %w", out, p, err)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("output dir %s is not writable: %w", out, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("output dir %s is not writable: no existing ancestor", out)
+		}
+		p = parent
+	}
+}
+
+// sutDir resolves and checks the SUT directory: it must exist, be a
+// directory and be listable.
+func sutDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("SUT dir %s does not exist", dir)
+		}
+		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("SUT dir %s is not a directory", dir)
+	}
+	f, err := os.Open(abs)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		f.Close()
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("SUT dir %s is not readable: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// findPlan returns the plan to use: the given one, else the single
+// docs/testing-plans/*.md; "" when there is none. Several are ambiguous.
+func findPlan(sut, given string) (string, error) {
+	if given != "" {
+		abs, err := filepath.Abs(given)
+		if err != nil {
+			return "", fmt.Errorf("plan %s: %w", given, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("plan %s does not exist", given)
+			}
+			return "", fmt.Errorf("plan %s: %w", given, err)
+		}
+		if fi.IsDir() {
+			return "", fmt.Errorf("plan %s is a directory", given)
+		}
+		return abs, nil
+	}
+	found, err := filepath.Glob(filepath.Join(sut, "docs", "testing-plans", "*.md"))
+	if err != nil {
+		return "", fmt.Errorf("find plans: %w", err)
+	}
+	var plans []string
+	for _, f := range found {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			plans = append(plans, f)
+		}
+	}
+	switch len(plans) {
+	case 0:
+		return "", nil
+	case 1:
+		return plans[0], nil
+	}
+	names := make([]string, len(plans))
+	for i, p := range plans {
+		names[i] = relSlash(sut, p)
+	}
+	return "", fmt.Errorf("%d plans found (%s); pick one with --plan", len(plans), strings.Join(names, ", "))
+}
+
+// ask puts each open question on the terminal: Enter keeps the default (an
+// empty default leaves it open, written as a TODO); end of input stops
+// asking. Reading happens off the caller's goroutine so a cancelled context
+// is honoured even while a read blocks.
+func ask(ctx context.Context, qs []Question, in io.Reader, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	lines := make(chan string)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(lines)
+		br := bufio.NewReader(in)
+		for {
+			l, err := br.ReadString('\n')
+			if l != "" || err == nil {
+				select {
+				case lines <- strings.TrimRight(l, "\r\n"):
+				case <-done:
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	group := ""
+	for i := range qs {
+		q := &qs[i]
+		if q.Answer != "" {
+			continue
+		}
+		if q.Group != "" && q.Group != group {
+			group = q.Group
+			fmt.Fprintf(log, "\n[%s]\n", group)
+		}
+		if q.Default != "" {
+			fmt.Fprintf(log, "%s [%s]: ", q.Text, q.Default)
+		} else {
+			fmt.Fprintf(log, "%s (Enter to leave as TODO): ", q.Text)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(log)
+				return nil
+			}
+			q.Answer = strings.TrimSpace(l)
+			if q.Answer == "" {
+				q.Answer = q.Default
+			}
+		}
+	}
+	return nil
+}
+
+// profileYAML is testing/.dstgen/profile.yml: the profile this generation
+// used, with the plan it came from and its sha256 (real-env-test §2.4), so
+// a re-run can be diffed against it.
+func profileYAML(in RenderInput, p *Profile) ([]byte, error) {
+	doc := struct {
+		Generator string   `yaml:"generator"`
+		SUT       string   `yaml:"sut"`
+		Plan      string   `yaml:"plan"`
+		PlanSHA   string   `yaml:"plan_sha256"`
+		Mode      string   `yaml:"mode"`
+		Profile   *Profile `yaml:"profile"`
+	}{"dstgen init", in.SUTRel, in.PlanPath, in.PlanSHA, p.Completeness.Mode, p}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode profile: %w", err)
+	}
+	head := "# Generated by dstgen init: the SUT profile and plan this testing/ dir was\n" +
+		"# generated from. Rewritten on every run; edit env.yml, not this file.\n"
+	return append([]byte(head), b...), nil
+}

@@ -1,0 +1,518 @@
+package generator
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dstgen/dstgen/plan"
+)
+
+// ScenariosFile is the schema of the generated testing/scenarios.yml, which
+// `dstgen run` reads. It is written from a template (so the plan's prose can
+// sit beside each entry as comments) and is guaranteed to unmarshal into
+// this type with unknown fields rejected.
+//
+// A string value that starts with "TODO(" is something the plan did not say
+// well enough to run; `task validate` refuses the file while one is left.
+type ScenariosFile struct {
+	Version    int             `yaml:"version"`     // 1
+	Plan       string          `yaml:"plan"`        // plan path relative to testing/; "" = none
+	PlanSHA256 string          `yaml:"plan_sha256"` // of the plan generated from
+	Scenarios  []ScenarioEntry `yaml:"scenarios"`   // plan order
+}
+
+// ScenarioEntry is one plan scenario (§7).
+type ScenarioEntry struct {
+	ID             string               `yaml:"id"`
+	Name           string               `yaml:"name"`
+	Falsifies      []string             `yaml:"falsifies"`
+	Closes         []string             `yaml:"closes"`
+	Technique      string               `yaml:"technique"`
+	Serious        bool                 `yaml:"serious"` // a falsified claim needs §7.M
+	Tiers          map[string]TierEntry `yaml:"tiers"`   // smoke, hardening, release
+	Workload       WorkloadEntry        `yaml:"workload"`
+	Faults         []FaultEntry         `yaml:"faults"`
+	LandingSignals []string             `yaml:"landing_signals"`
+	Oracle         OracleEntry          `yaml:"oracle"`
+	Arms           []ArmEntry           `yaml:"arms,omitempty"`
+}
+
+// TierEntry is one budget tier: the plan text verbatim plus the numbers
+// plan.ParseTier could read (nil = not stated). A release disclosure keeps
+// its text and sets NotProvided, Reason and RevisitWhen.
+type TierEntry struct {
+	Text        string   `yaml:"text"`
+	NotProvided bool     `yaml:"not_provided,omitempty"`
+	Reason      string   `yaml:"reason,omitempty"`
+	RevisitWhen string   `yaml:"revisit_when,omitempty"`
+	Size        *float64 `yaml:"size"`
+	SizeUnit    string   `yaml:"size_unit"` // nodes | tenants | clients | keys | ""
+	DurationS   *float64 `yaml:"duration_s"`
+	Faults      *float64 `yaml:"faults"`
+	Seeds       *float64 `yaml:"seeds"`
+}
+
+// WorkloadEntry is what the client host runs.
+type WorkloadEntry struct {
+	Command   string   `yaml:"command"`
+	Rate      *float64 `yaml:"rate"`       // ops/s
+	DurationS *float64 `yaml:"duration_s"` // seconds
+}
+
+// FaultEntry is one fault of the schedule. Times are strings ("120s") or a
+// TODO; Nemesis is an id of spec/nemesis.md.
+type FaultEntry struct {
+	Nemesis string `yaml:"nemesis"`
+	Targets string `yaml:"targets"`
+	At      string `yaml:"at"`
+	For     string `yaml:"for"`
+	Every   string `yaml:"every,omitempty"`
+	Times   int    `yaml:"times,omitempty"`
+}
+
+// OracleEntry says how the history is judged.
+type OracleEntry struct {
+	Model    string `yaml:"model"`
+	Checker  string `yaml:"checker"`
+	History  string `yaml:"history"`
+	TimeoutS int    `yaml:"timeout_s"`
+	// FairnessFormula is the §7.M.S formula, verbatim, for fairness
+	// scenarios.
+	FairnessFormula string `yaml:"fairness_formula,omitempty"`
+}
+
+// ArmEntry is a §7.M.S arm.
+type ArmEntry struct {
+	ID      string         `yaml:"id"`
+	Surface string         `yaml:"surface"`
+	Oracle  ArmOracleEntry `yaml:"oracle"`
+}
+
+// ArmOracleEntry is an arm's own oracle.
+type ArmOracleEntry struct {
+	Property string `yaml:"property"`
+	Model    string `yaml:"model"`
+	Checker  string `yaml:"checker"`
+	History  string `yaml:"history"`
+}
+
+// checkerTimeoutS is the default checker budget written per scenario; the
+// analyzer yields no PASS when it runs out.
+const checkerTimeoutS = 300
+
+type scenarioModel struct {
+	ID, Name, TaskName string
+	Falsifies, Closes  []string
+	Technique          string
+	Serious            bool
+	Tiers              []tierModel
+
+	Command   string
+	Rate      *float64
+	DurationS *float64
+
+	Faults  []FaultEntry
+	Landing []string
+
+	Model, Checker, History string
+	FairnessFormula         string
+	TimeoutS                int
+	Arms                    []armModel
+
+	WorkloadProse, FaultsProse, OracleProse, ExitCriteria string
+}
+
+type tierModel struct {
+	Name                           string
+	Text                           string
+	NotProvided                    bool
+	Reason, Revisit                string
+	Size, DurationS, Faults, Seeds *float64
+	SizeUnit                       string
+}
+
+type armModel struct {
+	ID, Surface, Property, Model, Checker, History string
+}
+
+func fptr(v float64) *float64 { return &v }
+
+func tierFor(name string, b plan.Budget) tierModel {
+	t := tierModel{Name: name, Text: b.Text, NotProvided: b.NotProvided, Reason: b.Reason, Revisit: b.RevisitWhen}
+	if strings.TrimSpace(b.Text) == "" {
+		t.Text = fmt.Sprintf("TODO(%s): the plan states no %s budget", name, name)
+		return t
+	}
+	if b.NotProvided {
+		return t
+	}
+	pt := plan.ParseTier(b.Text)
+	if n, unit, ok := pt.Size(); ok {
+		t.Size, t.SizeUnit = fptr(float64(n)), unit
+	}
+	if pt.Duration.Known {
+		t.DurationS = fptr(pt.Duration.D.Seconds())
+	}
+	if pt.Faults.Known {
+		t.Faults = fptr(float64(pt.Faults.N))
+	}
+	if pt.Seeds.Known {
+		t.Seeds = fptr(float64(pt.Seeds.N))
+	}
+	return t
+}
+
+var rateRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(?:ops|req|requests|writes|reads|puts|gets)?\s*/\s*s\b`)
+
+func scenarioFor(s plan.Scenario) scenarioModel {
+	sm := scenarioModel{
+		ID: s.ID, Name: s.Name, TaskName: "scenario:" + s.ID,
+		Falsifies: nonNil(s.Falsifies), Closes: nonNil(s.Closes), Technique: s.Technique,
+		Serious:       s.M != nil,
+		WorkloadProse: s.Workload, FaultsProse: s.Faults, OracleProse: s.Oracle, ExitCriteria: s.ExitCriteria,
+		History:  "artifacts/" + s.ID + "/history.jsonl",
+		TimeoutS: checkerTimeoutS,
+	}
+	sm.Tiers = []tierModel{tierFor("smoke", s.Smoke), tierFor("hardening", s.Hardening), tierFor("release", s.Release)}
+	// The release disclosure is kept verbatim; the template prints Text.
+	sm.Command = fmt.Sprintf("TODO(%s.workload.command): command that runs this workload on the client host and writes %s", s.ID, sm.History)
+	if m := rateRE.FindStringSubmatch(s.Workload); m != nil {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			sm.Rate = &v
+		}
+	}
+	if t := plan.ParseTier(s.Workload); t.Duration.Known {
+		sm.DurationS = fptr(t.Duration.D.Seconds())
+	}
+	nemText := ""
+	if s.M != nil {
+		nemText = s.M.Nemesis
+	}
+	sm.Faults = faultsFor(s.ID, s.Faults, nemText)
+	sm.Landing = landingFor(s.ID, nemText, sm.Faults)
+	if s.M != nil {
+		sm.Model = orTODO(s.M.Model, s.ID+".oracle.model", "§7.M names no model")
+		sm.Checker = orTODO(s.M.Checker, s.ID+".oracle.checker", "§7.M names no checker")
+	} else {
+		sm.Model = "none (§7.M not applicable)"
+		if s.S != nil && strings.TrimSpace(s.S.FairnessFormula) != "" {
+			sm.Model = "group"
+			sm.FairnessFormula = oneline(s.S.FairnessFormula)
+		}
+		sm.Checker = checkerFor(s.ID, s.Oracle, sm.FairnessFormula)
+	}
+	for _, a := range s.Arms {
+		am := armModel{ID: a.ID, Surface: a.Surface, Property: a.Oracle, History: "artifacts/" + a.ID + "/history.jsonl"}
+		switch {
+		case a.M != nil:
+			am.Model = orTODO(a.M.Model, a.ID+".oracle.model", "the arm's §7.M names no model")
+			am.Checker = orTODO(a.M.Checker, a.ID+".oracle.checker", "the arm's §7.M names no checker")
+		case s.M != nil:
+			am.Model, am.Checker = sm.Model, sm.Checker
+		default:
+			am.Model = "none (§7.M not applicable)"
+			am.Checker = checkerFor(a.ID, a.Oracle, "")
+			if strings.Contains(strings.ToLower(a.Oracle), "fairness") && sm.FairnessFormula != "" {
+				am.Model, am.Checker = sm.Model, sm.Checker
+			}
+		}
+		sm.Arms = append(sm.Arms, am)
+	}
+	return sm
+}
+
+var sloRE = regexp.MustCompile(`(?i)≤|<=|\bp(50|9[059]|99\.9)\b|latency|throughput|\bwithin\s+\d`)
+
+// checkerFor names the checker (history-and-checkers.md §5) for a scenario
+// without §7.M when its Oracle text makes the kind unambiguous; otherwise
+// it is a TODO, because running needs a checker.
+func checkerFor(id, oracle, formula string) string {
+	switch {
+	case formula != "":
+		return "fairness (formula-based, per group)"
+	case sloRE.MatchString(oracle):
+		return "metric SLO threshold (inferred from the Oracle text)"
+	}
+	return fmt.Sprintf("TODO(%s.oracle.checker): pick the checker for: %s", id, oneline(oracle))
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func orTODO(v, id, why string) string {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Sprintf("TODO(%s): %s", id, why)
+	}
+	return oneline(v)
+}
+
+// nemesisIDs are the 33 rows of spec/nemesis.md with their generic landing
+// evidence, in spec order.
+var nemesisIDs = []struct{ id, evidence string }{
+	{"kill-9", "process-exit log line; restart timestamp / new PID"},
+	{"kill-term", "shutdown log lines"},
+	{"pause", "gap in heartbeat log / heartbeat metric for the paused window"},
+	{"container-restart", "container/pod lifecycle event"},
+	{"partition-full", "packet counters on the dropping rule; RPC timeouts on both sides"},
+	{"partition-asym", "timeouts seen on one side only"},
+	{"packet-loss", "netem statistics; RPC retry counters"},
+	{"latency", "shift in the RPC latency histogram"},
+	{"bandwidth", "throughput drop"},
+	{"partition-minority", "RPC timeouts on the minority while the majority keeps committing"},
+	{"partition-majority", "the majority quorum stops making progress"},
+	{"leader-isolation", "the leader sees peers go silent; the rest elect a new leader"},
+	{"packet-dup", "duplicate-packet counter; doubled RPC counters"},
+	{"packet-reorder", "out-of-order arrival counter"},
+	{"metadata-outage", "dependent ops fail with metadata-unreachable errors"},
+	{"disk-full", "write errors in the SUT log"},
+	{"fsync-loss", "crash, then divergence/mismatch found on recovery"},
+	{"slow-disk", "shift in the IO latency histogram"},
+	{"bitflip", "checksum failures"},
+	{"fsync-fail", "crash recovery reveals lost writes"},
+	{"storage-corrupt", "SUT reports checksum / integrity errors"},
+	{"backup-restore-race", "restore-time markers in logs; replicas compared before/after"},
+	{"clock-skew", "timestamp drift visible in logs"},
+	{"clock-slow", "drift in derived metrics"},
+	{"restart-wrong-order", "leadership changes during the restarts; raft/consensus metric counts"},
+	{"split-brain", "competing-leader log lines on both sides"},
+	{"slow-follower", "per-node RPC latency skew; back-pressure metrics on the others"},
+	{"mixed-version", "version-mismatch log lines; membership view shows both versions"},
+	{"rolling-upgrade", "per-node version flip in cluster status; workload error rate"},
+	{"config-divergence", "config visible via SUT introspection; behaviour differs per node"},
+	{"auth-divergence", "auth-failure counter on the stale node"},
+	{"compaction-during-reads", "compaction-active log line; read latency skew"},
+	{"rebalance-during-writes", "rebalance-in-progress metric; per-shard ownership transitions"},
+}
+
+// nemesisHints map plan prose to nemesis ids when the plan does not name
+// the id itself; first match wins, so specific phrases come first.
+var nemesisHints = []struct {
+	re *regexp.Regexp
+	id string
+}{
+	{regexp.MustCompile(`(?i)leader\W+(\w+\W+){0,3}isolat|isolat\w*\W+(\w+\W+){0,3}leader`), "leader-isolation"},
+	{regexp.MustCompile(`(?i)split[- ]brain`), "split-brain"},
+	{regexp.MustCompile(`(?i)kill\s*-(9|kill)\b|hard[- ]kill|sigkill|power[- ]?off`), "kill-9"},
+	{regexp.MustCompile(`(?i)kill\s*-(stop|19)\b|sigstop|\bpause|freeze`), "pause"},
+	{regexp.MustCompile(`(?i)asymmetric|one[- ]way|one direction|direction only`), "partition-asym"},
+	{regexp.MustCompile(`(?i)minority`), "partition-minority"},
+	{regexp.MustCompile(`(?i)majority`), "partition-majority"},
+	{regexp.MustCompile(`(?i)partition|iptables|isolat`), "partition-full"},
+	{regexp.MustCompile(`(?i)duplicat`), "packet-dup"},
+	{regexp.MustCompile(`(?i)reorder`), "packet-reorder"},
+	{regexp.MustCompile(`(?i)packet[- ]loss|netem loss|\bloss\b`), "packet-loss"},
+	{regexp.MustCompile(`(?i)slow follower`), "slow-follower"},
+	{regexp.MustCompile(`(?i)latency|delay`), "latency"},
+	{regexp.MustCompile(`(?i)bandwidth`), "bandwidth"},
+	{regexp.MustCompile(`(?i)disk[- ]full|fill (the )?(disk|filesystem)`), "disk-full"},
+	{regexp.MustCompile(`(?i)fsync[- ]fail`), "fsync-fail"},
+	{regexp.MustCompile(`(?i)fsync|power[- ]loss`), "fsync-loss"},
+	{regexp.MustCompile(`(?i)slow[- ]disk|io throttl`), "slow-disk"},
+	{regexp.MustCompile(`(?i)bit[- ]?flip`), "bitflip"},
+	{regexp.MustCompile(`(?i)corrupt`), "storage-corrupt"},
+	{regexp.MustCompile(`(?i)backup|restore`), "backup-restore-race"},
+	{regexp.MustCompile(`(?i)clock[- ]skew|skew\w* the clock|date -s`), "clock-skew"},
+	{regexp.MustCompile(`(?i)slow clock|clock rate`), "clock-slow"},
+	{regexp.MustCompile(`(?i)rolling[- ]upgrade`), "rolling-upgrade"},
+	{regexp.MustCompile(`(?i)mixed[- ]version`), "mixed-version"},
+	{regexp.MustCompile(`(?i)rolling[- ]restart|restart order`), "restart-wrong-order"},
+	{regexp.MustCompile(`(?i)container|\bpod\b|docker`), "container-restart"},
+	{regexp.MustCompile(`(?i)compaction`), "compaction-during-reads"},
+	{regexp.MustCompile(`(?i)rebalanc|reconfigur`), "rebalance-during-writes"},
+	{regexp.MustCompile(`(?i)metadata|etcd|zookeeper`), "metadata-outage"},
+	{regexp.MustCompile(`(?i)kill\s*-(term|15)\b|sigterm|graceful|restart|\bstop\b`), "kill-term"},
+	{regexp.MustCompile(`(?i)\bkill`), "kill-9"},
+}
+
+// inferNemesis names the nemesis a piece of prose describes: an id written
+// literally wins, then the phrase hints.
+func inferNemesis(text string) string {
+	low := strings.ToLower(text)
+	best, at := "", len(low)+1
+	for _, n := range nemesisIDs {
+		re := regexp.MustCompile(`(^|[^a-z0-9-])` + regexp.QuoteMeta(n.id) + `($|[^a-z0-9-])`)
+		if loc := re.FindStringIndex(low); loc != nil && (loc[0] < at || loc[0] == at && len(n.id) > len(best)) {
+			best, at = n.id, loc[0]
+		}
+	}
+	if best != "" {
+		return best
+	}
+	for _, h := range nemesisHints {
+		if h.re.MatchString(text) {
+			return h.id
+		}
+	}
+	return ""
+}
+
+func nemesisEvidence(id string) string {
+	for _, n := range nemesisIDs {
+		if n.id == id {
+			return n.evidence
+		}
+	}
+	return ""
+}
+
+var (
+	atRE    = regexp.MustCompile(`(?i)\bT\s*\+\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	forRE   = regexp.MustCompile(`(?i)\bfor\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	everyRE = regexp.MustCompile(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	timesRE = regexp.MustCompile(`(?i)\b(\d+)\s*(times|x)\b`)
+	onceRE  = regexp.MustCompile(`(?i)\bonce\b`)
+	noneRE  = regexp.MustCompile(`(?i)^\s*(none|no faults?|n/a)\b`)
+)
+
+// dur normalises "45s", "10 min" to seconds text ("45s", "600s").
+func dur(num, unit string) string {
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return num + unit
+	}
+	switch u := strings.ToLower(unit); {
+	case u == "ms":
+		v /= 1000
+	case strings.HasPrefix(u, "h"):
+		v *= 3600
+	case u == "m" || strings.HasPrefix(u, "min"):
+		v *= 60
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + "s"
+}
+
+func targetsOf(clause string) string {
+	low := strings.ToLower(clause)
+	for _, t := range []struct{ word, target string }{
+		{"random follower", "random-follower"}, {"leader", "leader"}, {"follower", "followers"},
+		{"minority", "minority"}, {"majority", "majority"}, {"all nodes", "all"}, {"every node", "all"},
+		{"random node", "random-node"}, {"one node", "random-node"},
+	} {
+		if strings.Contains(low, t.word) {
+			return t.target
+		}
+	}
+	// "restart the gateway" → the role named after the verb's object.
+	if m := regexp.MustCompile(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`).FindStringSubmatch(clause); m != nil {
+		return "role:" + strings.ToLower(m[1])
+	}
+	return ""
+}
+
+// faultsFor turns the plan's Faults prose (and the §7.M nemesis text) into
+// a schedule: one entry per ";"-separated clause that names a fault; a
+// clause that only says when ("repeat every 150s") amends the previous one.
+// Whatever cannot be read becomes a TODO naming the scenario and field.
+func faultsFor(id, text, mNemesis string) []FaultEntry {
+	if strings.TrimSpace(text) == "" {
+		return []FaultEntry{{Nemesis: fmt.Sprintf("TODO(%s.faults): the plan has no Faults field", id),
+			Targets: todo(id, 0, "targets"), At: todo(id, 0, "at"), For: todo(id, 0, "for")}}
+	}
+	if noneRE.MatchString(text) {
+		return nil
+	}
+	var out []FaultEntry
+	for _, clause := range strings.Split(text, ";") {
+		if strings.TrimSpace(clause) == "" {
+			continue
+		}
+		nem := inferNemesis(clause)
+		if nem == "" && len(out) > 0 {
+			amend(&out[len(out)-1], clause)
+			continue
+		}
+		i := len(out)
+		f := FaultEntry{Nemesis: nem, Targets: targetsOf(clause)}
+		if f.Nemesis == "" {
+			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (spec/nemesis.md) for: %s", id, i, oneline(clause))
+		}
+		if m := atRE.FindStringSubmatch(clause); m != nil {
+			f.At = dur(m[1], m[2])
+		}
+		if m := forRE.FindStringSubmatch(clause); m != nil {
+			f.For = dur(m[1], m[2])
+		}
+		amend(&f, clause)
+		out = append(out, f)
+	}
+	// §7.M names the nemesis authoritatively; prefer it for the first fault
+	// when the prose alone was ambiguous.
+	if n := inferNemesis(mNemesis); n != "" && len(out) > 0 && strings.HasPrefix(out[0].Nemesis, "TODO(") {
+		out[0].Nemesis = n
+	}
+	for i := range out {
+		if out[i].Targets == "" {
+			out[i].Targets = todo(id, i, "targets")
+		}
+		if out[i].At == "" && out[i].Every != "" {
+			out[i].At = out[i].Every // "every 60s": the first window opens after one period
+		}
+		if out[i].At == "" {
+			out[i].At = todo(id, i, "at")
+		}
+		if out[i].For == "" {
+			out[i].For = todo(id, i, "for")
+			if strings.HasPrefix(out[i].Nemesis, "kill-") {
+				out[i].For = "0s" // a kill is instantaneous; the supervisor restarts
+			}
+		}
+	}
+	return out
+}
+
+func amend(f *FaultEntry, clause string) {
+	if m := everyRE.FindStringSubmatch(clause); m != nil {
+		f.Every = dur(m[1], m[2])
+	}
+	if m := timesRE.FindStringSubmatch(clause); m != nil {
+		f.Times, _ = strconv.Atoi(m[1])
+	} else if onceRE.MatchString(clause) {
+		f.Times = 1
+	}
+	if f.At == "" {
+		if m := atRE.FindStringSubmatch(clause); m != nil {
+			f.At = dur(m[1], m[2])
+		}
+	}
+}
+
+func todo(id string, i int, field string) string {
+	return fmt.Sprintf("TODO(%s.faults[%d].%s): the plan's Faults text does not say", id, i, field)
+}
+
+// landingFor lists what proves each window landed: the §7.M evidence split
+// into its signals, else the nemesis row's generic evidence.
+func landingFor(id, mNemesis string, faults []FaultEntry) []string {
+	var out []string
+	if t := strings.TrimSpace(mNemesis); t != "" {
+		ev := t
+		low := strings.ToLower(t)
+		for _, marker := range []string{"evidence =", "evidence:", "evidence="} {
+			if i := strings.Index(low, marker); i >= 0 {
+				ev = t[i+len(marker):]
+				break
+			}
+		}
+		for _, part := range regexp.MustCompile(`\s+AND\s+|;`).Split(ev, -1) {
+			if p := oneline(part); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, f := range faults {
+		if e := nemesisEvidence(f.Nemesis); e != "" {
+			out = append(out, f.Nemesis+": "+e+" (generic evidence, spec/nemesis.md)")
+		}
+	}
+	if len(out) == 0 && len(faults) > 0 {
+		out = append(out, fmt.Sprintf("TODO(%s.landing_signals): name the injector and victim signals that prove each fault landed", id))
+	}
+	return out
+}

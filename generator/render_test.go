@@ -1,0 +1,191 @@
+package generator
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dstgen/dstgen/plan"
+)
+
+func TestInferNemesis(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"isolate current leader at T+120s for 45s", "leader-isolation"},
+		{"leader-isolation via iptables; evidence = DROP counter", "leader-isolation"},
+		{"kill -9 a random follower every 60s", "kill-9"},
+		{"hard-kill; evidence = exit timestamps", "kill-9"},
+		{"drop leader→followers direction only (asymmetric) for 20s, 5 times", "partition-asym"},
+		{"partition the minority from the majority", "partition-minority"},
+		{"full partition between A and B", "partition-full"},
+		{"add 30% packet loss with netem", "packet-loss"},
+		{"add 200ms latency on every link", "latency"},
+		{"fill the disk with a junk file", "disk-full"},
+		{"skew the clock by 5 minutes", "clock-skew"},
+		{"restart the gateway mid-run once", "kill-term"},
+		{"SIGSTOP the leader for 10s", "pause"},
+		{"rolling upgrade under load", "rolling-upgrade"},
+		{"use slow-follower on node 3", "slow-follower"},
+		{"trigger compaction during reads", "compaction-during-reads"},
+		{"nothing recognisable here", ""},
+		{"", ""},
+	} {
+		if got := inferNemesis(tc.text); got != tc.want {
+			t.Errorf("inferNemesis(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestFaultsFor(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, m string
+		want          []FaultEntry
+	}{
+		{"none", "none", "", nil},
+		{"window with repeat", "isolate current leader at T+120s for 45s; repeat every 150s", "",
+			[]FaultEntry{{Nemesis: "leader-isolation", Targets: "leader", At: "120s", For: "45s", Every: "150s"}}},
+		{"two kills", "kill -9 a random follower every 60s; kill -9 the leader once at T+150s", "",
+			[]FaultEntry{
+				{Nemesis: "kill-9", Targets: "random-follower", At: "60s", For: "0s", Every: "60s"},
+				{Nemesis: "kill-9", Targets: "leader", At: "150s", For: "0s", Times: 1}}},
+		{"minutes", "partition the minority at T+2min for 1.5 min", "",
+			[]FaultEntry{{Nemesis: "partition-minority", Targets: "minority", At: "120s", For: "90s"}}},
+		{"model block names it", "something odd happens to node 2", "latency on node 2; evidence = p99 shift",
+			[]FaultEntry{{Nemesis: "latency", Targets: todo("S9", 0, "targets"), At: todo("S9", 0, "at"), For: todo("S9", 0, "for")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := faultsFor("S9", tc.text, tc.m)
+			if len(got) != len(tc.want) {
+				t.Fatalf("faultsFor = %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("fault %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+	// Unreadable prose becomes visible TODOs naming the scenario.
+	got := faultsFor("S7", "do something unspeakable", "")
+	if len(got) != 1 || !strings.HasPrefix(got[0].Nemesis, "TODO(S7.faults[0].nemesis)") || !strings.HasPrefix(got[0].At, "TODO(") {
+		t.Errorf("unknown fault = %+v, want TODOs", got)
+	}
+	if got := faultsFor("S7", "", ""); len(got) != 1 || !strings.HasPrefix(got[0].Nemesis, "TODO(S7.faults)") {
+		t.Errorf("empty Faults = %+v, want a TODO", got)
+	}
+}
+
+func TestLandingFor(t *testing.T) {
+	got := landingFor("S1", "leader-isolation via iptables; evidence = DROP counter rises AND raft_leader_changes_total increments", nil)
+	if len(got) != 2 || got[0] != "DROP counter rises" || got[1] != "raft_leader_changes_total increments" {
+		t.Errorf("§7.M evidence split = %q", got)
+	}
+	got = landingFor("S3", "", []FaultEntry{{Nemesis: "partition-asym"}})
+	if len(got) != 1 || !strings.Contains(got[0], "timeouts seen on one side only") {
+		t.Errorf("generic evidence = %q", got)
+	}
+	got = landingFor("S3", "", []FaultEntry{{Nemesis: "TODO(x)"}})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "TODO(S3.landing_signals)") {
+		t.Errorf("unknown nemesis evidence = %q", got)
+	}
+	if got := landingFor("S5", "", nil); len(got) != 0 {
+		t.Errorf("no faults → no landing signals, got %q", got)
+	}
+}
+
+func TestNemesisTableMatchesSpec(t *testing.T) {
+	if len(nemesisIDs) != 33 {
+		t.Errorf("nemesis table has %d rows, spec/nemesis.md has 33", len(nemesisIDs))
+	}
+	seen := map[string]bool{}
+	for _, n := range nemesisIDs {
+		if seen[n.id] {
+			t.Errorf("duplicate nemesis id %s", n.id)
+		}
+		seen[n.id] = true
+	}
+	for _, h := range nemesisHints {
+		if !seen[h.id] {
+			t.Errorf("hint maps to unknown nemesis id %s", h.id)
+		}
+	}
+}
+
+func TestCapKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"iptables (CAP_NET_ADMIN)": "iptables",
+		"tc / netem":               "tc_netem",
+		"Go toolchain":             "go_toolchain",
+		"MinIO / S3-compatible":    "minio_s3_compatible",
+		"((":                       "",
+	} {
+		if got := capKey(in); got != want {
+			t.Errorf("capKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRenderQuotesHostileValues feeds plan and profile values full of YAML,
+// shell and go-task metacharacters and checks the rendered files still
+// parse and carry the values verbatim.
+func TestRenderQuotesHostileValues(t *testing.T) {
+	evil := `x"; rm -rf / #{{.ROOT_DIR}}'` + "\n: - [a]"
+	prof := &Profile{Name: "evil", Questions: []Question{{ID: "test.workload_command", EnvKey: "benchmark.command", Text: "cmd?", Answer: evil}}}
+	pl := &plan.Plan{Scenarios: []plan.Scenario{{ID: "S1", Name: evil, Falsifies: []string{"C1"}, Workload: evil, Faults: evil, Oracle: evil, ExitCriteria: evil,
+		Smoke: plan.Budget{Text: evil}, Hardening: plan.Budget{Text: "3 nodes"}, Release: plan.Budget{Text: "x"}}}}
+	files, err := Render(RenderInput{Profile: prof, Plan: pl, PlanPath: "../p.md", SUTRel: ".."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string][]byte{}
+	for _, f := range files {
+		byPath[f.Path] = f.Data
+	}
+	var sf ScenariosFile
+	if err := yaml.Unmarshal(byPath["scenarios.yml"], &sf); err != nil {
+		t.Fatalf("scenarios.yml does not parse: %v", err)
+	}
+	if len(sf.Scenarios) != 1 || sf.Scenarios[0].Name != evil || sf.Scenarios[0].Tiers["smoke"].Text != evil {
+		t.Errorf("hostile values not kept verbatim: %+v", sf.Scenarios)
+	}
+	var e struct {
+		Benchmark struct{ Command string } `yaml:"benchmark"`
+	}
+	if err := yaml.Unmarshal(byPath["env.example.yml"], &e); err != nil {
+		t.Fatalf("env.example.yml does not parse: %v", err)
+	}
+	if e.Benchmark.Command != evil {
+		t.Errorf("benchmark.command = %q", e.Benchmark.Command)
+	}
+	var tf map[string]any
+	if err := yaml.Unmarshal(byPath["Taskfile.yml"], &tf); err != nil {
+		t.Fatalf("Taskfile.yml does not parse: %v", err)
+	}
+}
+
+// FuzzFaultsFor: the fault-prose reader never panics, always yields valid
+// nemesis ids or TODOs, and never emits a value that breaks YAML.
+func FuzzFaultsFor(f *testing.F) {
+	for _, s := range []string{
+		"isolate current leader at T+120s for 45s; repeat every 150s",
+		"kill -9 a random follower every 60s; kill -9 the leader once at T+150s",
+		"none", "", ";;;", "T+ for every times", "drop 30% for 99999999999999999999s",
+	} {
+		f.Add(s, "evidence = a AND b")
+	}
+	f.Fuzz(func(t *testing.T, text, m string) {
+		if !utf8.ValidString(text) || !utf8.ValidString(m) {
+			return
+		}
+		for _, fe := range faultsFor("S1", text, m) {
+			if !strings.HasPrefix(fe.Nemesis, "TODO(") && nemesisEvidence(fe.Nemesis) == "" {
+				t.Fatalf("nemesis %q is neither an id nor a TODO", fe.Nemesis)
+			}
+			if fe.At == "" || fe.For == "" || fe.Targets == "" {
+				t.Fatalf("empty field in %+v", fe)
+			}
+		}
+		_ = landingFor("S1", m, nil)
+	})
+}

@@ -1,0 +1,127 @@
+package generator
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func lineCount(data []byte) int { return bytes.Count(data, []byte("\n")) + 1 }
+
+// FuzzParseMakefile: no panic; every target is a plain name on a line that
+// exists.
+func FuzzParseMakefile(f *testing.F) {
+	for _, s := range []string{
+		"build:\n\tgo build\n", "A := b\nx y: z ; cmd\n", "define X\na:\nendef\n",
+		"a \\\n b: c\n\t\\\n", "%.o: %.c\n.PHONY: x\n", "\t\t:\n:", "a::\nb:=c\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mf := parseMakefile(data)
+		n := lineCount(data)
+		for _, tg := range mf.targets {
+			if tg.name == "" || strings.ContainsAny(tg.name, " \t\n:=%$") || tg.line < 1 || tg.line > n {
+				t.Fatalf("bad target %+v (of %d lines)", tg, n)
+			}
+		}
+		jf := parseJustfile(data)
+		for _, tg := range jf.targets {
+			if tg.name == "" || tg.line < 1 || tg.line > n {
+				t.Fatalf("bad recipe %+v", tg)
+			}
+		}
+	})
+}
+
+// FuzzParseUnit: no panic; ExecStart's line exists and dependencies are
+// unique.
+func FuzzParseUnit(f *testing.F) {
+	for _, s := range []string{
+		"[Unit]\nAfter=a b\n[Service]\nExecStart=/x \\\n -y\n", "[Service]\nExecStart=\n", "[\n=\\", "[Service]\nExecStart=\\",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		u := parseUnit(data)
+		if u.Line < 0 || u.Line > lineCount(data) || (u.ExecStart == "") != (u.Line == 0) {
+			t.Fatalf("ExecStart %q at line %d", u.ExecStart, u.Line)
+		}
+		seen := map[string]bool{}
+		for _, d := range u.Requires {
+			if seen[d] || d == "" {
+				t.Fatalf("duplicate or empty dependency %q in %v", d, u.Requires)
+			}
+			seen[d] = true
+		}
+	})
+}
+
+// FuzzParseMarkdown: no panic; commands and their lines stay parallel,
+// ascending and inside the document.
+func FuzzParseMarkdown(f *testing.F) {
+	for _, s := range []string{
+		"# A\n```sh\nmake \\\n x\n```\n", "```console\n$ a\nout\n# b\n", "~~~\n~~\n~~~~\n## H ##\n",
+		"```\nx \\", "    ```\n#\n", "##\n```bash\n$ \n```",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := lineCount(data)
+		prev := 0
+		for _, sec := range parseMarkdown(data) {
+			if len(sec.cmds) != len(sec.lines) {
+				t.Fatalf("%d commands, %d lines", len(sec.cmds), len(sec.lines))
+			}
+			if sec.level < 0 || sec.level > 6 || sec.line > n {
+				t.Fatalf("bad section %+v", sec)
+			}
+			for i, l := range sec.lines {
+				if l < 1 || l > n || l < prev || sec.cmds[i] == "" {
+					t.Fatalf("command %q at line %d (prev %d, %d lines)", sec.cmds[i], l, prev, n)
+				}
+				prev = l
+			}
+		}
+		// addDoc must cope with whatever the parser returns.
+		s := newScanner(t.Context(), "/nonexistent", ScanOptions{})
+		s.addDoc("README.md", data, false)
+		s.addDoc("INSTALL.md", data, true)
+	})
+}
+
+// FuzzConfigKeys: no panic on any format; keys are unique and non-empty.
+func FuzzConfigKeys(f *testing.F) {
+	for _, s := range []string{"a: 1\n", `{"a":1}`, "[x]\na=1\n", "a.b = 1\n[c.d]\n", "- 1\n", "{", "&a [*a]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, target := range []string{"c.yaml", "c.json", "c.toml", "c.ini", ".env"} {
+			seen := map[string]bool{}
+			for _, k := range configKeys(target, data) {
+				if seen[k] {
+					t.Fatalf("%s: duplicate key %q", target, k)
+				}
+				seen[k] = true
+			}
+		}
+	})
+}
+
+// FuzzParseCargo: no panic; every [[bin]] entry came from a [[bin]] header.
+func FuzzParseCargo(f *testing.F) {
+	for _, s := range []string{
+		"[package]\nname = \"a\"\n[[bin]]\nname='b'\npath=\"c\"\n", "[[bin]]\nname = \"", "name = 1\n[[", "[workspace]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := parseCargo(data)
+		if len(m.bins) > bytes.Count(data, []byte("[[")) {
+			t.Fatalf("%d bins from %d table headers", len(m.bins), bytes.Count(data, []byte("[[")))
+		}
+		_ = isGoMain(data)
+		_ = parseGoMod(data)
+		_, _, _ = roleByContent(string(data))
+	})
+}

@@ -1,0 +1,3 @@
+module github.com/example/lockd
+
+go 1.22

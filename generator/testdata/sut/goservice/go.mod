@@ -1,0 +1,3 @@
+module example.com/tallyd
+
+go 1.22

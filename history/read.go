@@ -1,0 +1,253 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// MaxLineBytes bounds one history line; a longer line is reported and
+// skipped rather than buffered without limit.
+const MaxLineBytes = 16 << 20
+
+// LineError is a problem tied to one line of a history file. Every reader
+// and validation error is one, so a reviewer can jump to file:line.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	name := e.File
+	if name == "" {
+		name = "history"
+	}
+	return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader streams ops from a JSON Lines history. A bad line yields a
+// *LineError from Next and reading continues with the following line, so
+// the caller decides whether partial results are usable.
+type Reader struct {
+	br      *bufio.Reader
+	name    string
+	line    int
+	meta    Meta
+	hasMeta bool
+	seenOp  bool
+	intern  map[string]string
+	slab    []int64
+	scratch []byte
+}
+
+// NewReader reads a history from r; name is used in error positions
+// (usually the file path).
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 1<<16), name: name, intern: make(map[string]string)}
+}
+
+// Meta returns the _meta header and whether the file had one. It is known
+// once Next has returned at least once.
+func (r *Reader) Meta() (Meta, bool) { return r.meta, r.hasMeta }
+
+// readLine returns the next line without its newline; tooLong reports a
+// line over MaxLineBytes (already skipped).
+func (r *Reader) readLine() (line []byte, tooLong bool, err error) {
+	r.scratch = r.scratch[:0]
+	for {
+		frag, e := r.br.ReadSlice('\n')
+		if len(r.scratch)+len(frag) > MaxLineBytes {
+			tooLong = true
+		} else {
+			r.scratch = append(r.scratch, frag...)
+		}
+		if e == bufio.ErrBufferFull {
+			continue
+		}
+		if e != nil && len(r.scratch) == 0 && !tooLong {
+			return nil, false, e
+		}
+		r.line++
+		return bytes.TrimRight(r.scratch, "\r\n"), tooLong, nil
+	}
+}
+
+// Next returns the next op. It returns io.EOF at the end, a *LineError for a
+// line that is not a valid op (call Next again to continue), or another
+// error when the underlying reader fails.
+func (r *Reader) Next() (Op, error) {
+	for {
+		line, tooLong, err := r.readLine()
+		if err == io.EOF {
+			return Op{}, io.EOF
+		}
+		if err != nil {
+			return Op{}, fmt.Errorf("read %s: %w", r.name, err)
+		}
+		if tooLong {
+			return Op{}, r.lineErr(fmt.Errorf("line longer than %d bytes", MaxLineBytes))
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if isMeta(line) {
+			if r.seenOp || r.hasMeta {
+				return Op{}, r.lineErr(errors.New(`"_meta" record allowed only on the first line`))
+			}
+			var h struct {
+				Meta *Meta `json:"_meta"`
+			}
+			if err := json.Unmarshal(line, &h); err != nil || h.Meta == nil {
+				if err == nil {
+					err = errors.New("_meta is not an object")
+				}
+				return Op{}, r.lineErr(fmt.Errorf("bad _meta record: %v", err))
+			}
+			r.meta, r.hasMeta = *h.Meta, true
+			if r.meta.Schema != "" && r.meta.Schema != Schema {
+				return Op{}, r.lineErr(fmt.Errorf("unsupported schema %q (want %q)", r.meta.Schema, Schema))
+			}
+			continue
+		}
+		r.seenOp = true
+		op, err := parseOp(line, r.intern, &r.slab)
+		if err != nil {
+			return Op{}, r.lineErr(err)
+		}
+		op.Line = r.line
+		return op, nil
+	}
+}
+
+func (r *Reader) lineErr(err error) error {
+	return &LineError{File: r.name, Line: r.line, Err: err}
+}
+
+func isMeta(line []byte) bool {
+	i := 1
+	for i < len(line) && isSpace(line[i]) {
+		i++
+	}
+	return len(line) > 0 && line[0] == '{' && bytes.HasPrefix(line[i:], []byte(`"_meta"`))
+}
+
+// Read reads a whole history. Bad lines are returned as errors beside the
+// ops that did parse; err is non-nil only when r itself fails.
+func Read(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err error) {
+	rd := NewReader(r, name)
+	for {
+		op, e := rd.Next()
+		if e == io.EOF {
+			break
+		}
+		var le *LineError
+		if errors.As(e, &le) {
+			bad = append(bad, e)
+			continue
+		}
+		if e != nil {
+			meta, _ = rd.Meta()
+			return meta, ops, bad, e
+		}
+		ops = append(ops, op)
+	}
+	meta, _ = rd.Meta()
+	return meta, ops, bad, nil
+}
+
+// ReadFile reads a history file; see ReadBytes.
+func ReadFile(path string) (Meta, []Op, []error, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
+	}
+	meta, ops, bad := ReadBytes(data, path)
+	return meta, ops, bad, nil
+}
+
+// parallelMin is the size below which ReadBytes parses on one goroutine.
+const parallelMin = 1 << 20
+
+// ReadBytes parses a history held in memory, splitting it at line
+// boundaries across GOMAXPROCS goroutines: parsing dominated analyze time
+// before the check, and lines are independent. Results, errors and line
+// numbers are as Read's.
+func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
+	n := runtime.GOMAXPROCS(0)
+	if len(data) < parallelMin || n < 2 {
+		meta, ops, bad, _ := Read(bytes.NewReader(data), name) // a bytes.Reader cannot fail
+		return meta, ops, bad
+	}
+	type chunk struct {
+		data      []byte
+		firstLine int
+		ops       []Op
+		bad       []error
+		meta      Meta
+	}
+	chunks := make([]*chunk, 0, n)
+	start, line := 0, 0
+	for i := 1; i <= n && start < len(data); i++ {
+		end := len(data) * i / n
+		if end < start {
+			end = start
+		}
+		if i < n {
+			if nl := bytes.IndexByte(data[end:], '\n'); nl >= 0 {
+				end += nl + 1
+			} else {
+				end = len(data)
+			}
+		} else {
+			end = len(data)
+		}
+		chunks = append(chunks, &chunk{data: data[start:end], firstLine: line})
+		line += bytes.Count(data[start:end], []byte{'\n'})
+		start = end
+	}
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rd := NewReader(bytes.NewReader(c.data), name)
+			rd.line = c.firstLine
+			rd.seenOp = i > 0 // _meta belongs on the file's first line only
+			c.ops = make([]Op, 0, len(c.data)/256+16)
+			for {
+				op, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					c.bad = append(c.bad, err)
+					continue
+				}
+				c.ops = append(c.ops, op)
+			}
+			c.meta, _ = rd.Meta()
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, c := range chunks {
+		total += len(c.ops)
+	}
+	ops := make([]Op, 0, total)
+	var bad []error
+	for _, c := range chunks {
+		ops = append(ops, c.ops...)
+		bad = append(bad, c.bad...)
+	}
+	return chunks[0].meta, ops, bad
+}

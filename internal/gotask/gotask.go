@@ -1,0 +1,161 @@
+// Package gotask is the one place dstgen imports go-task
+// (github.com/go-task/task/v3): it checks that a generated Taskfile is one
+// go-task can read and compile, and runs its tasks in-process so a machine
+// with only the dstgen binary can use the generated framework.
+//
+// Keeping the import here keeps go-task's large dependency tree out of every
+// other package and pins the API surface dstgen relies on to two functions.
+package gotask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	task "github.com/go-task/task/v3"
+	taskerrors "github.com/go-task/task/v3/errors"
+	"github.com/go-task/task/v3/taskfile/ast"
+)
+
+// Taskfile is the file name Check and Run read in their directory.
+const Taskfile = "Taskfile.yml"
+
+func newExecutor(dir string, stdin io.Reader, stdout, stderr io.Writer) (*task.Executor, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("taskfile dir %s: %w", dir, err)
+	}
+	entry := filepath.Join(abs, Taskfile)
+	// go-task walks up the tree looking for a Taskfile; naming the entry
+	// point makes sure the one in dir is the one read.
+	if _, err := os.Stat(entry); err != nil {
+		return nil, fmt.Errorf("taskfile: %w", err)
+	}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	e := task.NewExecutor(
+		task.WithDir(abs),
+		task.WithEntrypoint(entry),
+		task.WithStdin(stdin),
+		task.WithStdout(stdout),
+		task.WithStderr(stderr),
+		task.WithVersionCheck(true),
+		task.WithOffline(true),
+		task.WithAssumeYes(false),
+		task.WithColor(false),
+	)
+	if err := e.Setup(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", entry, err)
+	}
+	return e, nil
+}
+
+// Check reads dir/Taskfile.yml with go-task and compiles every task the way
+// `task` does before running it, so a Taskfile go-task would reject (YAML,
+// schema, template syntax, unknown template functions) is caught before it
+// is written. No task command runs, but dynamic `sh:` variables are
+// evaluated as go-task evaluates them (in dstgen's generated Taskfile they
+// only read env.yml and the clock). It returns nil or the first problem.
+func Check(dir string) error {
+	e, err := newExecutor(dir, nil, io.Discard, io.Discard)
+	if err != nil {
+		return err
+	}
+	var calls []*task.Call
+	for t := range e.Taskfile.Tasks.Values(nil) {
+		c := &task.Call{Task: t.Task}
+		// A task that declares required variables is only ever run with
+		// them set (go-task refuses otherwise); compile it that way.
+		if t.Requires != nil && len(t.Requires.Vars) > 0 {
+			c.Vars = ast.NewVars()
+			for _, v := range t.Requires.Vars {
+				val := "check"
+				if v.Enum != nil && len(v.Enum.Value) > 0 {
+					val = v.Enum.Value[0]
+				}
+				c.Vars.Set(v.Name, ast.Var{Value: val})
+			}
+		}
+		calls = append(calls, c)
+	}
+	if len(calls) == 0 {
+		return fmt.Errorf("%s: no tasks", filepath.Join(dir, Taskfile))
+	}
+	sort.Slice(calls, func(i, j int) bool { return calls[i].Task < calls[j].Task })
+	for _, c := range calls {
+		if _, err := e.CompiledTask(c); err != nil {
+			return fmt.Errorf("%s: task %q: %w", filepath.Join(dir, Taskfile), c.Task, err)
+		}
+	}
+	if _, err := e.GetTaskList(); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, Taskfile), err)
+	}
+	return nil
+}
+
+// Tasks returns the names of the tasks in dir/Taskfile.yml, sorted.
+func Tasks(dir string) ([]string, error) {
+	e, err := newExecutor(dir, nil, io.Discard, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for t := range e.Taskfile.Tasks.Values(nil) {
+		names = append(names, t.Task)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Run runs one task of dir/Taskfile.yml in-process, like `task NAME K=V...`
+// run in dir: vars are command-line variables (they override the
+// Taskfile's global vars). Cancelling ctx stops the running commands.
+// Use ExitCode to turn the error into the exit status `task -x` would give.
+func Run(ctx context.Context, dir, name string, vars map[string]string, stdout, stderr io.Writer) error {
+	e, err := newExecutor(dir, nil, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if len(vars) > 0 {
+		keys := make([]string, 0, len(vars))
+		for k := range vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		cli := ast.NewVars()
+		for _, k := range keys {
+			cli.Set(k, ast.Var{Value: vars[k]})
+		}
+		e.Taskfile.Vars.Merge(cli, nil)
+	}
+	// Look the task up first: go-task answers an unknown name by printing
+	// the whole task list, which buries the one-line reason.
+	if _, err := e.GetTask(&task.Call{Task: name}); err != nil {
+		return err
+	}
+	if err := e.Run(ctx, &task.Call{Task: name}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ExitCode maps an error from Run to a process exit status: a failing
+// command's own exit code (what `task -x` passes through), 124 for a task
+// timeout, and ok=false for errors that are not a task failing (unknown
+// task, unreadable Taskfile) — those are bad input.
+func ExitCode(err error) (code int, ok bool) {
+	if err == nil {
+		return 0, true
+	}
+	var re *taskerrors.TaskRunError
+	if errors.As(err, &re) {
+		return re.TaskExitCode(), true
+	}
+	return 0, false
+}

@@ -1,0 +1,134 @@
+package gotask
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeTaskfile(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, Taskfile), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const good = `version: '3'
+vars:
+  GREETING: hello
+tasks:
+  hello:
+    desc: say hello
+    cmds:
+      - echo "{{.GREETING}} {{.WHO | default "world"}}"
+  fail:
+    desc: exit with a chosen code
+    cmds:
+      - exit {{.CODE | default "3"}}
+  needs:
+    desc: requires a var
+    requires:
+      vars: [SCENARIO]
+    cmds:
+      - echo {{shellQuote .SCENARIO}}
+  slow:
+    desc: sleeps
+    cmds:
+      - sleep 30
+`
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string // want "" = ok
+	}{
+		{"valid", good, ""},
+		{"yaml syntax", "version: '3'\ntasks:\n  a:\n    cmds: [\n", "parse"},
+		{"unknown template function", "version: '3'\ntasks:\n  a:\n    cmds:\n      - echo {{.X | nosuchfunc}}\n", "nosuchfunc"},
+		{"bad template syntax in desc", "version: '3'\ntasks:\n  a:\n    desc: '{{if}}'\n    cmds: [echo]\n", "template"},
+		{"unsupported schema version", "version: '2'\ntasks:\n  a:\n    cmds: [echo]\n", "version"},
+		{"no tasks", "version: '3'\n", "no tasks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(writeTaskfile(t, tc.body))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Check(valid) = %v", err)
+			case tc.want != "" && err == nil:
+				t.Fatalf("Check accepted a broken Taskfile (%s)", tc.name)
+			case tc.want != "" && !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(tc.want)):
+				t.Errorf("Check error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+	if err := Check(t.TempDir()); err == nil {
+		t.Error("Check of a dir without Taskfile.yml succeeded")
+	}
+}
+
+func TestRun(t *testing.T) {
+	dir := writeTaskfile(t, good)
+	for _, tc := range []struct {
+		name     string
+		task     string
+		vars     map[string]string
+		wantOut  string
+		wantCode int
+		wantOK   bool // ExitCode recognised the error as a task failure
+		wantErr  bool
+	}{
+		{"runs with default", "hello", nil, "hello world", 0, true, false},
+		{"cli var overrides", "hello", map[string]string{"WHO": "dstgen", "GREETING": "hi"}, "hi dstgen", 0, true, false},
+		{"exit code passes through", "fail", map[string]string{"CODE": "7"}, "", 7, true, true},
+		{"exit 1 (running) passes through", "fail", map[string]string{"CODE": "1"}, "", 1, true, true},
+		{"required var missing", "needs", nil, "", 0, false, true},
+		{"required var set", "needs", map[string]string{"SCENARIO": "S1; rm -rf /"}, "S1; rm -rf /", 0, true, false},
+		{"unknown task", "nope", nil, "", 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := Run(context.Background(), dir, tc.task, tc.vars, &out, &errb)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Run = %v (stderr %q)", err, errb.String())
+			}
+			if tc.wantOut != "" && !strings.Contains(out.String(), tc.wantOut) {
+				t.Errorf("stdout %q lacks %q", out.String(), tc.wantOut)
+			}
+			if err != nil {
+				code, ok := ExitCode(err)
+				if ok != tc.wantOK || (ok && code != tc.wantCode) {
+					t.Errorf("ExitCode = %d, %v; want %d, %v", code, ok, tc.wantCode, tc.wantOK)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	dir := writeTaskfile(t, good)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := Run(ctx, dir, "slow", nil, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("cancelled task reported success")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+}
+
+func TestTasks(t *testing.T) {
+	names, err := Tasks(writeTaskfile(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(names, ",") != "fail,hello,needs,slow" {
+		t.Errorf("Tasks = %v", names)
+	}
+}

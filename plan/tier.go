@@ -1,0 +1,354 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Count is one numeric dimension of a budget tier. Known is false when the
+// tier text does not state it, so "0 faults" and "faults not stated" differ.
+type Count struct {
+	N     int
+	Known bool
+}
+
+// Span is the run-duration dimension of a budget tier.
+type Span struct {
+	D     time.Duration
+	Known bool
+}
+
+// Tier is what ParseTier could extract from a budget tier's prose
+// (plan-format §10): configuration size, run duration, fault count and seed
+// count. The analyzer compares measured runs against it, so every dimension
+// says whether it was stated.
+type Tier struct {
+	Nodes    Count // "3 nodes" (also replicas, voters)
+	Tenants  Count // "4 tenants"
+	Clients  Count // "6 clients"
+	Keys     Count // "20 keys"
+	Duration Span  // "60 s", "10 min", "2 h"
+	Faults   Count // "4 faults"
+	Seeds    Count // "3 seeds"
+}
+
+// Size returns the configuration size: nodes if stated, else tenants,
+// clients, keys — the first one the tier names.
+func (t Tier) Size() (n int, unit string, ok bool) {
+	for _, d := range []struct {
+		c    Count
+		unit string
+	}{{t.Nodes, "nodes"}, {t.Tenants, "tenants"}, {t.Clients, "clients"}, {t.Keys, "keys"}} {
+		if d.c.Known {
+			return d.c.N, d.unit, true
+		}
+	}
+	return 0, "", false
+}
+
+// Parsed reports whether any dimension was extracted.
+func (t Tier) Parsed() bool {
+	_, _, size := t.Size()
+	return size || t.Duration.Known || t.Faults.Known || t.Seeds.Known
+}
+
+// Unknown lists the dimensions ("size", "duration", "faults", "seeds") the
+// tier text does not state.
+func (t Tier) Unknown() []string {
+	var out []string
+	if _, _, ok := t.Size(); !ok {
+		out = append(out, "size")
+	}
+	if !t.Duration.Known {
+		out = append(out, "duration")
+	}
+	if !t.Faults.Known {
+		out = append(out, "faults")
+	}
+	if !t.Seeds.Known {
+		out = append(out, "seeds")
+	}
+	return out
+}
+
+// tierDim is one comparable dimension of two tiers.
+type tierDim struct {
+	name      string
+	a, b      float64
+	aOK, bOK  bool
+	unitA, uB string
+}
+
+func tierDims(a, b Tier) []tierDim {
+	an, au, aok := a.Size()
+	bn, bu, bok := b.Size()
+	return []tierDim{
+		{"size", float64(an), float64(bn), aok, bok, au, bu},
+		{"duration", float64(a.Duration.D), float64(b.Duration.D), a.Duration.Known, b.Duration.Known, "", ""},
+		{"faults", float64(a.Faults.N), float64(b.Faults.N), a.Faults.Known, b.Faults.Known, "", ""},
+		{"seeds", float64(a.Seeds.N), float64(b.Seeds.N), a.Seeds.Known, b.Seeds.Known, "", ""},
+	}
+}
+
+// Weaker compares a stronger tier (t, e.g. hardening) against a weaker one
+// (base, e.g. smoke) on every dimension both state. It returns the
+// dimensions where t is below base, and whether t is above base on at least
+// one of them.
+func (t Tier) Weaker(base Tier) (below []string, anyAbove bool) {
+	for _, d := range tierDims(base, t) {
+		if !d.aOK || !d.bOK || d.unitA != d.uB {
+			continue
+		}
+		switch {
+		case d.b < d.a:
+			below = append(below, d.name)
+		case d.b > d.a:
+			anyAbove = true
+		}
+	}
+	return below, anyAbove
+}
+
+// ParseTier extracts the dimensions of a budget tier from prose such as
+// "3 nodes, 10 min, 4 faults, 3 seeds". The first mention of each dimension
+// wins; words it does not know are ignored. It never fails: what it cannot
+// read stays Known=false.
+func ParseTier(text string) Tier {
+	var t Tier
+	s := text
+	for i := 0; i < len(s); {
+		if !isDigit(s[i]) || (i > 0 && (isWordByte(s[i-1]) || s[i-1] == '.' || s[i-1] == '+')) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == ',' && j+1 < len(s) && isDigit(s[j+1]) && j+4 <= len(s) && isDigit(s[j+3])) {
+			j++
+		}
+		numText := strings.ReplaceAll(s[i:j], ",", "")
+		k := j
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		w := k
+		for w < len(s) && (s[w] >= 'a' && s[w] <= 'z' || s[w] >= 'A' && s[w] <= 'Z') {
+			w++
+		}
+		word := strings.ToLower(s[k:w])
+		next := w
+		if next == k {
+			next = j
+		}
+		v, err := strconv.ParseFloat(strings.TrimRight(numText, "."), 64)
+		if err != nil || math.IsInf(v, 0) || v > 1e12 {
+			i = next
+			continue
+		}
+		// "ops/s", "MB/s" are rates, not durations: the word must not be
+		// followed by "/".
+		if w < len(s) && s[w] == '/' {
+			i = next
+			continue
+		}
+		n := int(v)
+		setCount := func(c *Count) {
+			if !c.Known {
+				*c = Count{N: n, Known: true}
+			}
+		}
+		switch word {
+		case "node", "nodes", "replica", "replicas", "voter", "voters", "host", "hosts", "vms", "vm":
+			setCount(&t.Nodes)
+		case "tenant", "tenants":
+			setCount(&t.Tenants)
+		case "client", "clients", "worker", "workers":
+			setCount(&t.Clients)
+		case "key", "keys":
+			setCount(&t.Keys)
+		case "fault", "faults", "kills", "partitions", "windows":
+			setCount(&t.Faults)
+		case "seed", "seeds":
+			setCount(&t.Seeds)
+		default:
+			if d, ok := durationUnit(word); ok && !t.Duration.Known && v*float64(d) < math.MaxInt64 {
+				t.Duration = Span{D: time.Duration(v * float64(d)), Known: true}
+			}
+		}
+		i = next
+	}
+	return t
+}
+
+func durationUnit(w string) (time.Duration, bool) {
+	switch w {
+	case "ms", "msec", "millisecond", "milliseconds":
+		return time.Millisecond, true
+	case "s", "sec", "secs", "second", "seconds":
+		return time.Second, true
+	case "m", "min", "mins", "minute", "minutes":
+		return time.Minute, true
+	case "h", "hr", "hrs", "hour", "hours":
+		return time.Hour, true
+	case "d", "day", "days":
+		return 24 * time.Hour, true
+	}
+	return 0, false
+}
+
+// parseBudget fills a Budget from its verbatim text: the release-tier
+// disclosure form (plan-format §10) is split into Reason and RevisitWhen;
+// any other text is read as a Tier.
+func parseBudget(text string, line int) Budget {
+	b := Budget{Text: text, Line: line}
+	t := strings.TrimSpace(text)
+	const np = "not provided"
+	if len(t) >= len(np) && strings.EqualFold(t[:len(np)], np) {
+		b.NotProvided = true
+		rest := strings.TrimSpace(t[len(np):])
+		rest = strings.TrimSpace(trimLeadingDash(rest))
+		reason, revisit := rest, ""
+		if i := indexFold(rest, "revisit when:"); i >= 0 {
+			reason, revisit = rest[:i], strings.TrimSpace(rest[i+len("revisit when:"):])
+		}
+		b.Reason = strings.TrimSuffix(strings.TrimSpace(reason), ".")
+		b.RevisitWhen = strings.TrimSuffix(revisit, ".")
+		return b
+	}
+	b.Tier = ParseTier(text)
+	return b
+}
+
+// trimLeadingDash strips one separator: em dash, en dash, "--" or "-".
+func trimLeadingDash(s string) string {
+	for _, d := range []string{"—", "–", "--", "-", ":"} {
+		if strings.HasPrefix(s, d) {
+			return s[len(d):]
+		}
+	}
+	return s
+}
+
+func indexFold(s, sub string) int {
+	// ASCII-only lower-casing keeps byte offsets identical.
+	return strings.Index(asciiLower(s), asciiLower(sub))
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Threshold is one clause of a fairness formula: metric, comparison and
+// bound ("min_group_throughput >= 190 ops/s").
+type Threshold struct {
+	Metric string  // normalised left side, e.g. "worst_group_p99/aggregate_p99"
+	Op     string  // "<=", ">=", "==", "<", ">"
+	Value  float64 // the bound
+	Unit   string  // text after the number ("ops/s"), may be empty
+	Known  bool    // the clause was present and parsed
+}
+
+// Fairness is a parsed "Fairness formula" (plan-format §9.5): the group
+// dimension and the four thresholds of the fairness checker.
+type Fairness struct {
+	Group         string    // "tenant", "shard", ...
+	WorstP99Ratio Threshold // worst_group_p99 / aggregate_p99 <= T1
+	MinThroughput Threshold // min_group_throughput >= T2
+	ErrorRate     Threshold // error_rate_by_group == 0
+	RepeatSpread  Threshold // repeat_spread <= T3
+	Other         []Threshold
+	Text          string
+}
+
+// ParseFairness parses `group=<dimension>; <metric> <op> <value>; …`.
+func ParseFairness(text string) (*Fairness, error) {
+	f := &Fairness{Text: text}
+	parts := strings.Split(text, ";")
+	first := strings.TrimSpace(parts[0])
+	k, v, ok := strings.Cut(first, "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(k), "group") || strings.TrimSpace(v) == "" {
+		return nil, fmt.Errorf("fairness formula must start with group=<dimension>, got %q", clip(first, 40))
+	}
+	f.Group = strings.Trim(strings.TrimSpace(v), "`")
+	for _, p := range parts[1:] {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		th, err := parseThreshold(p)
+		if err != nil {
+			return nil, err
+		}
+		switch th.Metric {
+		case "worst_group_p99/aggregate_p99":
+			f.WorstP99Ratio = th
+		case "min_group_throughput":
+			f.MinThroughput = th
+		case "error_rate_by_group":
+			f.ErrorRate = th
+		case "repeat_spread":
+			f.RepeatSpread = th
+		default:
+			f.Other = append(f.Other, th)
+		}
+	}
+	var missing []string
+	for _, m := range []struct {
+		t    Threshold
+		name string
+	}{{f.WorstP99Ratio, "worst_group_p99 / aggregate_p99"}, {f.MinThroughput, "min_group_throughput"},
+		{f.ErrorRate, "error_rate_by_group"}, {f.RepeatSpread, "repeat_spread"}} {
+		if !m.t.Known {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		return f, fmt.Errorf("fairness formula lacks %s", strings.Join(missing, ", "))
+	}
+	return f, nil
+}
+
+func parseThreshold(p string) (Threshold, error) {
+	ops := []struct{ text, op string }{
+		{"<=", "<="}, {">=", ">="}, {"==", "=="}, {"≤", "<="}, {"≥", ">="}, {"<", "<"}, {">", ">"}, {"=", "=="},
+	}
+	for _, o := range ops {
+		i := strings.Index(p, o.text)
+		if i <= 0 {
+			continue
+		}
+		metric := strings.ReplaceAll(strings.Trim(strings.TrimSpace(p[:i]), "`"), " ", "")
+		rhs := strings.TrimSpace(p[i+len(o.text):])
+		j := 0
+		for j < len(rhs) && (isDigit(rhs[j]) || rhs[j] == '.' || (j == 0 && rhs[j] == '-')) {
+			j++
+		}
+		v, err := strconv.ParseFloat(rhs[:j], 64)
+		if err != nil {
+			return Threshold{}, fmt.Errorf("fairness clause %q: bound is not a number", clip(p, 40))
+		}
+		return Threshold{Metric: strings.ToLower(metric), Op: o.op, Value: v, Unit: strings.TrimSpace(rhs[j:]), Known: true}, nil
+	}
+	return Threshold{}, errors.New("fairness clause " + strconv.Quote(clip(p, 40)) + " has no comparison (<=, >=, ==)")
+}
+
+// clip shortens s for error messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

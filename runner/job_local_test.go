@@ -1,0 +1,297 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// localShell runs job scripts with the local sh, as a host's login shell
+// would run them, so the remote protocol is tested without SSH.
+type localShell struct{}
+
+func (localShell) runScript(ctx context.Context, script string) ([]byte, []byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.Bytes(), errOut.Bytes(), ee.ExitCode(), nil
+	}
+	return out.Bytes(), errOut.Bytes(), 0, err
+}
+
+// killJobGroup cleans up whatever a test left running, by the pgid the job
+// recorded.
+func killJobGroup(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "pgid"))
+	if err != nil {
+		return
+	}
+	if pg, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pg > 1 {
+		_ = syscall.Kill(-pg, syscall.SIGKILL)
+	}
+}
+
+func waitStatus(t *testing.T, sh hostShell, wd, id, want string, within time.Duration) JobStatus {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		st, err := jobStatus(context.Background(), sh, "local", wd, id)
+		if err != nil {
+			t.Fatalf("status: %v", err)
+		}
+		if st.Status == want || time.Now().After(deadline) {
+			if st.Status != want {
+				t.Fatalf("status after %v = %+v, want %s", within, st, want)
+			}
+			return st
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestJobLifecycleLocal(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	sh := localShell{}
+	t0 := time.Now()
+	st, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"sh", "-c", "echo out-line; echo err-line >&2; sleep 1; exit 7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "life-1")) })
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("start took %v, want <= 2s", d)
+	}
+	if st.Status != StatusStarted || st.PID <= 0 {
+		t.Fatalf("start = %+v, want started with pid", st)
+	}
+	run, err := jobStatus(ctx, sh, "local", wd, "life-1")
+	if err != nil || run.Status != StatusRunning || run.PID != st.PID || run.RC != nil {
+		t.Fatalf("status while running = %+v, %v", run, err)
+	}
+	// The pid is the command's own pid, recorded from inside the child.
+	if _, err := os.Stat("/proc/" + strconv.Itoa(st.PID)); err != nil {
+		t.Errorf("recorded pid %d is not a live process: %v", st.PID, err)
+	}
+	again, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"sh", "-c", "touch " + filepath.Join(wd, "second")})
+	if err != nil || !again.Already || again.Status != StatusRunning || again.PID != st.PID {
+		t.Fatalf("second start = %+v, %v; want already running, same pid", again, err)
+	}
+	fin := waitStatus(t, sh, wd, "life-1", StatusFinished, 5*time.Second)
+	if fin.RC == nil || *fin.RC != 7 {
+		t.Fatalf("finished = %+v, want rc 7", fin)
+	}
+	if fin.Elapsed < time.Second || fin.Elapsed > 4*time.Second {
+		t.Errorf("elapsed %v, want about 1s", fin.Elapsed)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(wd, "second")); err == nil {
+		t.Error("starting a running ID ran the second command")
+	}
+	out, err := jobLogs(ctx, sh, "local", wd, "life-1", 10, false)
+	if err != nil || string(out) != "out-line\n" {
+		t.Errorf("stdout logs = %q, %v", out, err)
+	}
+	errOut, err := jobLogs(ctx, sh, "local", wd, "life-1", 10, true)
+	if err != nil || string(errOut) != "err-line\n" {
+		t.Errorf("stderr logs = %q, %v", errOut, err)
+	}
+	meta, _ := os.ReadFile(filepath.Join(wd, "jobs", "life-1", "meta"))
+	if !strings.Contains(string(meta), "cmd=sh '-c' 'echo out-line;") || !strings.Contains(string(meta), "start_utc=") {
+		t.Errorf("meta = %q", meta)
+	}
+	// A terminal job is archived, not overwritten, when started again.
+	re, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"true"})
+	if err != nil || re.Status != StatusStarted {
+		t.Fatalf("restart of finished job = %+v, %v", re, err)
+	}
+	arch, _ := filepath.Glob(filepath.Join(wd, "jobs", ".archive", "life-1.*", "rc"))
+	if len(arch) != 1 {
+		t.Errorf("archived runs = %v, want one", arch)
+	}
+}
+
+func TestJobAbsentAndInvalid(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	st, err := jobStatus(ctx, localShell{}, "local", wd, "nope")
+	if err != nil || st.Status != StatusAbsent {
+		t.Fatalf("absent = %+v, %v", st, err)
+	}
+	st, err = jobStop(ctx, localShell{}, "local", wd, "nope", time.Second)
+	if err != nil || st.Status != StatusAbsent {
+		t.Fatalf("stop absent = %+v, %v", st, err)
+	}
+	for _, id := range []string{"", "-x", ".x", "a/b", "a b", "..", "a;b", "$(x)", "a\nb", strings.Repeat("a", 65)} {
+		if _, err := jobStart(ctx, localShell{}, "local", wd, id, []string{"true"}); err == nil {
+			t.Errorf("start accepted id %q", id)
+		}
+		if _, err := jobStatus(ctx, localShell{}, "local", wd, id); err == nil {
+			t.Errorf("status accepted id %q", id)
+		}
+	}
+	if _, err := jobStart(ctx, localShell{}, "local", wd, "ok", nil); err == nil {
+		t.Error("start accepted empty argv")
+	}
+	if _, err := jobStop(ctx, localShell{}, "local", wd, "ok", time.Minute); err == nil {
+		t.Error("stop accepted a grace above the bound")
+	}
+	if _, err := jobLogs(ctx, localShell{}, "local", wd, "ok", 0, false); err == nil {
+		t.Error("logs accepted 0 lines")
+	}
+	if _, err := jobLogs(ctx, localShell{}, "local", wd, "nope", 5, false); err == nil {
+		t.Error("logs of an absent job did not fail")
+	}
+}
+
+func TestJobStopLocal(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		argv    []string
+		grace   time.Duration
+		wantSig string
+		wantRC  int
+	}{
+		{"term-honoured", []string{"sleep", "60"}, 2 * time.Second, "TERM", 143},
+		{"term-ignored", []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}, 500 * time.Millisecond, "KILL", 137},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wd := t.TempDir()
+			st, err := jobStart(ctx, localShell{}, "local", wd, "j", tc.argv)
+			if err != nil || st.Status != StatusStarted {
+				t.Fatalf("start = %+v, %v", st, err)
+			}
+			t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "j")) })
+			time.Sleep(200 * time.Millisecond)
+			t0 := time.Now()
+			sp, err := jobStop(ctx, localShell{}, "local", wd, "j", tc.grace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.Status != StatusFinished || sp.Stopped != tc.wantSig || sp.RC == nil || *sp.RC != tc.wantRC {
+				t.Fatalf("stop = %+v (rc %v), want finished stopped=%s rc=%d", sp, sp.RC, tc.wantSig, tc.wantRC)
+			}
+			if tc.wantSig == "KILL" && time.Since(t0) < tc.grace {
+				t.Errorf("KILL came after %v, before the %v grace", time.Since(t0), tc.grace)
+			}
+			if syscall.Kill(st.PID, 0) == nil {
+				t.Errorf("pid %d still alive after stop", st.PID)
+			}
+			again, err := jobStop(ctx, localShell{}, "local", wd, "j", tc.grace)
+			if err != nil || again.Status != StatusFinished || *again.RC != tc.wantRC {
+				t.Errorf("second stop = %+v, %v; want the same finished state", again, err)
+			}
+		})
+	}
+}
+
+func TestJobLostLocal(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	st, err := jobStart(ctx, localShell{}, "local", wd, "victim", []string{"sleep", "60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(wd, "jobs", "victim")
+	killJobGroup(t, dir) // kill -9 the job and its wrapper: nobody writes rc
+	_ = st
+	lost := waitStatus(t, localShell{}, wd, "victim", StatusLost, 3*time.Second)
+	if lost.RC != nil {
+		t.Errorf("lost job has rc %d", *lost.RC)
+	}
+	// A job dir from another boot is lost even if its pid is reused.
+	st2, err := jobStart(ctx, localShell{}, "local", wd, "reboot", []string{"sleep", "60"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "reboot")) })
+	if err := os.WriteFile(filepath.Join(wd, "jobs", "reboot", "boot"), []byte("other-boot\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := jobStatus(ctx, localShell{}, "local", wd, "reboot")
+	if err != nil || got.Status != StatusLost {
+		t.Errorf("job from another boot (pid %d alive) = %+v, %v; want lost", st2.PID, got, err)
+	}
+}
+
+func TestJobListLocal(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	for _, id := range []string{"a", "b"} {
+		if _, err := jobStart(ctx, localShell{}, "local", wd, id, []string{"true"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Hostile directory names placed by someone else are skipped, not echoed.
+	for _, bad := range []string{"x\nstatus=finished", "-rf", "a b"} {
+		if err := os.MkdirAll(filepath.Join(wd, "jobs", bad), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	jobs, err := jobList(ctx, localShell{}, "local", wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range jobs {
+		ids = append(ids, j.ID+":"+j.Status)
+	}
+	if strings.Join(ids, ",") != "a:finished,b:finished" {
+		t.Errorf("list = %v", ids)
+	}
+	empty, err := jobList(ctx, localShell{}, "local", filepath.Join(wd, "none"))
+	if err != nil || len(empty) != 0 {
+		t.Errorf("list of missing workdir = %v, %v", empty, err)
+	}
+}
+
+func TestFormatKV(t *testing.T) {
+	tests := []struct {
+		in   [][2]string
+		want string
+	}{
+		{[][2]string{{"status", "running"}, {"pid", "12"}}, "status=running pid=12"},
+		{[][2]string{{"host", "a b"}}, `host="a b"`},
+		{[][2]string{{"host", "x\nstatus=finished"}}, `host="x\nstatus=finished"`},
+		{[][2]string{{"rc", ""}}, "rc="},
+	}
+	for _, tc := range tests {
+		if got := FormatKV(tc.in); got != tc.want {
+			t.Errorf("FormatKV(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzParseRecords(f *testing.F) {
+	f.Add([]byte("status=running\npid=12\nrc=\nstart=1\nelapsed=3\n"))
+	f.Add([]byte("job=a\nstatus=finished\nrc=0\n--\njob=b\nstatus=lost\n--\n"))
+	f.Add([]byte("error=x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, rec := range parseRecords(b) {
+			st, err := jobStatusFrom("h", "id", rec)
+			if err == nil && st.Status == "" {
+				t.Fatalf("accepted a record without status: %q", rec)
+			}
+			if err == nil && st.PID < 0 {
+				t.Fatalf("negative pid from %q", rec)
+			}
+		}
+	})
+}

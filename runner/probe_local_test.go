@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/plan"
+)
+
+// TestProbeLocal runs the probe script with the local sh (as root here) and
+// checks its netem and iptables answers against a direct attempt made by
+// the test itself in its own namespace.
+func TestProbeLocal(t *testing.T) {
+	if out, _ := exec.Command("id", "-u").Output(); strings.TrimSpace(string(out)) != "0" {
+		t.Skip("needs root: the probe creates a throwaway netns and iptables chain")
+	}
+	before := netState(t)
+	hc := probeHost(context.Background(), localShell{}, "local", t.TempDir())
+	if !hc.Reachable || hc.Err != "" {
+		t.Fatalf("probe = %+v", hc)
+	}
+	if after := netState(t); after != before {
+		t.Errorf("probe left state behind:\nbefore %q\nafter  %q", before, after)
+	}
+	if c, _ := hc.Cap("root"); !c.Present {
+		t.Error("root not detected")
+	}
+	if c, _ := hc.Cap("iptables"); !c.Present {
+		t.Errorf("iptables as root = %+v", c)
+	}
+	// Ground truth for netem, in the test's own namespace.
+	ns := "dstgen-t-" + randSuffix()[:6]
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v %s", err, out)
+	}
+	defer exec.Command("ip", "netns", "del", ns).Run()
+	out, err := exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms").CombinedOutput()
+	netem, _ := hc.Cap("netem")
+	if netem.Present != (err == nil) {
+		t.Errorf("probe netem present=%v, direct attempt err=%v %s", netem.Present, err, out)
+	}
+	if err != nil && !strings.Contains(netem.Message, strings.TrimSpace(strings.TrimPrefix(string(out), "Error: "))) {
+		t.Errorf("netem message %q does not carry the kernel's %q", netem.Message, out)
+	}
+	if hc.DiskFreeKB <= 0 || hc.Kernel == "" || hc.Arch == "" || hc.RTT <= 0 {
+		t.Errorf("facts missing: %+v", hc)
+	}
+	if hc.ClockOffset > time.Second || hc.ClockOffset < -time.Second {
+		t.Errorf("clock offset against itself = %v", hc.ClockOffset)
+	}
+}
+
+func netState(t *testing.T) string {
+	t.Helper()
+	ns, _ := exec.Command("ip", "netns", "list").Output()
+	ipt, _ := exec.Command("iptables", "-S").Output()
+	links, _ := exec.Command("ip", "-o", "link").Output()
+	var b strings.Builder
+	for _, s := range []string{string(ns), string(ipt), string(links)} {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "dstgen-probe") || strings.Contains(l, "DSTGEN_PROBE") || strings.Contains(l, "dgp") {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+func TestCapabilityFor(t *testing.T) {
+	tests := map[string]string{
+		"iptables (CAP_NET_ADMIN)": "iptables",
+		"tc / netem":               "netem",
+		"tc":                       "tc",
+		"Go toolchain":             "go",
+		"Go 1.22":                  "go",
+		"MinIO / S3-compatible":    "",
+		"libfaketime":              "faketime",
+		"Network namespaces":       "netns",
+		"docker + compose":         "container-runtime",
+		"systemd":                  "systemd",
+		"stress-ng":                "stress-ng",
+		"dm-flakey":                "dmsetup",
+		"cgroup v2 IO controller":  "cgroup-io",
+		"root or sudo":             "root",
+		"Postgres 15":              "",
+	}
+	for req, want := range tests {
+		if got := CapabilityFor(req); got != want {
+			t.Errorf("CapabilityFor(%q) = %q, want %q", req, got, want)
+		}
+	}
+}
+
+func TestMapRequirements(t *testing.T) {
+	hosts := []HostCaps{
+		{Host: "h1", Reachable: true, Caps: []Cap{
+			{Name: "iptables", Present: true, Version: "iptables v1.8.9"},
+			{Name: "netem", Present: false, Source: "added a netem qdisc", Message: "Error: Specified qdisc kind is unknown."},
+			{Name: "go", Present: true, Version: "go version go1.21.5 linux/amd64"},
+		}},
+		{Host: "h2", Reachable: false, Err: "dial: refused"},
+	}
+	reqs := []plan.EnvReq{
+		{Requirement: "iptables (CAP_NET_ADMIN)", VersionFloor: "any", UsedBy: []string{"S1", "S3"}, Line: 10},
+		{Requirement: "tc / netem", UsedBy: []string{"S3", "S5"}, InstallHint: "apt-get install iproute2", Line: 11},
+		{Requirement: "Go toolchain", VersionFloor: "1.22", UsedBy: []string{"S1"}, Line: 12},
+		{Requirement: "MinIO / S3-compatible", UsedBy: []string{"S4"}, InstallHint: "brought up by SUT", BroughtUpBySUT: true, Line: 13},
+		{Requirement: "Postgres 15", UsedBy: []string{"S6"}, Line: 14},
+	}
+	rows := MapRequirements(reqs, hosts)
+	got := map[string]ReqRow{}
+	for _, r := range rows {
+		got[r.Host+"|"+r.Requirement] = r
+	}
+	want := map[string]struct {
+		present string
+		inconc  string
+	}{
+		"h1|iptables (CAP_NET_ADMIN)": {ReqPresent, ""},
+		"h1|tc / netem":               {ReqMissing, "S3,S5"},
+		"h1|Go toolchain":             {ReqMissing, "S1"}, // 1.21.5 < 1.22
+		"h1|MinIO / S3-compatible":    {ReqBySUT, ""},
+		"h1|Postgres 15":              {ReqUnknown, ""},
+		"h2|tc / netem":               {ReqUnknown, ""},
+	}
+	for k, w := range want {
+		r := got[k]
+		if r.Present != w.present || strings.Join(r.InconclusiveEnv, ",") != w.inconc {
+			t.Errorf("%s: present=%s inconclusive=%v, want %s %s", k, r.Present, r.InconclusiveEnv, w.present, w.inconc)
+		}
+	}
+	if r := got["h1|tc / netem"]; !strings.Contains(r.Source, "Specified qdisc kind is unknown") || r.Line != 11 {
+		t.Errorf("netem row = %+v; want the kernel's message and plan line", r)
+	}
+}
+
+func TestMeetsFloor(t *testing.T) {
+	tests := []struct {
+		v, f string
+		ok   bool
+	}{
+		{"go1.26.8", "1.22", true}, {"go version go1.21.5", "1.22", false}, {"x", "1.22", true},
+		{"1.22", "any", true}, {"iptables v1.8.9", "1.8.10", false}, {"2.0", "1.99.1", true},
+	}
+	for _, tc := range tests {
+		if got := meetsFloor(tc.v, tc.f); got != tc.ok {
+			t.Errorf("meetsFloor(%q, %q) = %v", tc.v, tc.f, got)
+		}
+	}
+}
+
+func FuzzParseProbeOutput(f *testing.F) {
+	f.Add([]byte("uid=0\nroot=yes\nnetem.works=no\nnetem.msg=Error: x\ndisk.free_kb=12\nprobe.done=1\n"))
+	f.Add([]byte("garbage\n=x\n--\ncgroup.version=2\ncgroup.controllers=io cpu\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kv := map[string]string{}
+		for _, rec := range parseRecords(b) {
+			for k, v := range rec {
+				kv[k] = v
+			}
+		}
+		var hc HostCaps
+		fillCaps(&hc, kv)
+		if _, ok := hc.Cap("netem"); !ok {
+			t.Fatal("netem row missing")
+		}
+		if kv["netem.works"] != "yes" {
+			if c, _ := hc.Cap("netem"); c.Present {
+				t.Fatal("netem present without netem.works=yes")
+			}
+		}
+	})
+}
+
+func TestCapabilityForWholeWords(t *testing.T) {
+	for _, req := range []string{"Postgres, etc.", "MongoDB 6", "rootless podman-free setup"} {
+		if got := CapabilityFor(req); got == "tc" || got == "go" || got == "root" {
+			t.Errorf("CapabilityFor(%q) = %q from a partial word", req, got)
+		}
+	}
+}

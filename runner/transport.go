@@ -1,0 +1,528 @@
+package runner
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Bounds of the remote contract. MaxTimeout is the hard ceiling of every
+// SSH round trip; DialTimeout bounds TCP connect + SSH handshake.
+const (
+	MaxTimeout  = 30 * time.Second
+	DialTimeout = 10 * time.Second
+	// maxSessions stays below OpenSSH's default MaxSessions (10) so that a
+	// busy host still has a channel free for the kill session of a timeout.
+	maxSessions = 8
+	jumpSlot    = "\x00jump"
+)
+
+// Options tune a Pool. The zero value is the strict default: 30 s bound,
+// known_hosts enforced, no diagnostics.
+type Options struct {
+	// Timeout bounds every round trip; 0 means MaxTimeout and anything
+	// larger is capped to it (the CLI rejects such values before).
+	Timeout time.Duration
+	// AcceptNewHosts trusts an unknown host key on first use and appends it
+	// to known_hosts. A changed key is refused regardless.
+	AcceptNewHosts bool
+	// Log receives diagnostics (reconnects, accepted keys); may be nil.
+	Log io.Writer
+}
+
+// Pool holds one SSH connection per host, shared by every session of the
+// process (what ControlMaster does for OpenSSH): a connection is dialled on
+// first use, kept alive with keepalive@openssh.com, dropped when it dies
+// and redialled by the next caller. Safe for concurrent use.
+type Pool struct {
+	env *env.Env
+	opt Options
+
+	mu     sync.Mutex
+	slots  map[string]*slot
+	closed bool
+
+	khMu sync.Mutex // serialises known_hosts reads and appends
+}
+
+// slot is one host's connection state. lock is a channel so that waiting
+// for another goroutine's dial respects the caller's context.
+type slot struct {
+	lock chan struct{}
+	c    *conn
+	sem  chan struct{}
+}
+
+type conn struct {
+	host      string
+	client    *ssh.Client
+	dead      chan struct{} // closed when the SSH connection is gone
+	closing   atomic.Bool   // set by close, before dead is closed
+	closeOnce sync.Once
+
+	sftpMu sync.Mutex
+	sftp   *sftp.Client
+}
+
+func (c *conn) alive() bool {
+	if c.closing.Load() {
+		return false
+	}
+	select {
+	case <-c.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *conn) close() {
+	c.closing.Store(true)
+	c.closeOnce.Do(func() { _ = c.client.Close() })
+}
+
+// NewPool returns a Pool for the hosts of e. It dials nothing until used.
+func NewPool(e *env.Env, o Options) *Pool {
+	if o.Timeout <= 0 || o.Timeout > MaxTimeout {
+		o.Timeout = MaxTimeout
+	}
+	return &Pool{env: e, opt: o, slots: map[string]*slot{}}
+}
+
+// Close closes every connection. Runs in flight fail with status "error".
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	slots := p.slots
+	p.slots = map[string]*slot{}
+	p.mu.Unlock()
+	for _, s := range slots {
+		s.lock <- struct{}{}
+		if s.c != nil {
+			s.c.sftpMu.Lock()
+			if s.c.sftp != nil {
+				_ = s.c.sftp.Close()
+			}
+			s.c.sftpMu.Unlock()
+			s.c.close()
+		}
+		<-s.lock
+	}
+	return nil
+}
+
+func (p *Pool) logf(format string, args ...any) {
+	if p.opt.Log != nil {
+		fmt.Fprintf(p.opt.Log, "dstgen: "+format+"\n", args...)
+	}
+}
+
+// bound is the time budget of one round trip: the smallest of
+// Options.Timeout, env.yml's timeout_s and the caller's deadline.
+func (p *Pool) bound(ctx context.Context) time.Duration {
+	b := p.opt.Timeout
+	if s := p.env.SSH.TimeoutS; s > 0 && time.Duration(s)*time.Second < b {
+		b = time.Duration(s) * time.Second
+	}
+	if d, ok := ctx.Deadline(); ok {
+		if left := time.Until(d); left < b {
+			b = left
+		}
+	}
+	return b
+}
+
+func (p *Pool) slot(name string) (*slot, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("connection pool is closed")
+	}
+	s := p.slots[name]
+	if s == nil {
+		s = &slot{lock: make(chan struct{}, 1), sem: make(chan struct{}, maxSessions)}
+		p.slots[name] = s
+	}
+	return s, nil
+}
+
+// conn returns the live connection to h, dialling when there is none.
+// fresh reports whether it was dialled by this call.
+func (p *Pool) conn(ctx context.Context, h env.Host) (c *conn, fresh bool, err error) {
+	s, err := p.slot(h.Name)
+	if err != nil {
+		return nil, false, err
+	}
+	select {
+	case s.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, fmt.Errorf("connect to %s: %w", displayName(h.Name), ctx.Err())
+	}
+	defer func() { <-s.lock }()
+	if s.c != nil && s.c.alive() {
+		return s.c, false, nil
+	}
+	if s.c != nil {
+		p.logf("host %s: connection lost, reconnecting", displayName(h.Name))
+		s.c.close()
+		s.c = nil
+	}
+	c, err = p.dial(ctx, h)
+	if err != nil {
+		return nil, false, err
+	}
+	s.c = c
+	return c, true, nil
+}
+
+// drop closes c so that the next caller for its host redials.
+func (p *Pool) drop(c *conn) {
+	c.close()
+}
+
+func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
+	cfg, done, err := p.clientConfig(h.Name, addr, h.User, h.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	var nc net.Conn
+	if j := p.env.SSH.Jump; j != nil && h.Name != jumpSlot {
+		jh := env.Host{Name: jumpSlot, Address: j.Host, Port: j.Port, User: j.User, Key: j.Key}
+		jc, _, err := p.conn(dctx, jh)
+		if err != nil {
+			return nil, err
+		}
+		nc, err = jc.client.DialContext(dctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s (%s) through jump host %s: %w", h.Name, addr, j.Host, err)
+		}
+	} else {
+		d := net.Dialer{Timeout: DialTimeout}
+		nc, err = d.DialContext(dctx, "tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect to %s (%s): %w", displayName(h.Name), addr, err)
+		}
+	}
+	client, err := handshake(dctx, nc, addr, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("ssh to %s (%s): %w", displayName(h.Name), addr, err)
+	}
+	c := &conn{host: h.Name, client: client, dead: make(chan struct{})}
+	go func() {
+		_ = client.Wait()
+		close(c.dead)
+	}()
+	go p.keepalive(c, time.Duration(p.env.SSH.KeepaliveS)*time.Second)
+	return c, nil
+}
+
+func displayName(name string) string {
+	if name == jumpSlot {
+		return "jump host"
+	}
+	return name
+}
+
+// handshake runs the SSH handshake on nc, closing nc when ctx ends first:
+// ssh.NewClientConn has no context and a silent server would hang it.
+func handshake(ctx context.Context, nc net.Conn, addr string, cfg *ssh.ClientConfig) (*ssh.Client, error) {
+	type res struct {
+		c     ssh.Conn
+		chans <-chan ssh.NewChannel
+		reqs  <-chan *ssh.Request
+		err   error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, chans, reqs, err := ssh.NewClientConn(nc, addr, cfg)
+		ch <- res{c, chans, reqs, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			_ = nc.Close()
+			return nil, r.err
+		}
+		return ssh.NewClient(r.c, r.chans, r.reqs), nil
+	case <-ctx.Done():
+		_ = nc.Close()
+		if r := <-ch; r.err == nil {
+			_ = r.c.Close()
+		}
+		return nil, fmt.Errorf("handshake: %w", ctx.Err())
+	}
+}
+
+// keepalive sends keepalive@openssh.com every interval and closes the
+// connection when a reply does not come within two intervals (OpenSSH's
+// ServerAliveCountMax=2), so a silently dead peer is noticed and dropped.
+func (p *Pool) keepalive(c *conn, every time.Duration) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.dead:
+			return
+		case <-t.C:
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			errc <- err
+		}()
+		wait := time.NewTimer(max(2*every, 2*time.Second))
+		select {
+		case err := <-errc:
+			wait.Stop()
+			if err != nil {
+				p.logf("host %s: keepalive failed: %v; dropping connection", displayName(c.host), err)
+				c.close()
+				return
+			}
+		case <-wait.C:
+			p.logf("host %s: no keepalive reply; dropping connection", displayName(c.host))
+			c.close()
+			return
+		case <-c.dead:
+			wait.Stop()
+			return
+		}
+	}
+}
+
+// clientConfig builds the SSH config for one dial. done releases the agent
+// connection once the handshake is over.
+func (p *Pool) clientConfig(name, addr, user, keyPath string) (*ssh.ClientConfig, func(), error) {
+	var signers []ssh.Signer
+	encrypted := false
+	if keyPath != "" {
+		pem, err := os.ReadFile(keyPath)
+		if err != nil {
+			return nil, nil, fmt.Errorf("host %s: read key: %w", displayName(name), err)
+		}
+		s, err := ssh.ParsePrivateKey(pem)
+		var pm *ssh.PassphraseMissingError
+		switch {
+		case errors.As(err, &pm):
+			encrypted = true
+		case err != nil:
+			return nil, nil, fmt.Errorf("host %s: key %s is not a usable private key: %v", displayName(name), keyPath, err)
+		default:
+			signers = append(signers, s)
+		}
+	}
+	done := func() {}
+	sock := os.Getenv("SSH_AUTH_SOCK")
+	useAgent := sock != "" && (p.env.SSH.Agent || keyPath == "" || encrypted)
+	if useAgent {
+		ac, err := net.DialTimeout("unix", sock, 2*time.Second)
+		if err != nil {
+			if len(signers) == 0 {
+				return nil, nil, fmt.Errorf("host %s: ssh-agent at SSH_AUTH_SOCK unreachable: %v%s", displayName(name), err, encHint(encrypted, keyPath))
+			}
+		} else {
+			done = func() { _ = ac.Close() }
+			as, err := agent.NewClient(ac).Signers()
+			if err == nil {
+				signers = append(signers, as...)
+			}
+		}
+	}
+	if len(signers) == 0 {
+		done()
+		switch {
+		case encrypted && sock == "":
+			return nil, nil, fmt.Errorf("host %s: key %s is passphrase-protected and no ssh-agent is running (SSH_AUTH_SOCK unset); dstgen never prompts: load it with ssh-add or use an unencrypted key", displayName(name), keyPath)
+		case encrypted:
+			return nil, nil, fmt.Errorf("host %s: key %s is passphrase-protected and the ssh-agent holds no keys; load it with ssh-add", displayName(name), keyPath)
+		default:
+			return nil, nil, fmt.Errorf("host %s: no SSH credentials: set ssh.key in env.yml or run an ssh-agent (SSH_AUTH_SOCK)", displayName(name))
+		}
+	}
+	cfg := &ssh.ClientConfig{
+		User:              user,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeys(signers...)},
+		HostKeyCallback:   p.hostKeyCallback(name),
+		HostKeyAlgorithms: p.knownAlgorithms(addr),
+		Timeout:           DialTimeout,
+	}
+	return cfg, done, nil
+}
+
+func encHint(encrypted bool, keyPath string) string {
+	if encrypted {
+		return fmt.Sprintf(" (key %s is passphrase-protected and needs the agent)", keyPath)
+	}
+	return ""
+}
+
+// knownHosts loads the known_hosts callback; a missing file knows nobody.
+func (p *Pool) knownHosts() (ssh.HostKeyCallback, error) {
+	path := p.env.SSH.KnownHosts
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return func(string, net.Addr, ssh.PublicKey) error { return &knownhosts.KeyError{} }, nil
+	}
+	cb, err := knownhosts.New(path)
+	if err != nil {
+		return nil, fmt.Errorf("read known_hosts %s: %w", path, err)
+	}
+	return cb, nil
+}
+
+// knownAlgorithms restricts the negotiated host key algorithms to the types
+// known_hosts already holds for addr. Without it the server may present
+// another of its keys (say RSA when ed25519 is recorded) and a genuine
+// host would look like a mismatch.
+func (p *Pool) knownAlgorithms(addr string) []string {
+	p.khMu.Lock()
+	cb, err := p.knownHosts()
+	p.khMu.Unlock()
+	if err != nil {
+		return nil
+	}
+	probe, _ := ssh.NewPublicKey(ed25519.PublicKey(make([]byte, ed25519.PublicKeySize)))
+	var ke *knownhosts.KeyError
+	if !errors.As(cb(addr, &net.TCPAddr{}, probe), &ke) {
+		return nil
+	}
+	var algos []string
+	seen := map[string]bool{}
+	for _, k := range ke.Want {
+		t := k.Key.Type()
+		list := []string{t}
+		if t == ssh.KeyAlgoRSA {
+			list = []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+		}
+		for _, a := range list {
+			if !seen[a] {
+				seen[a] = true
+				algos = append(algos, a)
+			}
+		}
+	}
+	return algos
+}
+
+// hostKeyCallback verifies against known_hosts. Refusals name the host and
+// the SHA256 fingerprint so the user can compare it out of band.
+func (p *Pool) hostKeyCallback(name string) ssh.HostKeyCallback {
+	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		p.khMu.Lock()
+		defer p.khMu.Unlock()
+		if _, ok := remote.(*net.TCPAddr); !ok {
+			remote = &net.TCPAddr{}
+		}
+		cb, err := p.knownHosts()
+		if err != nil {
+			return err
+		}
+		err = cb(hostname, remote, key)
+		if err == nil {
+			return nil
+		}
+		who := fmt.Sprintf("host %s (%s)", displayName(name), hostname)
+		fp := ssh.FingerprintSHA256(key)
+		var ke *knownhosts.KeyError
+		if !errors.As(err, &ke) {
+			return fmt.Errorf("%s: refusing host key %s %s: %v", who, key.Type(), fp, err)
+		}
+		path := p.env.SSH.KnownHosts
+		if len(ke.Want) > 0 {
+			w := ke.Want[0]
+			return fmt.Errorf("%s: HOST KEY MISMATCH, refusing: server offered %s %s but %s:%d records %s %s (possible man-in-the-middle; fix known_hosts only if the change is expected)",
+				who, key.Type(), fp, w.Filename, w.Line, w.Key.Type(), ssh.FingerprintSHA256(w.Key))
+		}
+		if !p.opt.AcceptNewHosts {
+			return fmt.Errorf("%s: unknown host key %s %s (not in %s), refusing; verify it and rerun with --accept-new-host to trust it on first use", who, key.Type(), fp, path)
+		}
+		if err := appendKnownHost(path, hostname, key); err != nil {
+			return fmt.Errorf("%s: accept new host key: %w", who, err)
+		}
+		p.logf("%s: accepted new host key %s %s into %s", who, key.Type(), fp, path)
+		return nil
+	}
+}
+
+func appendKnownHost(path, hostname string, key ssh.PublicKey) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	line := knownhosts.Line([]string{knownhosts.Normalize(hostname)}, key) + "\n"
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			line = "\n" + line
+		}
+	}
+	if _, err := f.WriteString(line); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// SFTP returns h's SFTP client, opened once per connection and reopened
+// after the connection was dropped. Callers must not Close it; Pool.Close
+// does.
+func (p *Pool) SFTP(ctx context.Context, h env.Host) (*sftp.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.bound(ctx))
+	defer cancel()
+	c, _, err := p.conn(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	c.sftpMu.Lock()
+	defer c.sftpMu.Unlock()
+	if c.sftp != nil {
+		return c.sftp, nil
+	}
+	type res struct {
+		s   *sftp.Client
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := sftp.NewClient(c.client)
+		ch <- res{s, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("open sftp on %s: %w", h.Name, r.err)
+		}
+		c.sftp = r.s
+		return r.s, nil
+	case <-ctx.Done():
+		// A subsystem request that does not answer means a wedged
+		// connection: drop it so the next call starts clean.
+		p.drop(c)
+		return nil, fmt.Errorf("open sftp on %s: %w", h.Name, ctx.Err())
+	}
+}

@@ -1,0 +1,514 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/sshtest"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+func mustRun(t *testing.T, p *Pool, h env.Host, cmd string) string {
+	t.Helper()
+	var out bytes.Buffer
+	r, err := p.Run(context.Background(), h, cmd, nil, &out, nil)
+	if err != nil || r.Status != StatusOK {
+		t.Fatalf("run %q on %s: %+v %v", cmd, h.Name, r, err)
+	}
+	return out.String()
+}
+
+func TestConnectionReuse(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	h := e.Hosts[0]
+	var wg sync.WaitGroup
+	errs := make(chan error, 50)
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := p.Run(context.Background(), h, "true", nil, nil, nil); err != nil || r.Status != StatusOK {
+				errs <- err
+			}
+		}()
+		if i%10 == 9 {
+			wg.Wait() // mix concurrent bursts and sequential reuse
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("run: %v", err)
+	}
+	if n := srvs[0].Accepted(); n != 1 {
+		t.Fatalf("sshd accepted %d connections for 50 runs, want 1", n)
+	}
+}
+
+func TestReconnectAfterDrop(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	h := e.Hosts[0]
+	mustRun(t, p, h, "true")
+	if n := sshtest.KillSessionChildren(t, srvs[0]); n == 0 {
+		t.Fatal("no sshd children to kill")
+	}
+	if got := mustRun(t, p, h, "echo back"); got != "back\n" {
+		t.Fatalf("after drop: %q", got)
+	}
+	if n := srvs[0].Accepted(); n != 2 {
+		t.Fatalf("accepted %d connections, want 2 (one redial)", n)
+	}
+}
+
+func TestDropMidRun(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	h := e.Hosts[0]
+	mustRun(t, p, h, "true")
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		sshtest.KillSessionChildren(t, srvs[0])
+	}()
+	start := time.Now()
+	r, err := p.Run(context.Background(), h, "sleep 20", nil, nil, nil)
+	if err == nil || r.Status != StatusError || r.ExitCode != -1 {
+		t.Fatalf("got %+v %v, want status error", r, err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("took %s to notice the drop", el)
+	}
+	if !strings.Contains(r.Err, "connection lost") || strings.Contains(r.Err, "\n") {
+		t.Errorf("reason %q, want one line naming the lost connection", r.Err)
+	}
+	mustRun(t, p, h, "true")
+}
+
+func TestKeepaliveDropsSilentPeer(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	e.SSH.KeepaliveS = 1
+	h := e.Hosts[0]
+	mustRun(t, p, h, "true")
+	// SIGSTOP the per-connection sshd processes: TCP stays up but nothing
+	// answers, the way a hung or partitioned host behaves.
+	kids := sshtestChildren(t, srvs[0])
+	for _, pid := range kids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	t.Cleanup(func() {
+		for _, pid := range kids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	s, _ := p.slot(h.Name)
+	c := s.c
+	select {
+	case <-c.dead:
+	case <-time.After(6 * time.Second):
+		t.Fatal("keepalive did not drop the silent connection within 6s")
+	}
+	if got := mustRun(t, p, h, "echo again"); got != "again\n" {
+		t.Fatalf("after keepalive drop: %q", got)
+	}
+}
+
+// sshtestChildren lists the per-connection sshd processes of s.
+func sshtestChildren(t *testing.T, s *sshtest.Server) []int {
+	t.Helper()
+	var pids []int
+	for _, pid := range sshtest.Pgrep("sshd") {
+		if isDescendant(pid, s.PID) {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatal("no per-connection sshd processes")
+	}
+	return pids
+}
+
+func isDescendant(pid, root int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		b, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		pid = atoi(f[1])
+		if pid == root {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHostKeyMismatchRefused(t *testing.T) {
+	p, e, srvs, k := testPool(t, 1, "", Options{AcceptNewHosts: true})
+	// Replace the recorded key with another one for the same address.
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	other, _ := ssh.NewPublicKey(pub)
+	line := knownhosts.Line([]string{knownhosts.Normalize(srvs[0].Addr)}, other)
+	if err := os.WriteFile(k.KnownHosts, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
+	if err == nil || r.Status != StatusError {
+		t.Fatalf("mismatch accepted: %+v", r)
+	}
+	for _, want := range []string{"h1", "MISMATCH", ssh.FingerprintSHA256(srvs[0].HostKey), ssh.FingerprintSHA256(other)} {
+		if !strings.Contains(r.Err, want) {
+			t.Errorf("reason %q lacks %q", r.Err, want)
+		}
+	}
+	if b, _ := os.ReadFile(k.KnownHosts); string(b) != line+"\n" {
+		t.Errorf("known_hosts changed on mismatch (AcceptNewHosts must not overwrite): %q", b)
+	}
+	if srvs[0].Accepted() != 0 {
+		t.Error("authenticated to a host whose key did not match")
+	}
+}
+
+func TestUnknownHostRefusedByDefault(t *testing.T) {
+	p, e, srvs, k := testPool(t, 1, "", Options{})
+	_ = os.Remove(k.KnownHosts)
+	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
+	if err == nil || r.Status != StatusError {
+		t.Fatalf("unknown host accepted: %+v", r)
+	}
+	for _, want := range []string{"h1", "unknown host key", ssh.FingerprintSHA256(srvs[0].HostKey), "--accept-new-host"} {
+		if !strings.Contains(r.Err, want) {
+			t.Errorf("reason %q lacks %q", r.Err, want)
+		}
+	}
+	if _, err := os.Stat(k.KnownHosts); !os.IsNotExist(err) {
+		t.Errorf("known_hosts written without --accept-new-host: %v", err)
+	}
+}
+
+func TestAcceptNewHostWritesKnownHosts(t *testing.T) {
+	_, e, srvs, k := testPool(t, 1, "", Options{})
+	_ = os.Remove(k.KnownHosts)
+	var log bytes.Buffer
+	p := NewPool(e, Options{AcceptNewHosts: true, Log: &log})
+	defer p.Close()
+	mustRun(t, p, e.Hosts[0], "true")
+	b, err := os.ReadFile(k.KnownHosts)
+	if err != nil || strings.TrimSpace(string(b)) != srvs[0].HostKeyLine {
+		t.Fatalf("known_hosts = %q (%v), want %q", b, err, srvs[0].HostKeyLine)
+	}
+	if !strings.Contains(log.String(), "accepted new host key") {
+		t.Errorf("acceptance not logged: %q", log.String())
+	}
+	// A strict pool now trusts it.
+	strict := NewPool(e, Options{})
+	defer strict.Close()
+	mustRun(t, strict, e.Hosts[0], "true")
+}
+
+func TestAgentAuth(t *testing.T) {
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	srv := sshtest.Start(t, k, sshtest.Options{})
+	k.Trust(t, srv)
+	sock := sshtest.StartAgent(t)
+	sshtest.AddKey(t, sock, k.EncryptedKey, k.Passphrase)
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	tests := []struct{ name, key string }{
+		{"agent only", ""},
+		{"encrypted key via agent", "  key: " + k.EncryptedKey + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			yml := "ssh:\n  user: " + sshtest.User + "\n  known_hosts: " + k.KnownHosts + "\n" + tc.key +
+				"hosts:\n  - {name: a, address: " + srv.Host + ", port: " + itoa(srv.Port) + "}\n"
+			e, err := env.Parse("env.yml", []byte(yml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := NewPool(e, Options{})
+			defer p.Close()
+			if got := mustRun(t, p, e.Hosts[0], "echo via-agent"); got != "via-agent\n" {
+				t.Fatalf("got %q", got)
+			}
+		})
+	}
+}
+
+func TestEncryptedKeyWithoutAgent(t *testing.T) {
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	srv := sshtest.Start(t, k, sshtest.Options{})
+	k.Trust(t, srv)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	yml := "ssh:\n  user: " + sshtest.User + "\n  known_hosts: " + k.KnownHosts + "\n  key: " + k.EncryptedKey +
+		"\nhosts:\n  - {name: a, address: " + srv.Host + ", port: " + itoa(srv.Port) + "}\n"
+	e, err := env.Parse("env.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Options{})
+	defer p.Close()
+	start := time.Now()
+	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
+	if err == nil || r.Status != StatusError {
+		t.Fatalf("got %+v", r)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Error("took too long: something waited for a prompt")
+	}
+	if !strings.Contains(r.Err, k.EncryptedKey) || !strings.Contains(r.Err, "passphrase-protected") || !strings.Contains(r.Err, "no ssh-agent") {
+		t.Errorf("reason %q should name the key path and the missing agent", r.Err)
+	}
+	pem, _ := os.ReadFile(k.EncryptedKey)
+	body := strings.Split(string(pem), "\n")[1]
+	if strings.Contains(r.Err, k.Passphrase) || strings.Contains(r.Err, body) {
+		t.Errorf("reason leaks secret material: %q", r.Err)
+	}
+}
+
+func TestUnreachableHost(t *testing.T) {
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	// A port nothing listens on: grab one and close it.
+	srv := sshtest.Start(t, k, sshtest.Options{})
+	port := srv.Port + 1
+	yml := "ssh:\n  user: u\n  key: " + k.Key + "\n  known_hosts: " + k.KnownHosts + "\nhosts:\n  - {name: gone, address: 127.0.0.1, port: " + itoa(port) + "}\n"
+	e, err := env.Parse("env.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Options{})
+	defer p.Close()
+	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
+	if err == nil || r.Status != StatusError || !strings.Contains(r.Err, "connect to gone") {
+		t.Fatalf("got %+v %v", r, err)
+	}
+}
+
+func TestTimeoutCeiling(t *testing.T) {
+	tests := []struct {
+		opt      time.Duration
+		envS     int
+		ctx      time.Duration
+		want     time.Duration
+		tolerant bool
+	}{
+		{0, 0, 0, 30 * time.Second, false},
+		{time.Hour, 0, 0, 30 * time.Second, false},
+		{5 * time.Second, 0, 0, 5 * time.Second, false},
+		{20 * time.Second, 7, 0, 7 * time.Second, false},
+		{20 * time.Second, 30, 2 * time.Second, 2 * time.Second, true},
+		{0, 0, time.Hour, 30 * time.Second, false},
+	}
+	for _, tc := range tests {
+		p := NewPool(&env.Env{SSH: env.SSH{TimeoutS: tc.envS}}, Options{Timeout: tc.opt})
+		ctx := context.Background()
+		if tc.ctx > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, tc.ctx)
+			defer cancel()
+		}
+		got := p.bound(ctx)
+		if got > tc.want || (!tc.tolerant && got != tc.want) || got < tc.want-time.Second {
+			t.Errorf("opt=%s env=%d ctx=%s: bound %s, want %s", tc.opt, tc.envS, tc.ctx, got, tc.want)
+		}
+	}
+}
+
+func TestCancelKillsRemote(t *testing.T) {
+	p, e, _, _ := testPool(t, 1, "", Options{Log: testLog{t}})
+	marker := "dstgen-cancel-" + randomMarker()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	r, err := p.Run(ctx, e.Hosts[0], "sh -c "+Quote("sleep 300; : "+marker), nil, nil, nil)
+	if err == nil || r.Status != StatusError || !strings.Contains(r.Err, "canceled") {
+		t.Fatalf("got %+v %v", r, err)
+	}
+	waitNoProc(t, marker, time.Second)
+}
+
+func waitNoProc(t *testing.T, marker string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for len(sshtest.Pgrep(marker)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pids := sshtest.Pgrep(marker); len(pids) > 0 {
+		t.Fatalf("orphan processes %v still match %q", pids, marker)
+	}
+}
+
+func TestJumpHost(t *testing.T) {
+	sshtest.Require(t)
+	nt := sshtest.NewNet(t, 1)
+	k := sshtest.NewKeys(t)
+	ns := nt.Hosts[0]
+	jump := sshtest.Start(t, k, sshtest.Options{NetNS: ns.NS, Addr: ns.Addr, Port: 22})
+	// The target listens on the namespace's loopback only: nothing outside
+	// the namespace can reach it except through the jump host's sshd.
+	target := sshtest.Start(t, k, sshtest.Options{NetNS: ns.NS, Addr: "127.0.0.1", Port: 2222})
+	k.Trust(t, jump, target)
+	yml := "ssh:\n  user: " + sshtest.User + "\n  key: " + k.Key + "\n  known_hosts: " + k.KnownHosts +
+		"\n  jump: {host: " + ns.Addr + "}\nhosts:\n  - {name: inner, address: 127.0.0.1, port: 2222}\n"
+	e, err := env.Parse("env.yml", []byte(yml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Options{})
+	defer p.Close()
+	for i := 0; i < 3; i++ {
+		if got := mustRun(t, p, e.Hosts[0], "echo inner-$((1+1))"); got != "inner-2\n" {
+			t.Fatalf("got %q", got)
+		}
+	}
+	if n := target.Accepted(); n != 1 {
+		t.Errorf("target accepted %d connections, want 1", n)
+	}
+	if n := jump.Accepted(); n != 1 {
+		t.Errorf("jump accepted %d connections, want 1", n)
+	}
+	// The target saw the login come from inside the namespace, where only
+	// the jump host's sshd lives.
+	if !strings.Contains(target.Log(), "Accepted publickey for "+sshtest.User+" from 127.0.0.1") {
+		t.Errorf("target log shows no login from the jump host:\n%s", target.Log())
+	}
+	// Without the jump the target is unreachable: the only path is the jump.
+	e2 := *e
+	e2.SSH.Jump = nil
+	direct := NewPool(&e2, Options{Timeout: 3 * time.Second})
+	defer direct.Close()
+	if r, err := direct.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err == nil && target.Accepted() > 1 {
+		t.Fatalf("target reached without the jump: %+v", r)
+	}
+}
+
+func TestRunAllFanOut(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 4, "", Options{})
+	for _, tc := range []struct {
+		parallel int
+		min, max time.Duration
+	}{
+		{4, 1 * time.Second, 1900 * time.Millisecond},
+		{2, 2 * time.Second, 2900 * time.Millisecond},
+	} {
+		var out bytes.Buffer
+		start := time.Now()
+		rs := p.RunAll(context.Background(), e.Hosts, "sleep 1; echo out-$((6*7)); echo err >&2", tc.parallel, &out)
+		el := time.Since(start)
+		if el < tc.min || el > tc.max {
+			t.Errorf("parallel %d: took %s, want %s..%s", tc.parallel, el, tc.min, tc.max)
+		}
+		for i, r := range rs {
+			if r.Host != e.Hosts[i].Name || r.Status != StatusOK {
+				t.Errorf("result %d: %+v", i, r)
+			}
+		}
+		o := out.String()
+		for _, h := range e.Hosts {
+			for _, want := range []string{"[" + h.Name + "] out-42\n", "[" + h.Name + "] err\n", "host=" + h.Name + " status=ok exit=0 elapsed="} {
+				if !strings.Contains(o, want) {
+					t.Errorf("output lacks %q:\n%s", want, o)
+				}
+			}
+		}
+		// Summary lines come last.
+		lines := strings.Split(strings.TrimSpace(o), "\n")
+		if !strings.HasPrefix(lines[len(lines)-1], "host=h4 ") || !strings.HasPrefix(lines[len(lines)-4], "host=h1 ") {
+			t.Errorf("summary not at the end in host order:\n%s", o)
+		}
+	}
+	for _, s := range srvs {
+		if s.Accepted() != 1 {
+			t.Errorf("%s accepted %d connections, want 1", s.Addr, s.Accepted())
+		}
+	}
+}
+
+func TestRunAllSingleHostNoPrefix(t *testing.T) {
+	p, e, _, _ := testPool(t, 1, "", Options{})
+	var out bytes.Buffer
+	rs := p.RunAll(context.Background(), e.Hosts, "printf 'a\\nno-newline'; exit 2", 0, &out)
+	want := "a\nno-newline\nhost=h1 status=failed exit=2 elapsed="
+	if !strings.HasPrefix(out.String(), want) || rs[0].Status != StatusFailed {
+		t.Fatalf("got %q, want prefix %q", out.String(), want)
+	}
+}
+
+func TestSFTPReuseAndReopen(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	h := e.Hosts[0]
+	c1, err := p.SFTP(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := p.SFTP(context.Background(), h)
+	if err != nil || c1 != c2 {
+		t.Fatalf("second SFTP call: %v, same client=%v", err, c1 == c2)
+	}
+	if _, err := c1.Getwd(); err != nil {
+		t.Fatal(err)
+	}
+	sshtest.KillSessionChildren(t, srvs[0])
+	time.Sleep(200 * time.Millisecond)
+	c3, err := p.SFTP(context.Background(), h)
+	if err != nil || c3 == c1 {
+		t.Fatalf("after drop: %v, reopened=%v", err, c3 != c1)
+	}
+	if _, err := c3.Getwd(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHostileCommandsQuoted(t *testing.T) {
+	p, e, _, _ := testPool(t, 1, "", Options{})
+	marker := "/tmp/dstgen-pwned-" + randomMarker()
+	hostile := []string{
+		"; touch " + marker,
+		"$(touch " + marker + ")",
+		"`touch " + marker + "`",
+		"' ; touch " + marker + " ; '",
+		"\"; touch " + marker + "; \"",
+		"a\ntouch " + marker,
+		"-n",
+		"../../etc/passwd",
+	}
+	for _, s := range hostile {
+		got := mustRun(t, p, e.Hosts[0], "printf '%s' "+Quote(s))
+		if got != s {
+			t.Errorf("round trip of %q gave %q", s, got)
+		}
+		got = mustRun(t, p, e.Hosts[0], QuoteArgs([]string{"printf", "%s", s}))
+		if got != s {
+			t.Errorf("QuoteArgs round trip of %q gave %q", s, got)
+		}
+	}
+	if out := mustRun(t, p, e.Hosts[0], "ls "+Quote(marker)+" 2>/dev/null || echo absent"); out != "absent\n" {
+		t.Fatalf("injection happened: %q", out)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// testLog sends Pool diagnostics to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}

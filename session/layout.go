@@ -1,0 +1,269 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Names inside a session directory.
+const (
+	SessionLog   = "session-log.md"
+	LogsDir      = "logs"
+	MetricsDir   = "metrics"
+	ArtifactsDir = "artifacts"
+	FindingsDir  = "findings"
+	// BenchmarkDir is where real-env-test run_<ts>/ trees keep results.
+	BenchmarkDir = "benchmark"
+)
+
+// Timestamp layouts of session directory names.
+const (
+	StampLayout    = "20060102T150405Z" // <plan-slug>/<stamp>/
+	RunStampLayout = "20060102_150405"  // run_<stamp>/ (real-env-test)
+)
+
+// NewDir returns the session directory for a plan run started at t under
+// a results root: <root>/<slug>/<UTC stamp>. It does not create it.
+func NewDir(root, slug string, t time.Time) string {
+	return filepath.Join(root, slug, t.UTC().Format(StampLayout))
+}
+
+// ArtifactDir is where a scenario's or arm's files live: arm "S4/api" maps
+// to artifacts/S4/api/, so an arm's files sit under its parent's.
+func ArtifactDir(sessionDir, id string) string {
+	return filepath.Join(sessionDir, ArtifactsDir, filepath.FromSlash(id))
+}
+
+// stamp parses a session directory's name; ok is false for other names.
+func stamp(name string) (time.Time, bool) {
+	if t, err := time.Parse(StampLayout, name); err == nil {
+		return t, true
+	}
+	if s, found := strings.CutPrefix(name, "run_"); found {
+		if t, err := time.Parse(RunStampLayout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// IsSession reports whether dir looks like a session: its name is a session
+// stamp, or it holds a session log, an artifacts/ or a benchmark/ dir.
+func IsSession(dir string) bool {
+	if _, ok := stamp(filepath.Base(filepath.Clean(dir))); ok {
+		return true
+	}
+	for _, n := range []string{SessionLog, ArtifactsDir, BenchmarkDir} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+type candidate struct {
+	dir string
+	t   time.Time
+}
+
+// sessionsIn lists stamped session dirs directly inside dir.
+func sessionsIn(dir string) []candidate {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []candidate
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if t, ok := stamp(e.Name()); ok {
+			out = append(out, candidate{filepath.Join(dir, e.Name()), t})
+		}
+	}
+	return out
+}
+
+// Find returns the session to analyze under root: root itself when it is a
+// session, else the newest stamped session in root (run_<ts>/ dirs) or one
+// level below it (<plan-slug>/<ts>/).
+func Find(root string) (string, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return "", fmt.Errorf("find session in %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("find session in %s: not a directory", root)
+	}
+	if IsSession(root) {
+		return root, nil
+	}
+	cands := sessionsIn(root)
+	if ents, err := os.ReadDir(root); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				cands = append(cands, sessionsIn(filepath.Join(root, e.Name()))...)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return "", fmt.Errorf("find session in %s: no session directory (<plan-slug>/%s or run_%s)", root, StampLayout, RunStampLayout)
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if !cands[i].t.Equal(cands[j].t) {
+			return cands[i].t.After(cands[j].t)
+		}
+		return cands[i].dir > cands[j].dir
+	})
+	return cands[0].dir, nil
+}
+
+// Previous returns the newest session of the same plan older than dir, or
+// "" when there is none. Sessions of a plan are the stamped siblings of dir.
+func Previous(dir string) (string, error) {
+	dir = filepath.Clean(dir)
+	t, ok := stamp(filepath.Base(dir))
+	if !ok {
+		return "", nil
+	}
+	real := strings.HasPrefix(filepath.Base(dir), "run_")
+	var best candidate
+	for _, c := range sessionsIn(filepath.Dir(dir)) {
+		if strings.HasPrefix(filepath.Base(c.dir), "run_") != real || !c.t.Before(t) {
+			continue
+		}
+		if best.dir == "" || c.t.After(best.t) {
+			best = c
+		}
+	}
+	return best.dir, nil
+}
+
+var runFileRE = regexp.MustCompile(`^run(-seed-(-?[0-9]+))?\.json$`)
+
+// RunFiles lists every run record of a session, sorted: files named
+// run.json or run-seed-<n>.json anywhere under artifacts/ or benchmark/.
+func RunFiles(sessionDir string) ([]string, error) {
+	var out []string
+	for _, sub := range []string{ArtifactsDir, BenchmarkDir} {
+		root := filepath.Join(sessionDir, sub)
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && runFileRE.MatchString(d.Name()) {
+				out = append(out, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, fmt.Errorf("list run records in %s: %w", root, err)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// sibling maps run.json → <base>.<ext> and run-seed-<n>.json →
+// <base>-seed-<n>.<ext> in the same directory.
+func sibling(runPath, base, ext string) string {
+	m := runFileRE.FindStringSubmatch(filepath.Base(runPath))
+	name := base + ext
+	if m != nil && m[1] != "" {
+		name = base + m[1] + ext
+	}
+	return filepath.Join(filepath.Dir(runPath), name)
+}
+
+// HistoryPath is the history file of a run: its "history" field relative to
+// the run file's directory, else history.jsonl (history-seed-<n>.jsonl for
+// run-seed-<n>.json).
+func HistoryPath(r *Run) string {
+	if r.History != "" {
+		return filepath.Join(filepath.Dir(r.Path), filepath.FromSlash(r.History))
+	}
+	return sibling(r.Path, "history", ".jsonl")
+}
+
+// FinalPath is the final-state dump of a run, resolved like HistoryPath
+// (final.json / final-seed-<n>.json).
+func FinalPath(r *Run) string {
+	if r.FinalState != "" {
+		return filepath.Join(filepath.Dir(r.Path), filepath.FromSlash(r.FinalState))
+	}
+	return sibling(r.Path, "final", ".json")
+}
+
+// Header is the bold-label header of session-log.md (report-format §2).
+type Header struct {
+	Title      string
+	SUT        string
+	Plan       string
+	Commit     string
+	SessionDir string
+	Operator   string
+}
+
+var headerRE = regexp.MustCompile(`^\*\*([A-Za-z ]+):\*\*\s*(.*?)\s*$`)
+
+// ReadHeader reads the header of dir/session-log.md. A missing log is an
+// error the caller may ignore (real-env-test runs have none).
+func ReadHeader(dir string) (Header, error) {
+	var h Header
+	f, err := os.Open(filepath.Join(dir, SessionLog))
+	if err != nil {
+		return h, fmt.Errorf("read session log: %w", err)
+	}
+	defer f.Close()
+	return parseHeader(f)
+}
+
+// parseHeader reads the title and bold-label lines before the first
+// "## " section.
+func parseHeader(r io.Reader) (Header, error) {
+	var h Header
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for n := 0; sc.Scan() && n < 200; n++ {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			break
+		}
+		if t, ok := strings.CutPrefix(line, "# "); ok && h.Title == "" {
+			h.Title = strings.TrimSpace(t)
+			continue
+		}
+		m := headerRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v := strings.Trim(m[2], "`")
+		switch m[1] {
+		case "SUT":
+			h.SUT = v
+		case "Plan":
+			h.Plan = v
+		case "Commit under test":
+			h.Commit = v
+		case "Session dir":
+			h.SessionDir = v
+		case "Operator":
+			h.Operator = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return h, fmt.Errorf("read session log: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,34 @@
+// Package templates holds the embedded templates dstgen init renders into a
+// SUT's testing/ directory. It carries no logic: the generator builds the
+// data model and picks the values; these files only lay them out.
+//
+// Templates use "[[" and "]]" as delimiters so that go-task's own "{{ }}"
+// expressions in Taskfile.yml pass through untouched.
+package templates
+
+import (
+	"embed"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+)
+
+// FS holds the testing/ tree; each file's path below "testing/" (minus the
+// ".tmpl" suffix) is the path it is written to.
+//
+//go:embed all:testing
+var FS embed.FS
+
+// Root is the directory inside FS that mirrors the generated testing/ dir.
+const Root = "testing"
+
+// LeftDelim and RightDelim are the action delimiters every template is
+// parsed with.
+const (
+	LeftDelim  = "[["
+	RightDelim = "]]"
+)
+
+// Funcs returns the sprig function map the templates may use. The caller
+// adds its own formatting helpers on top.
+func Funcs() template.FuncMap { return sprig.TxtFuncMap() }
