@@ -96,8 +96,8 @@ Idempotency / replay: N/A because there is no retry path.
 - **Operations:** get
 - **Adversarial inputs:** acme vs acme-corp
 - **Positive controls:** own keys readable
-- **Negative controls:** other keys denied
-- **Delayed / async paths:** none
+- **Negative controls:** other keys denied and absent from logs
+- **Delayed / async paths:** nightly compaction
 - **Observability paths:** metrics
 - **Scenario arms:** ` + "`S1/api`" + ` — surface: api; oracle: denied
 
@@ -388,5 +388,50 @@ func TestEnvUsedByAll(t *testing.T) {
 	}
 	if probs := Lint(p); len(probs) != 0 {
 		t.Errorf("lint: %v", probs)
+	}
+}
+
+// TestTableColumnsByHeader: reordered and extra columns are matched by
+// header, and a lettered section written a level too deep is still a
+// section.
+func TestTableColumnsByHeader(t *testing.T) {
+	fx := readFixture(t)
+	text := strings.Replace(fx, "| ID | Claim | Category | Source | Inferred? |\n|---|---|---|---|---|",
+		"| # | Category | ID | Claim | Inferred? | Source |\n|---|---|---|---|---|---|", 1)
+	text = strings.Replace(text, `| C1 | "get/put/cas on a single key are linearizable" | safety | docs/consistency.md | no |`,
+		`| 1 | safety | C1 | "get/put/cas on a single key are linearizable" | no | docs/consistency.md |`, 1)
+	text = strings.Replace(text, "## 7b. Coverage adequacy argument", "### 7b. Coverage adequacy argument", 1)
+	p := mustParse(t, "x", text)
+	c := p.Claim("C1")
+	if c == nil || c.Category != CatSafety || c.Source != "docs/consistency.md" || c.Inferred != "no" || !strings.Contains(c.Text, "linearizable") {
+		t.Errorf("reordered claim row = %+v", c)
+	}
+	if len(p.Adequacy) != 2 || p.Sections["7b"] == 0 {
+		t.Errorf("deeper §7b not a section: %d rows", len(p.Adequacy))
+	}
+	if len(p.Scenarios) != 5 || p.Scenario("S5").S == nil || p.Scenario("S5").S.Fairness == nil {
+		t.Error("scenarios damaged by the deeper §7b")
+	}
+}
+
+func TestTierMetBy(t *testing.T) {
+	hard := ParseTier("3 nodes, 10 min, 4 faults, 3 seeds")
+	for _, c := range []struct {
+		run   Tier
+		short []string
+	}{
+		{ParseTier("3 nodes, 10 min, 4 faults, 3 seeds"), nil},
+		{ParseTier("5 nodes, 1 h, 9 faults, 4 seeds"), nil},
+		{ParseTier("3 nodes, 9 min, 4 faults, 3 seeds"), []string{"duration"}},
+		{ParseTier("3 nodes, 10 min, 4 faults"), []string{"seeds"}},
+		{ParseTier("2 nodes, 10 min, 1 fault, 3 seeds"), []string{"nodes", "faults"}},
+		{Tier{}, []string{"nodes", "faults", "seeds", "duration"}},
+	} {
+		if got := hard.MetBy(c.run); !reflect.DeepEqual(got, c.short) {
+			t.Errorf("MetBy(%+v) = %v, want %v", c.run, got, c.short)
+		}
+	}
+	if got := (Tier{}).MetBy(Tier{}); got != nil {
+		t.Errorf("empty tier not met: %v", got)
 	}
 }

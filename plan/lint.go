@@ -86,6 +86,7 @@ func newLinter(p *Plan) *linter {
 func (l *linter) claim(id string) *Claim    { return l.claims[id] }
 func (l *linter) hyp(id string) *Hypothesis { return l.hyps[id] }
 func (l *linter) scen(id string) *Scenario  { return l.scens[scenarioOf(id)] }
+func isBoundary(cat string) bool            { return cat == CatBoundary }
 func isFairness(cat string) bool            { return cat == CatFairness }
 
 // gated reports whether any claim the scenario falsifies has a category
@@ -809,8 +810,50 @@ func (l *linter) surfaceFields(s *Scenario, id string) {
 			l.errf(line, "surface-field-empty", "scenario %s: §7.M.S field %q is missing or empty", id, f)
 		}
 	}
+	for _, a := range s.Arms {
+		switch {
+		case strings.TrimSpace(a.Oracle) == "":
+			l.warnf(a.Line, "arm-oracle-missing", "arm %s states no oracle (\"— surface: …; oracle: …\"); each arm earns its own verdict", a.ID)
+		case weakOracle(a.Oracle):
+			l.errf(a.Line, "oracle-weak", "arm %s: oracle %q is only log inspection / \"looks fine\"", a.ID, clip(a.Oracle, 60))
+		}
+	}
+	if l.gated(s, isBoundary) {
+		l.negativeControls(s, id)
+	}
 	if l.gated(s, isFairness) && strings.TrimSpace(sb.FairnessFormula) == "" {
 		l.errf(sb.Line, "fairness-formula", "scenario %s falsifies a fairness claim; §7.M.S needs \"Fairness formula: group=<dimension>; …\"", id)
+	}
+}
+
+// leakChannels are where a boundary leak shows besides the response itself;
+// negative controls that name none check denial but not observability.
+var leakChannels = []string{"log", "metric", "trace", "cache", "timing", "audit", "_total", "label", "export"}
+
+// negativeControls warns on the anti-patterns of plan-format §9.5 for a
+// boundary scenario's §7.M.S.
+func (l *linter) negativeControls(s *Scenario, id string) {
+	sb := s.S
+	neg := strings.ToLower(sb.Negative)
+	if neg != "" {
+		if strings.Contains(neg, "no error") {
+			l.warnf(sb.Fields[FieldNegative], "negative-controls", "scenario %s: negative controls treat \"no errors\" as \"no leak\"", id)
+		}
+		seen := false
+		for _, c := range leakChannels {
+			if strings.Contains(neg, c) {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			l.warnf(sb.Fields[FieldNegative], "negative-controls", "scenario %s: negative controls check denial but not that nothing leaks into logs, metrics, traces, caches or timing", id)
+		}
+	}
+	for _, f := range []string{FieldDelayed, FieldObsPaths} {
+		if v := sb.Value(f); v != "" && isTBD(v) {
+			l.warnf(sb.Fields[f], "negative-controls", "scenario %s: %s skipped (%q); boundary leaks often hide there", id, f, v)
+		}
 	}
 }
 

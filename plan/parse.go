@@ -133,6 +133,11 @@ func (ps *parser) split(lines []srcLine) {
 			if isSec && level == 0 {
 				level = l.head
 			}
+			// A lettered token ("7b", "1c") is never a sub-heading, so a
+			// section written one level too deep still starts a section.
+			if isSec && level > 0 && l.head > level && !isDigit(tok[len(tok)-1]) {
+				l.head = level
+			}
 			if level > 0 && l.head <= level {
 				cur = &section{title: l.htext, line: l.n, level: l.head}
 				if isSec {
@@ -365,15 +370,16 @@ func bullets(body []srcLine) ([]string, []int) {
 
 func (ps *parser) parseClaims(s *section) {
 	for _, t := range tables(s.body) {
+		k := t.columns(claimCols)
 		for _, r := range t.rows {
 			c := Claim{
-				ID:       cleanID(r.cell(0)),
-				Text:     r.cell(1),
-				Category: normCategory(r.cell(2)),
-				Source:   r.cell(3),
+				ID:       cleanID(r.cell(k[0])),
+				Text:     r.cell(k[1]),
+				Category: normCategory(r.cell(k[2])),
+				Source:   r.cell(k[3]),
 				Line:     r.line,
 			}
-			c.Inferred, c.InferredNote = leadingWord(r.cell(4))
+			c.Inferred, c.InferredNote = leadingWord(r.cell(k[4]))
 			ps.p.Claims = append(ps.p.Claims, c)
 		}
 	}
@@ -414,9 +420,10 @@ var sutModelLabels = map[string]bool{
 func (ps *parser) parseMissing(s *section) {
 	p := ps.p
 	for _, t := range tables(s.body) {
+		k := t.columns(missingCols)
 		for _, r := range t.rows {
 			p.Missing = append(p.Missing, MissingClaim{
-				ID: cleanID(r.cell(0)), Behavior: r.cell(1), Evidence: r.cell(2), Action: r.cell(3), Line: r.line,
+				ID: cleanID(r.cell(k[0])), Behavior: r.cell(k[1]), Evidence: r.cell(k[2]), Action: r.cell(k[3]), Line: r.line,
 			})
 		}
 	}
@@ -450,9 +457,10 @@ func (ps *parser) parseMissing(s *section) {
 
 func (ps *parser) parseInventory(s *section) {
 	for _, t := range tables(s.body) {
+		k := t.columns(inventoryCols)
 		for _, r := range t.rows {
 			ps.p.Inventory = append(ps.p.Inventory, InventoryRow{
-				Test: r.cell(0), Subsystem: r.cell(1), Invariant: r.cell(2), FailureModes: r.cell(3), Line: r.line,
+				Test: r.cell(k[0]), Subsystem: r.cell(k[1]), Invariant: r.cell(k[2]), FailureModes: r.cell(k[3]), Line: r.line,
 			})
 		}
 	}
@@ -475,10 +483,11 @@ func (ps *parser) parseCoverage(s *section) {
 		use = ts[:1]
 	}
 	for _, t := range use {
+		k := t.columns(coverageCols)
 		for _, r := range t.rows {
 			ps.p.Coverage = append(ps.p.Coverage, CoverageRow{
-				Claim: cleanID(r.cell(0)), Hypothesis: cleanID(r.cell(1)), ExistingTests: r.cell(2),
-				Verdict: r.cell(3), GapKind: r.cell(4), Recommended: r.cell(5), Line: r.line,
+				Claim: cleanID(r.cell(k[0])), Hypothesis: cleanID(r.cell(k[1])), ExistingTests: r.cell(k[2]),
+				Verdict: r.cell(k[3]), GapKind: r.cell(k[4]), Recommended: r.cell(k[5]), Line: r.line,
 			})
 		}
 	}
@@ -486,12 +495,13 @@ func (ps *parser) parseCoverage(s *section) {
 
 func (ps *parser) parseEnv(s *section) {
 	for _, t := range tables(s.body) {
+		k := t.columns(envCols)
 		for _, r := range t.rows {
-			used := r.cell(2)
-			hint := r.cell(3)
+			used := r.cell(k[2])
+			hint := r.cell(k[3])
 			ps.p.EnvReqs = append(ps.p.EnvReqs, EnvReq{
-				Requirement:    r.cell(0),
-				VersionFloor:   r.cell(1),
+				Requirement:    r.cell(k[0]),
+				VersionFloor:   r.cell(k[1]),
 				UsedBy:         ids(used, 'S', true),
 				UsedByText:     used,
 				InstallHint:    hint,
@@ -504,10 +514,11 @@ func (ps *parser) parseEnv(s *section) {
 
 func (ps *parser) parseAdequacy(s *section) {
 	for _, t := range tables(s.body) {
+		k := t.columns(adequacyCols)
 		for _, r := range t.rows {
 			ps.p.Adequacy = append(ps.p.Adequacy, AdequacyRow{
-				Claim: r.cell(0), Threats: r.cell(1), Scenarios: r.cell(2), Why: r.cell(3),
-				ClaimIDs: ids(r.cell(0), 'C', false), ScenarioIDs: ids(r.cell(2), 'S', true),
+				Claim: r.cell(k[0]), Threats: r.cell(k[1]), Scenarios: r.cell(k[2]), Why: r.cell(k[3]),
+				ClaimIDs: ids(r.cell(k[0]), 'C', false), ScenarioIDs: ids(r.cell(k[2]), 'S', true),
 				Line: r.line,
 			})
 		}
@@ -517,9 +528,10 @@ func (ps *parser) parseAdequacy(s *section) {
 func (ps *parser) parseResidual(s *section) {
 	p := ps.p
 	for _, t := range tables(s.body) {
+		k := t.columns(residualCols)
 		for _, r := range t.rows {
 			p.Residual = append(p.Residual, ResidualRow{
-				Uncertainty: r.cell(0), WhyUncovered: r.cell(1), WhyAcceptable: r.cell(2), Revisit: r.cell(3),
+				Uncertainty: r.cell(k[0]), WhyUncovered: r.cell(k[1]), WhyAcceptable: r.cell(k[2]), Revisit: r.cell(k[3]),
 				ClaimIDs: ids(strings.Join(r.cells, " | "), 'C', false), Line: r.line,
 			})
 		}

@@ -392,3 +392,58 @@ func cleanID(s string) string {
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
+
+// columns maps a table's columns to canonical ones by header text (exact
+// match first, then prefix), so a reordered or extra column does not shift
+// the values. A canonical column whose header is not found falls back to
+// its position in the spec's order, which keeps header-less drift working.
+func (t table) columns(keys [][]string) []int {
+	hdr := make([]string, len(t.header))
+	for i, h := range t.header {
+		hdr[i] = normLabel(strings.TrimRight(strings.TrimSpace(h), "?"))
+	}
+	used := map[int]bool{}
+	out := make([]int, len(keys))
+	find := func(ks []string, match func(h, k string) bool) int {
+		for _, k := range ks {
+			for j, h := range hdr {
+				if !used[j] && match(h, k) {
+					return j
+				}
+			}
+		}
+		return -1
+	}
+	for i, ks := range keys {
+		j := find(ks, func(h, k string) bool { return h == k })
+		if j < 0 {
+			j = find(ks, strings.HasPrefix)
+		}
+		if j >= 0 {
+			used[j] = true
+		}
+		out[i] = j
+	}
+	for i := range out {
+		if out[i] >= 0 {
+			continue
+		}
+		if !used[i] {
+			out[i], used[i] = i, true
+		} else {
+			out[i] = len(hdr) + len(keys) // absent: cell() yields ""
+		}
+	}
+	return out
+}
+
+// Canonical column keys (normalised, see normLabel) of each plan table.
+var (
+	claimCols     = [][]string{{"id"}, {"claim"}, {"category"}, {"source"}, {"inferred"}}
+	missingCols   = [][]string{{"id"}, {"behavior", "behaviour"}, {"source", "evidence"}, {"suggested", "action"}}
+	inventoryCols = [][]string{{"test"}, {"subsystem"}, {"invariant"}, {"failure"}}
+	coverageCols  = [][]string{{"claim"}, {"hypothesis"}, {"existing"}, {"verdict"}, {"gap"}, {"recommended"}}
+	envCols       = [][]string{{"requirement"}, {"version"}, {"used by"}, {"install"}}
+	adequacyCols  = [][]string{{"claim"}, {"threat"}, {"scenario"}, {"why"}}
+	residualCols  = [][]string{{"uncertainty"}, {"why uncovered"}, {"why acceptable"}, {"when to revisit", "revisit"}}
+)

@@ -113,6 +113,28 @@ func (t Tier) Weaker(base Tier) (below []string, anyAbove bool) {
 	return below, anyAbove
 }
 
+// MetBy reports which stated dimensions of the tier a run did not reach:
+// for every dimension the tier states, the run must state it too and be at
+// least as large. An empty result means the run met the tier. The analyzer
+// uses it for the budget-tier gate (a run that did not record its seed
+// count has not shown it met the seed requirement).
+func (t Tier) MetBy(run Tier) (short []string) {
+	counts := []struct {
+		name      string
+		want, got Count
+	}{{"nodes", t.Nodes, run.Nodes}, {"tenants", t.Tenants, run.Tenants}, {"clients", t.Clients, run.Clients},
+		{"keys", t.Keys, run.Keys}, {"faults", t.Faults, run.Faults}, {"seeds", t.Seeds, run.Seeds}}
+	for _, c := range counts {
+		if c.want.Known && (!c.got.Known || c.got.N < c.want.N) {
+			short = append(short, c.name)
+		}
+	}
+	if t.Duration.Known && (!run.Duration.Known || run.Duration.D < t.Duration.D) {
+		short = append(short, "duration")
+	}
+	return short
+}
+
 // ParseTier extracts the dimensions of a budget tier from prose such as
 // "3 nodes, 10 min, 4 faults, 3 seeds". The first mention of each dimension
 // wins; words it does not know are ignored. It never fails: what it cannot
