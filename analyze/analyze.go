@@ -126,7 +126,7 @@ func Analyze(ctx context.Context, sessionDir string, p *plan.Plan, opts Options)
 		rep.Scenarios = append(rep.Scenarios, *results[id])
 	}
 	rep.Warnings = append(rep.Warnings, tierWarnings(rep.Scenarios)...)
-	a.findings(units, order)
+	a.findings(units)
 	var vs []Verdict
 	for _, s := range rep.Scenarios {
 		vs = append(vs, s.Verdict)
@@ -156,8 +156,10 @@ type analysis struct {
 	badRuns map[string]string
 }
 
+// rel names p relative to the session dir when it lies inside it, so
+// report links survive moving the session; other paths stay as given.
 func (a *analysis) rel(p string) string {
-	if r, err := filepath.Rel(a.dir, p); err == nil {
+	if r, err := filepath.Rel(a.dir, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
 		return filepath.ToSlash(r)
 	}
 	return p
@@ -231,59 +233,72 @@ func (a *analysis) findPlan(hdr session.Header, herr error, runs []*loadedRun) *
 	return nil
 }
 
-// loadHistories reads each run's history and final state.
+// loadHistories reads each run's history and final state, several runs
+// at a time (Options.Workers): sessions with many seeds are I/O and parse
+// bound, and each run's state is its own.
 func (a *analysis) loadHistories(ctx context.Context, runs []*loadedRun) error {
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(a.workers())
 	for _, lr := range runs {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("load histories: %w", err)
-		}
-		r := lr.run
-		hp := session.HistoryPath(r)
-		lr.histPath, lr.histRel = hp, a.rel(hp)
-		if _, err := os.Stat(hp); err != nil {
-			lr.histWhy = "no history file " + lr.histRel
-			if r.History != "" {
-				a.problem(r.Path, r.Line("history"), r.ID(), fmt.Sprintf("history %s: %v", lr.histRel, err))
+		eg.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return fmt.Errorf("load histories: %w", err)
 			}
+			a.loadRun(lr)
+			return nil
+		})
+	}
+	return eg.Wait()
+}
+
+// loadRun reads one run's history and final state; bad input becomes
+// Problems.
+func (a *analysis) loadRun(lr *loadedRun) {
+	r := lr.run
+	hp := session.HistoryPath(r)
+	lr.histPath, lr.histRel = hp, a.rel(hp)
+	if _, err := os.Stat(hp); err != nil {
+		lr.histWhy = "no history file " + lr.histRel
+		if r.History != "" {
+			a.problem(r.Path, r.Line("history"), r.ID(), fmt.Sprintf("history %s: %v", lr.histRel, err))
+		}
+	} else {
+		meta, ops, bad, err := history.ReadFile(hp)
+		if err != nil {
+			lr.histWhy = fmt.Sprintf("history %s unreadable: %v", lr.histRel, err)
+			a.problemErr(hp, err)
 		} else {
-			meta, ops, bad, err := history.ReadFile(hp)
-			if err != nil {
-				lr.histWhy = fmt.Sprintf("history %s unreadable: %v", lr.histRel, err)
-				a.problemErr(hp, err)
-			} else {
-				lr.meta, lr.ops, lr.hasHist, lr.histBad = meta, ops, true, len(bad)
-				for _, b := range bad {
-					a.problemErr(hp, b)
-				}
-				var sched []string
-				if len(r.FaultWindows) > 0 || r.Attempted {
-					sched = []string{}
-					for _, w := range r.FaultWindows {
-						sched = append(sched, w.FaultEpoch)
-					}
-				}
-				for _, e := range history.Validate(hp, ops, sched) {
-					lr.invalid = append(lr.invalid, e.Error())
-					a.problemErr(hp, e)
-				}
-				if meta.Scenario != "" && meta.Scenario != r.Scenario && meta.Scenario != r.Arm {
-					a.problem(hp, 1, r.ID(), fmt.Sprintf("_meta.scenario %q does not match run record scenario %q", meta.Scenario, r.ID()))
+			lr.meta, lr.ops, lr.hasHist, lr.histBad = meta, ops, true, len(bad)
+			for _, b := range bad {
+				a.problemErr(hp, b)
+			}
+			var sched []string
+			if len(r.FaultWindows) > 0 || r.Attempted {
+				sched = []string{}
+				for _, w := range r.FaultWindows {
+					sched = append(sched, w.FaultEpoch)
 				}
 			}
-		}
-		fp := session.FinalPath(r)
-		if _, err := os.Stat(fp); err == nil {
-			fs, err := checker.LoadFinalState(fp)
-			if err != nil {
-				a.problemErr(fp, err)
-			} else {
-				lr.finalState = fs
+			for _, e := range history.Validate(hp, ops, sched) {
+				lr.invalid = append(lr.invalid, e.Error())
+				a.problemErr(hp, e)
 			}
-		} else if r.FinalState != "" {
-			a.problem(r.Path, r.Line("final_state"), r.ID(), fmt.Sprintf("final state %s: %v", a.rel(fp), err))
+			if meta.Scenario != "" && meta.Scenario != r.Scenario && meta.Scenario != r.Arm {
+				a.problem(hp, 1, r.ID(), fmt.Sprintf("_meta.scenario %q does not match run record scenario %q", meta.Scenario, r.ID()))
+			}
 		}
 	}
-	return nil
+	fp := session.FinalPath(r)
+	if _, err := os.Stat(fp); err == nil {
+		fs, err := checker.LoadFinalState(fp)
+		if err != nil {
+			a.problemErr(fp, err)
+		} else {
+			lr.finalState = fs
+		}
+	} else if r.FinalState != "" {
+		a.problem(r.Path, r.Line("final_state"), r.ID(), fmt.Sprintf("final state %s: %v", a.rel(fp), err))
+	}
 }
 
 // group is a plan scenario: one unit, or a parent with arm units.
@@ -417,12 +432,8 @@ func (a *analysis) noteMissingRun(u *unit) {
 // runCheckers runs every serious unit's §7.M checkers over each run's
 // history, bounded by Options.Workers.
 func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) error {
-	workers := a.opts.Workers
-	if workers <= 0 {
-		workers = 2
-	}
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(workers)
+	eg.SetLimit(a.workers())
 	for _, g := range groups {
 		us := g.arms
 		if len(us) == 0 {
@@ -434,9 +445,11 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 			}
 			names := checker.ParseCheckerField(u.model.Checker)
 			if len(names) == 0 {
-				if c, ok := checker.Pick(u.model.Model, firstCategory(u)); c != "" {
+				// Pick's ok=false still names the nearest checker; the
+				// plan should have said why it applies, but running it
+				// beats running nothing.
+				if c, _ := checker.Pick(u.model.Model, firstCategory(u)); c != "" {
 					names = []string{c}
-					_ = ok
 				}
 			}
 			for _, lr := range append(append([]*loadedRun(nil), u.runs...), u.reruns...) {
@@ -453,7 +466,9 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 					eg.Go(func() error {
 						spec := checker.Spec{Model: u.model.Model, Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes}
 						if a.opts.HTMLDir != "" {
-							spec.HTMLPath = filepath.Join(a.opts.HTMLDir, fmt.Sprintf("%s-seed-%d-%s.html", strings.ReplaceAll(u.id, "/", "_"), lr.run.Seed, name))
+							// Named after the run file: a re-run shares its seed.
+							base := strings.TrimSuffix(filepath.Base(lr.run.Path), ".json")
+							spec.HTMLPath = filepath.Join(a.opts.HTMLDir, fmt.Sprintf("%s-%s-%s.html", strings.ReplaceAll(u.id, "/", "_"), base, name))
 						}
 						res, err := checker.Run(gctx, spec, lr.ops, lr.finalState)
 						mu.Lock()
@@ -592,4 +607,11 @@ func tierWarnings(scen []ScenarioResult) []string {
 		out = append(out, tierWarnings(s.Arms)...)
 	}
 	return out
+}
+
+func (a *analysis) workers() int {
+	if a.opts.Workers > 0 {
+		return a.opts.Workers
+	}
+	return 2
 }

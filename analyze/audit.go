@@ -502,7 +502,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 			seeds := distinctSeeds(runs)
 			verdicts := map[Verdict]bool{}
 			for _, lr := range runs {
-				v, _ := decideTree(runFacts(u, lr, f))
+				v, _ := decideTree(runFacts(u, lr))
 				verdicts[v] = true
 			}
 			switch {

@@ -343,7 +343,7 @@ func tierMet(u *unit, runs []*loadedRun) (Tier, string, bool, string) {
 }
 
 // runFacts is the tree input for a single run, for per-seed verdicts.
-func runFacts(u *unit, lr *loadedRun, _ *facts) *facts {
+func runFacts(u *unit, lr *loadedRun) *facts {
 	one := *u
 	one.runs = []*loadedRun{lr}
 	one.reruns = nil
@@ -442,6 +442,7 @@ func evaluate(u *unit, reqs []plan.EnvReq) ScenarioResult {
 			}
 		}
 	}
+	res.Artifacts = uniq(res.Artifacts)
 	res.Seeds = distinctSeeds(attemptedRuns(u.runs))
 	if final == FailNondeterministic && f.reruns == 0 {
 		var seeds []string

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -78,16 +79,8 @@ func tagsFor(kinds []string, cats map[string]bool, nemeses []string) []string {
 		}
 	}
 	tags = uniq(tags)
-	sortStrings(tags)
+	sort.Strings(tags)
 	return tags
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func severity(tags []string) string {
@@ -106,7 +99,7 @@ func severity(tags []string) string {
 
 // findings raises one finding per FAIL scenario/arm and one review finding
 // per red flag 7 failure, numbering them F1… in report order.
-func (a *analysis) findings(groups map[string]*group, order []string) {
+func (a *analysis) findings(groups map[string]*group) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("F%d", n) }
 	for i := range a.rep.Scenarios {
@@ -153,10 +146,7 @@ func (a *analysis) findings(groups map[string]*group, order []string) {
 			}
 		}
 	}
-	_ = order
 }
-
-var subsystemRE = regexp.MustCompile(`\S`)
 
 // failFinding writes the report-format §3.3 block for a FAIL.
 func failFinding(u *unit, t *ScenarioResult) Finding {
@@ -179,10 +169,10 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 			for _, an := range res.Anomalies {
 				kinds = append(kinds, an.Kind)
 				msg := an.Message
-				if an.Key != "" {
+				if an.Key != "" && !strings.Contains(msg, an.Key) {
 					msg = fmt.Sprintf("key %s: %s", an.Key, msg)
 				}
-				if an.WindowEnd > an.WindowStart {
+				if an.WindowEnd > an.WindowStart && !strings.Contains(msg, "window") {
 					msg += fmt.Sprintf(" (window +%s…+%s)", time.Duration(an.WindowStart), time.Duration(an.WindowEnd))
 				}
 				what = append(what, msg)
@@ -252,7 +242,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 	sub := ""
 	if u.ps != nil {
 		for _, h := range planHypotheses(u) {
-			if h.Subsystem != "" && subsystemRE.MatchString(h.Subsystem) {
+			if strings.TrimSpace(h.Subsystem) != "" {
 				sub = h.Subsystem
 				break
 			}
@@ -275,12 +265,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 }
 
 func titleKind(kinds []string) string {
-	for _, k := range kinds {
-		if k != "" && !strings.Contains(k, "-") || strings.Contains(k, "nonlin") || strings.Contains(k, "lost") || strings.Contains(k, "dup") {
-			return k + " violation"
-		}
-	}
-	if len(kinds) > 0 {
+	if len(kinds) > 0 && kinds[0] != "" {
 		return kinds[0] + " violation"
 	}
 	return "oracle violation"

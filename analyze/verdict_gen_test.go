@@ -309,6 +309,10 @@ H2. **Slow answer** — the cluster stalls.
 `
 
 func seriousScenario(id, name, model string) string {
+	return seriousScenarioChecker(id, name, model, "linearizability (Porcupine)")
+}
+
+func seriousScenarioChecker(id, name, model, checkerText string) string {
 	return fmt.Sprintf(`
 ### Scenario %s: %s
 - **Falsifies if it FAILs:** C1
@@ -326,11 +330,11 @@ func seriousScenario(id, name, model string) string {
 #### §7.M — Model / history / checker discipline
 - **Model under test:** %s
 - **Operation history:** default 11-field schema, combined (in-process + server-side audit)
-- **Checker:** linearizability (Porcupine)
+- **Checker:** %s
 - **Nemesis + landing evidence:** kill-9; evidence = new leader pid AND raft term change
 - **Ambiguous outcomes:** default
 - **Reduction plan:** fix seed, bisect the op sequence
-`, id, name, model)
+`, id, name, model, checkerText)
 }
 
 const livenessScenario = `
@@ -356,6 +360,9 @@ type auditCase struct {
 	model    string
 	gen      func(g *runGen)
 }
+
+// auditCheckers overrides the §7.M Checker text of an audit scenario.
+var auditCheckers = map[string]string{"S17": "session-consistency (read-your-writes)"}
 
 func baseAudit(id string) runGen {
 	return runGen{scenario: id, seed: 1, tier: "hardening", nodes: 3, dur: 60, ops: 60, failovers: 2,
@@ -403,6 +410,7 @@ var auditCases = []auditCase{
 	{"S16", "rf7_unknown_no_log_scan", "register", func(g *runGen) {
 		g.mutate = func(r *session.Run) { r.LogScan = nil }
 	}},
+	{"S17", "checker_mismatched_to_model", "set", func(*runGen) {}},
 }
 
 const (
@@ -507,7 +515,11 @@ func TestGenerateSessions(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(auditPlanHeader)
 	for _, c := range auditCases {
-		b.WriteString(seriousScenario(c.id, c.name, c.model))
+		ck := auditCheckers[c.id]
+		if ck == "" {
+			ck = "linearizability (Porcupine)"
+		}
+		b.WriteString(seriousScenarioChecker(c.id, c.name, c.model, ck))
 	}
 	writeFile(t, "testdata/plan-audit.md", []byte(b.String()))
 	dir = d(sessAudit)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -89,6 +90,7 @@ func TestFixtureVerdicts(t *testing.T) {
 		{sessDone, "S1", PassHardening, "tree:7"},
 		{sessDone, "S2", PassSmoke, "tree:7"},
 		{sessBlock, "S1", NotRun, "no start record"},
+		{sessAudit, "S17", InconclusiveOracleTooWeak, "checker session is mismatched to model set"},
 	}
 	reached := map[Verdict]bool{}
 	for _, c := range cases {
@@ -395,19 +397,27 @@ func TestAnalyzeCancelled(t *testing.T) {
 	}
 }
 
-// TestCheckerTimeoutIsNoPass: a checker that runs out of time is unknown,
-// and an unknown oracle never yields a PASS.
-func TestCheckerTimeoutIsNoPass(t *testing.T) {
-	rep, err := Analyze(context.Background(), filepath.Join("testdata", sessDone), nil, Options{CheckTimeout: 1})
+// TestCheckerUnknownIsNoPass: a checker that ran out of time reports
+// unknown, and an unknown oracle never yields a PASS (tree step 4).
+func TestCheckerUnknownIsNoPass(t *testing.T) {
+	p, err := plan.Parse("testdata/plan-mini.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1 := findResult(rep, "S1")
-	if s1.Verdict.IsPass() || !strings.Contains(reasonText(s1), "unknown") {
-		t.Fatalf("S1 = %s (%s), want no PASS citing the unknown checker", s1.Verdict, reasonText(s1))
+	r, err := session.LoadRun(filepath.Join("testdata", sessDone, "artifacts/S1/run.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if rep.SessionVerdict == Done {
-		t.Fatal("session cannot be DONE when a checker timed out")
+	s := &p.Scenarios[0]
+	u := &unit{id: "S1", ps: s, model: s.M, serious: true, categories: map[string]bool{plan.CatSafety: true}}
+	u.runs = []*loadedRun{{run: r, rel: "artifacts/S1/run.json", hasHist: true,
+		results: []checker.Result{{Checker: checker.Linearizability, Outcome: checker.Unknown, OpsConsumed: 30, Reason: "time limit hit"}}}}
+	res := evaluate(u, nil)
+	if res.Verdict != PartialSurface || !strings.Contains(reasonText(&res), "returned unknown: time limit hit") {
+		t.Fatalf("unknown checker gave %s (%s)", res.Verdict, reasonText(&res))
+	}
+	if c := res.RedFlags[1]; c.Status != CheckFail {
+		t.Fatalf("red flag 2 = %+v", c)
 	}
 }
 
@@ -465,5 +475,27 @@ func TestRunNotInPlan(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("problems %v", rep.Problems)
+	}
+}
+
+// TestDeclaredNotAttempted: a record that says attempted=false is NOT-RUN
+// with the runner's note as the reason, never a PASS on an empty history.
+func TestDeclaredNotAttempted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mini", "20260101T000000Z")
+	runGen{scenario: "S2", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("x", 60), mutate: func(r *session.Run) {
+		r.Attempted = false
+		r.Notes = "time ran out before S2"
+	}}.build(t, dir)
+	p, err := plan.Parse("testdata/plan-mini.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), dir, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := findResult(rep, "S2")
+	if s2.Verdict != NotRun || !strings.Contains(reasonText(s2), "time ran out before S2") || rep.SessionVerdict != Blocked {
+		t.Fatalf("S2 = %s (%s), session %s", s2.Verdict, reasonText(s2), rep.SessionVerdict)
 	}
 }

@@ -27,6 +27,13 @@
 //
 // # run.json (schema "dst-run/1")
 //
+// A record holds measurements, not judgements: the analyzer derives the
+// budget tier met from nodes/config_size, started_at..ended_at, the fault
+// windows whose landing evidence it accepts, and the distinct seeds over
+// all records of the scenario; it re-judges "landed" from the evidence
+// objects rather than trusting the runner's flag (nemesis.md §6: the
+// injector's OK is never evidence).
+//
 // Times (started_at, ended_at) are RFC 3339 UTC. Every *_ns field is
 // nanoseconds on the run's monotonic clock, with the same origin as the
 // history's invoke_ts/complete_ts, so windows and ops can be compared.
