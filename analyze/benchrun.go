@@ -580,7 +580,9 @@ func (b *BenchRun) patternsOf(kind string) []BenchPattern {
 // recommend turns each pattern (and each regression against the previous
 // run) into one actionable sentence citing its figure.
 func (b *BenchRun) recommend() {
-	rec := func(format string, a ...any) { b.Recommendations = append(b.Recommendations, fmt.Sprintf(format, a...)) }
+	rec := func(format string, a ...any) {
+		b.Recommendations = append(b.Recommendations, fmt.Sprintf(format, a...))
+	}
 	cpuBound := map[string]bool{}
 	for _, p := range b.patternsOf("cpu-saturation") {
 		cpuBound[p.Target] = true

@@ -437,6 +437,7 @@ func parseVmstat(name string, data []byte) ([]hostSample, []string) {
 	var out []hostSample
 	var probs []string
 	col := map[string]int{}
+	ncol := 0 // header width; duplicate names make len(col) smaller
 	seenData := false
 	sc := lineScanner(data)
 	for ln := 1; sc.Scan(); ln++ {
@@ -449,15 +450,16 @@ func parseVmstat(name string, data []byte) ([]hostSample, []string) {
 			for i, h := range f {
 				col[h] = i
 			}
+			ncol = len(f)
 			continue
 		}
 		idI, okID := col["id"]
 		waI, okWA := col["wa"]
-		if !okID || len(f) < len(col) {
+		if !okID || len(f) < ncol {
 			probs = append(probs, fmt.Sprintf("%s:%d: vmstat line not understood (no header seen or too few columns)", name, ln))
 			continue
 		}
-		nums, ok := atofs(f[:len(col)])
+		nums, ok := atofs(f[:ncol])
 		if !ok {
 			probs = append(probs, fmt.Sprintf("%s:%d: vmstat line has a non-numeric field", name, ln))
 			continue
@@ -472,8 +474,8 @@ func parseVmstat(name string, data []byte) ([]hostSample, []string) {
 			s.IOWait = clampPct(nums[waI])
 		}
 		// vmstat -t appends a date and time after the numeric columns.
-		if len(f) >= len(col)+2 {
-			if t, err := time.Parse("2006-01-02 15:04:05", f[len(col)]+" "+f[len(col)+1]); err == nil {
+		if len(f) >= ncol+2 {
+			if t, err := time.Parse("2006-01-02 15:04:05", f[ncol]+" "+f[ncol+1]); err == nil {
 				s.T = t
 			}
 		}
@@ -493,6 +495,7 @@ func parseIostat(name string, data []byte) ([]hostSample, []string) {
 	var cur *hostSample
 	reports := 0
 	var devCol map[string]int
+	devN := 0 // header width; duplicate names make len(devCol) smaller
 	state := ""
 	flush := func() {
 		if cur != nil {
@@ -524,6 +527,7 @@ func parseIostat(name string, data []byte) ([]hostSample, []string) {
 			for i, h := range f {
 				devCol[h] = i
 			}
+			devN = len(f)
 			if cur == nil {
 				// iostat -d: no avg-cpu block, a device header starts a report.
 				reports++
@@ -548,7 +552,7 @@ func parseIostat(name string, data []byte) ([]hostSample, []string) {
 			cur.CPU = clampPct(100 - nums[5])
 			state = ""
 		case "dev":
-			if _, ok := devCol["%util"]; !ok || len(f) != len(devCol) {
+			if _, ok := devCol["%util"]; !ok || len(f) != devN {
 				probs = append(probs, fmt.Sprintf("%s:%d: iostat device line does not match its header", name, ln))
 				continue
 			}
@@ -579,6 +583,7 @@ func parseMpstat(name string, data []byte) ([]hostSample, []string) {
 	var out []hostSample
 	var probs []string
 	var col map[string]int
+	ncol := 0 // header width; duplicate names make len(col) smaller
 	sc := lineScanner(data)
 	for ln := 1; sc.Scan(); ln++ {
 		f := strings.Fields(sc.Text())
@@ -599,6 +604,7 @@ func parseMpstat(name string, data []byte) ([]hostSample, []string) {
 			for i, h := range f[off:] {
 				col[h] = i
 			}
+			ncol = len(f) - off
 			continue
 		}
 		if f[off] != "all" {
@@ -606,7 +612,7 @@ func parseMpstat(name string, data []byte) ([]hostSample, []string) {
 		}
 		idle, ok1 := col["%idle"]
 		iow, ok2 := col["%iowait"]
-		if col == nil || !ok1 || len(f)-off != len(col) {
+		if col == nil || !ok1 || len(f)-off != ncol || idle < 1 || (ok2 && iow < 1) {
 			probs = append(probs, fmt.Sprintf("%s:%d: mpstat line does not match its header", name, ln))
 			continue
 		}
@@ -704,6 +710,11 @@ func topField(s, label string) (float64, bool) {
 
 func findISOTime(line string) (time.Time, bool) {
 	for _, tok := range strings.Fields(strings.Trim(line, "=-# ")) {
+		// Cheap shape test first: failed time.Parse calls allocate, and
+		// most top.log lines are process rows.
+		if len(tok) < 19 || tok[4] != '-' || tok[10] != 'T' {
+			continue
+		}
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04:05-0700"} {
 			if t, err := time.Parse(layout, tok); err == nil {
 				return t, true
@@ -727,6 +738,7 @@ func parseMetricsCSV(name string, data []byte) ([]metricsCSVRow, []string) {
 	var out []metricsCSVRow
 	var probs []string
 	var col map[string]int
+	ncol := 0 // header width; duplicate names make len(col) smaller
 	sc := lineScanner(data)
 	for ln := 1; sc.Scan(); ln++ {
 		line := strings.TrimSpace(sc.Text())
@@ -742,6 +754,7 @@ func parseMetricsCSV(name string, data []byte) ([]metricsCSVRow, []string) {
 			for i, h := range f {
 				col[strings.ToLower(h)] = i
 			}
+			ncol = len(f)
 			for _, need := range []string{"timestamp", "host", "cpu"} {
 				if _, ok := col[need]; !ok {
 					probs = append(probs, fmt.Sprintf("%s:%d: metrics CSV header lacks %q (want timestamp,host,cpu,mem,disk_io,net)", name, ln, need))
@@ -750,8 +763,8 @@ func parseMetricsCSV(name string, data []byte) ([]metricsCSVRow, []string) {
 			}
 			continue
 		}
-		if len(f) != len(col) {
-			probs = append(probs, fmt.Sprintf("%s:%d: %d fields, header has %d", name, ln, len(f), len(col)))
+		if len(f) != ncol {
+			probs = append(probs, fmt.Sprintf("%s:%d: %d fields, header has %d", name, ln, len(f), ncol))
 			continue
 		}
 		row := metricsCSVRow{Host: f[col["host"]], hostSample: blankSample()}

@@ -298,7 +298,7 @@ func svgChart(id, xLabel string, panels []svgPanel, bands []svgBand) string {
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.1f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, y0, pw, ph)
 		fmt.Fprintf(&b, `<text x="4" y="%.1f" font-size="11">%s</text><text x="%.0f" y="%.1f" font-size="10" text-anchor="end">%s</text><text x="%.0f" y="%.1f" font-size="10" text-anchor="end">0</text>`+"\n",
 			y0-6, esc(p.YLabel), left-4, y0+10, fmtAxis(ymax), left-4, y0+ph)
-		lx := left + 8
+		lx := left + pw - 70*float64(len(p.Series)) // legend above the panel, right-aligned
 		for _, s := range p.Series {
 			var pts []string
 			for j := range s.X {
@@ -309,7 +309,7 @@ func svgChart(id, xLabel string, panels []svgPanel, bands []svgBand) string {
 			if len(pts) > 0 {
 				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"><title>%s</title></polyline>`+"\n", s.Color, strings.Join(pts, " "), esc(s.Name))
 			}
-			fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", lx, y0+12, s.Color, esc(s.Name))
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", lx, y0-6, s.Color, esc(s.Name))
 			lx += 70
 		}
 		if points == 0 {

@@ -320,13 +320,14 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 	for n := 1; n <= 14; n++ {
 		w, ok := items[n]
 		if !ok {
-			reason := "not audited: not a serious scenario (§7.M sentinel)"
-			if s.Serious {
-				reason = "not audited"
-			}
-			w = WeakItem{N: n, Status: ItemNA, Reason: reason}
-			if s.Serious {
-				w.Status = ItemUnchecked
+			// A missing item on a serious scenario blocks PASS-hardening
+			// (§4.2), so it shows unchecked; elsewhere it does not apply.
+			w = WeakItem{N: n, Status: ItemNA, Reason: "not audited: not a serious scenario (§7.M sentinel)"}
+			switch {
+			case len(s.Arms) > 0:
+				w.Reason = "aggregate row: audited per arm below"
+			case s.Serious:
+				w.Status, w.Reason = ItemUnchecked, "not audited"
 			}
 		}
 		name := w.Name

@@ -49,7 +49,13 @@ benchmark run: totals, latency percentiles, throughput against target,
 error categories, peak host resources, named saturation and error
 patterns, the comparison with the previous run and recommendations. It
 exits 1 when the run's error rate is above --max-error-rate (default 1%)
-or nothing ran, else 0.`,
+or nothing ran, else 0. Accepted benchmark/*.json shapes: the dstgen shape
+{"name","target_rate","duration_s","ops","errors":{category:n},
+"latency_ms":{"mean","p50","p95","p99"} | "samples_ms":[...],
+"series":[{"t","ops","errors","p99_ms"}]}, fio --output-format=json, and
+k6 --summary-export; metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
+logs (per host in metrics/<host>/) and timestamp,host,cpu,mem,disk_io,net
+CSV files.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAnalyze(cmd, args[0], f)
@@ -97,7 +103,14 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		}
 	}
 
-	opts := analyze.Options{CheckTimeout: f.checkTimeout}
+	out := f.out
+	if out == "" {
+		out = filepath.Join(dir, "findings")
+	}
+	// Violations get their porcupine visualization beside the report.
+	// A directory that cannot be made is reported by the report writer.
+	_ = os.MkdirAll(out, 0o755)
+	opts := analyze.Options{CheckTimeout: f.checkTimeout, HTMLDir: out}
 	rep, aerr := analyze.Analyze(ctx, dir, p, opts)
 	if aerr != nil {
 		if ctx.Err() != nil {
@@ -114,11 +127,8 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		fmt.Fprintf(stderr, "problem: %s\n", pr)
 	}
 
+	opts.HTMLDir = "" // never write into the previous session
 	cmp := previousComparison(cmd, rep, dir, p, opts)
-	out := f.out
-	if out == "" {
-		out = filepath.Join(dir, "findings")
-	}
 	if werr := analyze.WriteReportCompared(rep, cmp, out); werr != nil {
 		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,24 @@ func TestAnalyzeEndToEndSession(t *testing.T) {
 	}
 	if doc.Tests != 9 || doc.Failures != 1 || doc.Skipped != 8 {
 		t.Errorf("junit tests=%d failures=%d skipped=%d, want 9/1/8", doc.Tests, doc.Failures, doc.Skipped)
+	}
+
+	page, err := os.ReadFile(filepath.Join(sess, "findings", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Entity = xml.HTMLEntity
+	for {
+		if _, err := d.Token(); err != nil {
+			if err != io.EOF {
+				t.Fatalf("report.html not well-formed: %v", err)
+			}
+			break
+		}
+	}
+	if n := bytes.Count(page, []byte(`<svg class="chart"`)); n != 7 {
+		t.Errorf("report.html has %d charts, want one per scenario/arm with a workload (7)", n)
 	}
 
 	code, stdout, _ = runAnalyzeCLI(t, sess, "--json")
