@@ -74,7 +74,7 @@ type Config struct {
 // Tool is a piece of the SUT's existing test toolbox.
 type Tool struct {
 	Path string `json:"path" yaml:"path"`
-	Role string `json:"role" yaml:"role"`                     // driver | workload | bring-up | fault-injector | runbook | ci-wiring | observability | bench | test-suite
+	Role string `json:"role" yaml:"role"`                     // driver | workload | bring-up | fault-injector | runbook | ci-wiring | observability | bench | test-suite | other
 	Why  string `json:"why" yaml:"why"`                       // what matched (e.g. "Makefile target chaos", "CI step runs iptables")
 	Line int    `json:"line,omitempty" yaml:"line,omitempty"` // where in Path it matched, when meaningful
 }

@@ -33,20 +33,25 @@ const (
 	maxDepth        = 64
 )
 
-// dirs that never hold SUT sources, docs or toolbox: VCS metadata, vendored
-// dependencies, build output, editor and cache dirs. .github and friends are
-// deliberately absent: CI wiring is part of the toolbox.
-var skipDirNames = map[string]bool{
-	".git": true, ".hg": true, ".svn": true, ".bzr": true,
-	"vendor": true, "node_modules": true, "target": true, "testdata": true,
-	"dist": true, "_build": true, "__pycache__": true, ".venv": true, ".tox": true,
-	".idea": true, ".vscode": true, ".cache": true, ".gradle": true, ".terraform": true,
-	"zig-cache": true, "zig-out": true, "bazel-out": true, ".next": true,
+// skipDirName reports the directory names that never hold the SUT's own
+// sources, docs or toolbox: VCS metadata, vendored dependencies, build
+// output, editor and cache dirs, and testdata (fixtures, as Go treats them).
+// .github and friends are deliberately absent: CI wiring is toolbox.
+func skipDirName(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".bzr",
+		"vendor", "node_modules", "target", "testdata",
+		"dist", "_build", "__pycache__", ".venv", ".tox",
+		".idea", ".vscode", ".cache", ".gradle", ".terraform",
+		"zig-cache", "zig-out", ".next":
+		return true
+	}
+	return strings.HasPrefix(name, "bazel-")
 }
 
 // skipDir reports whether dir name at rel is excluded from the walk.
 func (s *scanner) skipDir(rel, name string) bool {
-	if skipDirNames[name] || strings.HasPrefix(name, "bazel-") {
+	if skipDirName(name) {
 		return true
 	}
 	if s.ignored[rel] || s.ignoredName[name] {
@@ -344,6 +349,9 @@ func classify(name string, d dirInfo) fileKind {
 	if strings.HasSuffix(upper, ".MD") || !strings.Contains(name, ".") {
 		if (strings.HasPrefix(upper, "INSTALL") || strings.HasPrefix(upper, "DEPLOY")) && strings.Count(dir, "/") < 2 {
 			return kindDeployDoc
+		}
+		if (grand == "docs" || grand == "doc") && (strings.HasPrefix(parent, "deploy") || strings.HasPrefix(parent, "install")) {
+			return kindDeployDoc // docs/deploy/*.md
 		}
 		if parent == "docs" || parent == "doc" {
 			low := strings.ToLower(name)

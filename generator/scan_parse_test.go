@@ -369,6 +369,8 @@ func TestClassify(t *testing.T) {
 		{"INSTALL.md", kindDeployDoc},
 		{"docs/deploy-k8s.md", kindDeployDoc},
 		{"docs/architecture.md", kindNone},
+		{"docs/deployment/k8s.md", kindDeployDoc},
+		{"docs/deployment/img.png", kindNone},
 		{"docs/testing-plans/x.md", kindPlan},
 		{"docs/testing/how.md", kindRunbook},
 		{"tools/partition.sh", kindToolboxScript},

@@ -52,7 +52,11 @@ func WriteSummary(w io.Writer, p *Profile) error {
 		}
 		pf("  - %s  %q\n", at(d.File, d.Line), title)
 		for i, c := range limit(d.Commands, 8) {
-			pf("      %d: $ %s\n", d.CommandLines[i], c)
+			if i < len(d.CommandLines) { // a Profile read back from YAML may lack lines
+				pf("      %d: $ %s\n", d.CommandLines[i], c)
+			} else {
+				pf("      $ %s\n", c)
+			}
 		}
 		if n := len(d.Commands) - 8; n > 0 {
 			pf("      … %d more\n", n)

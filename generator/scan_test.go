@@ -665,3 +665,18 @@ func TestWriteSummaryGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteSummaryPartialProfile: a hand-written or older Profile (no
+// command lines, empty sections) prints without panicking.
+func TestWriteSummaryPartialProfile(t *testing.T) {
+	p := &Profile{Name: "x", Deploy: []DeployDoc{{File: "README.md", Commands: []string{"make"}}}}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"README.md  \"(whole document)\"", "      $ make", "Systemd units:\n  (none found)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+}

@@ -14,18 +14,26 @@ NAMES=(m1 m2 m3)
 
 stop_all() {
   local name pidfile pid i
+  # One member at a time: stopping all at once loses quorum mid-shutdown and
+  # members then hang in leader transfer until they are killed.
   for name in "${NAMES[@]}"; do
     pidfile="$DATA_ROOT/$name/pid"
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     if kill -0 "$pid" 2>/dev/null; then
       kill "$pid"
-      for i in $(seq 1 50); do
+      for i in $(seq 1 100); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
       done
-      kill -9 "$pid" 2>/dev/null || true
-      echo "stopped $name pid=$pid (waited ${i}x100ms)"
+      if kill -0 "$pid" 2>/dev/null; then
+        kill -9 "$pid" 2>/dev/null || true
+        for i in $(seq 1 20); do
+          kill -0 "$pid" 2>/dev/null || break
+          sleep 0.1
+        done
+      fi
+      echo "stopped $name pid=$pid"
     fi
     rm -f "$pidfile"
   done
