@@ -15,7 +15,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/dstgen/dstgen/internal/gotask"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -38,6 +37,12 @@ type InitOptions struct {
 
 	// Templates replaces the embedded template tree (tests).
 	Templates fs.FS
+
+	// CheckTaskfile proves the rendered Taskfile.yml in dir is one go-task
+	// can compile; Init writes nothing when it fails. It is required: the
+	// CLI passes internal/gotask.Check. Injecting it keeps go-task's large
+	// dependency tree out of this package (and out of its fuzz builds).
+	CheckTaskfile func(dir string) error
 }
 
 // InitResult is what Init decided and did.
@@ -78,6 +83,9 @@ func (e *LintError) Error() string {
 // env.yml is never written and hand-edited files are kept unless Force.
 // Every error is about the input or the environment (exit 2 material).
 func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
+	if o.CheckTaskfile == nil {
+		return nil, errors.New("init: no Taskfile checker configured")
+	}
 	sut, err := sutDir(o.SUT)
 	if err != nil {
 		return nil, err
@@ -186,7 +194,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 			return nil, fmt.Errorf("dry run: %w", err)
 		}
 		defer os.RemoveAll(tmp)
-		if err := checkStaged(tmp, files); err != nil {
+		if err := checkStaged(tmp, files, o.CheckTaskfile); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -197,7 +205,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := gotask.Check(tmp); err != nil {
+	if err := o.CheckTaskfile(tmp); err != nil {
 		return nil, fmt.Errorf("generated Taskfile.yml is not valid for go-task (nothing written): %s", oneline(err.Error()))
 	}
 	if err := commit(tmp, out, files, acts); err != nil {
@@ -206,15 +214,15 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	return res, nil
 }
 
-func checkStaged(dir string, files []File) error {
+func checkStaged(dir string, files []File, check func(string) error) error {
 	for _, f := range files {
-		if f.Path != gotask.Taskfile {
+		if f.Path != "Taskfile.yml" {
 			continue
 		}
 		if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
 			return fmt.Errorf("dry run: %w", err)
 		}
-		if err := gotask.Check(dir); err != nil {
+		if err := check(dir); err != nil {
 			return fmt.Errorf("generated Taskfile.yml is not valid for go-task: %s", oneline(err.Error()))
 		}
 	}

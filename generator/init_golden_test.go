@@ -17,7 +17,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/gotask"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -138,7 +137,7 @@ func readTree(t *testing.T, root string) map[string][]byte {
 func generate(t *testing.T, fx goldenFixture) (sut, out string, res *InitResult) {
 	t.Helper()
 	sut = makeSUT(t, fx)
-	res, err := Init(context.Background(), InitOptions{SUT: sut})
+	res, err := testInit(context.Background(), InitOptions{SUT: sut})
 	if err != nil {
 		t.Fatalf("Init(%s): %v", fx.name, err)
 	}
@@ -285,42 +284,38 @@ func taskBinary(t *testing.T) string {
 // listed, and that every task has a description.
 func checkTaskList(t *testing.T, fx goldenFixture, sut, out string) {
 	bin := taskBinary(t)
-	{
-		{
-			cmd := exec.Command(bin, "--list-all")
-			cmd.Dir = out
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			o, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("task --list-all: %v\n%s", err, stderr.String())
-			}
-			listed := map[string]string{}
-			re := regexp.MustCompile(`(?m)^\* (\S+?):\s+(.*)$`)
-			for _, m := range re.FindAllStringSubmatch(string(o), -1) {
-				listed[m[1]] = m[2]
-			}
-			want := append([]string{}, requiredTasks...)
-			for _, id := range expectedScenarioIDs(t, sut, fx) {
-				want = append(want, "scenario:"+id)
-			}
-			for _, n := range want {
-				if _, ok := listed[n]; !ok {
-					t.Errorf("task --list-all does not list %q", n)
-				}
-			}
-			// --list (without -all) shows only tasks with a desc: every
-			// task must be there.
-			cmd = exec.Command(bin, "--list")
-			cmd.Dir = out
-			o2, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("task --list: %v", err)
-			}
-			if a, b := len(re.FindAllString(string(o2), -1)), len(listed); a != b {
-				t.Errorf("task --list shows %d tasks, --list-all %d: some task has no desc", a, b)
-			}
+	cmd := exec.Command(bin, "--list-all")
+	cmd.Dir = out
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	o, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("task --list-all: %v\n%s", err, stderr.String())
+	}
+	listed := map[string]string{}
+	re := regexp.MustCompile(`(?m)^\* (\S+?):\s+(.*)$`)
+	for _, m := range re.FindAllStringSubmatch(string(o), -1) {
+		listed[m[1]] = m[2]
+	}
+	want := append([]string{}, requiredTasks...)
+	for _, id := range expectedScenarioIDs(t, sut, fx) {
+		want = append(want, "scenario:"+id)
+	}
+	for _, n := range want {
+		if _, ok := listed[n]; !ok {
+			t.Errorf("task --list-all does not list %q", n)
 		}
+	}
+	// --list (without -all) shows only tasks with a desc: every
+	// task must be there.
+	cmd = exec.Command(bin, "--list")
+	cmd.Dir = out
+	o2, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("task --list: %v", err)
+	}
+	if a, b := len(re.FindAllString(string(o2), -1)), len(listed); a != b {
+		t.Errorf("task --list shows %d tasks, --list-all %d: some task has no desc", a, b)
 	}
 }
 
@@ -330,111 +325,101 @@ func checkShellcheck(t *testing.T, out string) {
 	if err != nil {
 		t.Skip("shellcheck not installed (apt-get install shellcheck); CI installs it")
 	}
-	{
-		{
-			scripts, _ := filepath.Glob(filepath.Join(out, "scripts", "*.sh"))
-			if len(scripts) != 3 {
-				t.Fatalf("want 3 scripts, got %v", scripts)
-			}
-			for _, s := range scripts {
-				fi, err := os.Stat(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fi.Mode().Perm()&0o111 == 0 {
-					t.Errorf("%s is not executable (%v)", filepath.Base(s), fi.Mode())
-				}
-				data, _ := os.ReadFile(s)
-				if !bytes.Contains(data, []byte("set -euo pipefail")) {
-					t.Errorf("%s lacks set -euo pipefail", filepath.Base(s))
-				}
-			}
-			cmd := exec.Command(sc, append([]string{"-s", "bash"}, scripts...)...)
-			if o, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("shellcheck: %v\n%s", err, o)
-			}
+	scripts, _ := filepath.Glob(filepath.Join(out, "scripts", "*.sh"))
+	if len(scripts) != 3 {
+		t.Fatalf("want 3 scripts, got %v", scripts)
+	}
+	for _, s := range scripts {
+		fi, err := os.Stat(s)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if fi.Mode().Perm()&0o111 == 0 {
+			t.Errorf("%s is not executable (%v)", filepath.Base(s), fi.Mode())
+		}
+		data, _ := os.ReadFile(s)
+		if !bytes.Contains(data, []byte("set -euo pipefail")) {
+			t.Errorf("%s lacks set -euo pipefail", filepath.Base(s))
+		}
+	}
+	cmd := exec.Command(sc, append([]string{"-s", "bash"}, scripts...)...)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("shellcheck: %v\n%s", err, o)
 	}
 }
 
 // checkContracts checks a generated tree against the contracts other
-// packages rely on: go-task compiles it, env.example.yml is exactly the
+// packages rely on (internal/gotask's tests prove go-task compiles every
+// fixture's Taskfile): env.example.yml is exactly the
 // env.Env schema, scenarios.yml is exactly ScenariosFile with one entry per
 // plan scenario, .gitignore is the two lines, README has its sections.
 func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
-	{
-		{
-			if err := gotask.Check(out); err != nil {
-				t.Errorf("gotask.Check: %v", err)
-			}
 
-			var e env.Env
-			strictYAML(t, filepath.Join(out, "env.example.yml"), &e)
-			if e.Dstgen.PollIntervalS != 15 || e.Dstgen.MaxPolls != 60 {
-				t.Errorf("poll limits = %d s x %d, want 15 s x 60", e.Dstgen.PollIntervalS, e.Dstgen.MaxPolls)
-			}
-			if len(e.Hosts) < 2 {
-				t.Errorf("want a service host and a client host, got %d hosts", len(e.Hosts))
-			}
-			for _, h := range e.Hosts {
-				if !strings.HasPrefix(h.Address, "192.0.2.") {
-					t.Errorf("host %s address %q is not a documentation placeholder", h.Name, h.Address)
-				}
-			}
-			if e.SSH.Jump != nil {
-				t.Errorf("ssh.jump should default to null (documented in a comment)")
-			}
-
-			var sf ScenariosFile
-			strictYAML(t, filepath.Join(out, "scenarios.yml"), &sf)
-			ids := expectedScenarioIDs(t, sut, fx)
-			if len(sf.Scenarios) != len(ids) {
-				t.Fatalf("scenarios.yml has %d entries, plan has %d", len(sf.Scenarios), len(ids))
-			}
-			for i, s := range sf.Scenarios {
-				if s.ID != ids[i] {
-					t.Errorf("entry %d id %q, want %q", i, s.ID, ids[i])
-				}
-				if s.Oracle.History != "artifacts/"+s.ID+"/history.jsonl" {
-					t.Errorf("%s history path %q", s.ID, s.Oracle.History)
-				}
-				for _, tier := range []string{"smoke", "hardening", "release"} {
-					if _, ok := s.Tiers[tier]; !ok {
-						t.Errorf("%s lacks tier %s", s.ID, tier)
-					}
-				}
-				for _, f := range s.Faults {
-					if !strings.HasPrefix(f.Nemesis, "TODO(") && nemesisEvidence(f.Nemesis) == "" {
-						t.Errorf("%s: nemesis %q is not an id of spec/nemesis.md", s.ID, f.Nemesis)
-					}
-				}
-				if s.Workload.Command == "" {
-					t.Errorf("%s: empty workload command (must be a value or a TODO)", s.ID)
-				}
-			}
-			if gi, _ := os.ReadFile(filepath.Join(out, ".gitignore")); string(gi) != "env.yml\nresults/\n" {
-				t.Errorf(".gitignore = %q", gi)
-			}
-			if _, err := os.Stat(filepath.Join(out, "env.yml")); err == nil {
-				t.Errorf("env.yml was generated")
-			}
-			readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
-			checkSectionsInOrder(t, string(readme), []string{
-				"Agent-First Design", "## Prerequisites", "## Quick Start", "## Configuration",
-				"## Available Tasks", "## Agent Testing Workflows", "## bench:status Protocol",
-				"## Cleanup Strategy", "## Directory Layout", "## Architecture", "## Design Principles",
-			})
-			for _, s := range []string{"preflight_check=failed", "TEST EXECUTION SUMMARY", "TEST EXECUTION ERROR",
-				"error_phase=", "cleanup_success=", "Recommendation:", "at most 60 polls"} {
-				if !strings.Contains(string(readme), s) {
-					t.Errorf("README lacks %q", s)
-				}
-			}
-			agent, _ := os.ReadFile(filepath.Join(out, "agents", "test-runner.md"))
-			checkSectionsInOrder(t, string(agent), []string{"## Identity and limits", "## Pre-flight",
-				"## Execution", "## Async loop", "## Poll limit", "## Success summary", "## Error protocol"})
+	var e env.Env
+	strictYAML(t, filepath.Join(out, "env.example.yml"), &e)
+	if e.Dstgen.PollIntervalS != 15 || e.Dstgen.MaxPolls != 60 {
+		t.Errorf("poll limits = %d s x %d, want 15 s x 60", e.Dstgen.PollIntervalS, e.Dstgen.MaxPolls)
+	}
+	if len(e.Hosts) < 2 {
+		t.Errorf("want a service host and a client host, got %d hosts", len(e.Hosts))
+	}
+	for _, h := range e.Hosts {
+		if !strings.HasPrefix(h.Address, "192.0.2.") {
+			t.Errorf("host %s address %q is not a documentation placeholder", h.Name, h.Address)
 		}
 	}
+	if e.SSH.Jump != nil {
+		t.Errorf("ssh.jump should default to null (documented in a comment)")
+	}
+
+	var sf ScenariosFile
+	strictYAML(t, filepath.Join(out, "scenarios.yml"), &sf)
+	ids := expectedScenarioIDs(t, sut, fx)
+	if len(sf.Scenarios) != len(ids) {
+		t.Fatalf("scenarios.yml has %d entries, plan has %d", len(sf.Scenarios), len(ids))
+	}
+	for i, s := range sf.Scenarios {
+		if s.ID != ids[i] {
+			t.Errorf("entry %d id %q, want %q", i, s.ID, ids[i])
+		}
+		if s.Oracle.History != "artifacts/"+s.ID+"/history.jsonl" {
+			t.Errorf("%s history path %q", s.ID, s.Oracle.History)
+		}
+		for _, tier := range []string{"smoke", "hardening", "release"} {
+			if _, ok := s.Tiers[tier]; !ok {
+				t.Errorf("%s lacks tier %s", s.ID, tier)
+			}
+		}
+		for _, f := range s.Faults {
+			if !strings.HasPrefix(f.Nemesis, "TODO(") && nemesisEvidence(f.Nemesis) == "" {
+				t.Errorf("%s: nemesis %q is not an id of spec/nemesis.md", s.ID, f.Nemesis)
+			}
+		}
+		if s.Workload.Command == "" {
+			t.Errorf("%s: empty workload command (must be a value or a TODO)", s.ID)
+		}
+	}
+	if gi, _ := os.ReadFile(filepath.Join(out, ".gitignore")); string(gi) != "env.yml\nresults/\n" {
+		t.Errorf(".gitignore = %q", gi)
+	}
+	if _, err := os.Stat(filepath.Join(out, "env.yml")); err == nil {
+		t.Errorf("env.yml was generated")
+	}
+	readme, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	checkSectionsInOrder(t, string(readme), []string{
+		"Agent-First Design", "## Prerequisites", "## Quick Start", "## Configuration",
+		"## Available Tasks", "## Agent Testing Workflows", "## bench:status Protocol",
+		"## Cleanup Strategy", "## Directory Layout", "## Architecture", "## Design Principles",
+	})
+	for _, s := range []string{"preflight_check=failed", "TEST EXECUTION SUMMARY", "TEST EXECUTION ERROR",
+		"error_phase=", "cleanup_success=", "Recommendation:", "at most 60 polls"} {
+		if !strings.Contains(string(readme), s) {
+			t.Errorf("README lacks %q", s)
+		}
+	}
+	agent, _ := os.ReadFile(filepath.Join(out, "agents", "test-runner.md"))
+	checkSectionsInOrder(t, string(agent), []string{"## Identity and limits", "## Pre-flight",
+		"## Execution", "## Async loop", "## Poll limit", "## Success summary", "## Error protocol"})
 }
 
 func checkSectionsInOrder(t *testing.T, doc string, sections []string) {

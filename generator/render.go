@@ -143,6 +143,8 @@ type model struct {
 	SUTRel    string
 	SSHUser   string
 	SSHKey    string
+	SSHPort   string
+	Jump      *jumpModel // nil = no bastion
 	Hosts     []hostModel
 	BenchHost string
 
@@ -168,6 +170,10 @@ type model struct {
 	TODOs        []Question
 }
 
+type jumpModel struct {
+	Host, User, Port string
+}
+
 type hostModel struct {
 	Name, Address, Why string
 	Roles              []string
@@ -175,6 +181,9 @@ type hostModel struct {
 
 type buildModel struct {
 	Name, Command, Artifact, Source string
+	// Primary is false when an earlier target runs the same command, so
+	// `build` runs each distinct command once.
+	Primary bool
 }
 
 type artifactModel struct {
@@ -203,6 +212,7 @@ func newModel(in RenderInput) model {
 		SUTRel:        in.SUTRel,
 		SSHUser:       "root",
 		SSHKey:        "~/.ssh/id_ed25519",
+		SSHPort:       "22",
 		BenchMode:     "mixed",
 		BenchRate:     "100",
 		BenchDuration: "60",
@@ -242,13 +252,15 @@ func taskName(s string) string {
 
 func fillBuild(m *model, p *Profile) {
 	seen := map[string]bool{}
+	cmds := map[string]bool{}
 	for _, a := range p.Artifacts {
 		name := taskName(a.Name)
 		if name == "" || seen[name] || a.Build == "" {
 			continue
 		}
 		seen[name] = true
-		m.Builds = append(m.Builds, buildModel{Name: name, Command: a.Build, Artifact: a.Path, Source: a.File})
+		m.Builds = append(m.Builds, buildModel{Name: name, Command: a.Build, Artifact: a.Path, Source: a.File, Primary: !cmds[a.Build]})
+		cmds[a.Build] = true
 		if a.Path != "" {
 			m.Artifacts = append(m.Artifacts, artifactModel{Name: name, Path: a.Path, Base: path.Base(a.Path)})
 		}
@@ -263,7 +275,8 @@ func fillBuild(m *model, p *Profile) {
 				continue
 			}
 			seen[name] = true
-			m.Builds = append(m.Builds, buildModel{Name: name, Command: b.Commands[0], Source: b.File})
+			m.Builds = append(m.Builds, buildModel{Name: name, Command: b.Commands[0], Source: b.File, Primary: !cmds[b.Commands[0]]})
+			cmds[b.Commands[0]] = true
 		}
 	}
 	m.BuildTool, m.BuildToolPurpose = "build tool: none found by the scan", "nothing to build locally (the build task is a no-op)"
@@ -398,6 +411,30 @@ func capKey(req string) string {
 	return strings.TrimRight(b.String(), "_")
 }
 
+// parseJump reads a bastion answer, "[user@]host[:port]"; "none" or an
+// unreadable port means no bastion.
+func parseJump(a string) *jumpModel {
+	if a == "" || strings.EqualFold(a, "none") || strings.EqualFold(a, "no") {
+		return nil
+	}
+	j := &jumpModel{Port: "22"}
+	if u, rest, ok := strings.Cut(a, "@"); ok {
+		j.User, a = u, rest
+	}
+	if h, p, ok := strings.Cut(a, ":"); ok {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return nil
+		}
+		a, j.Port = h, p
+	}
+	if a == "" || strings.ContainsAny(a, " \t/") {
+		return nil
+	}
+	j.Host = a
+	return j
+}
+
 // applyAnswers fills env.example.yml values from answered questions and
 // collects the unanswered ones as TODOs.
 func applyAnswers(m *model, qs []Question) {
@@ -422,6 +459,12 @@ func applyAnswers(m *model, qs []Question) {
 			m.SSHUser = a
 		case "ssh.key":
 			m.SSHKey = a
+		case "ssh.port":
+			if n, err := strconv.Atoi(a); err == nil && n > 0 && n < 65536 {
+				m.SSHPort = a
+			}
+		case "ssh.jump.host", "ssh.jump":
+			m.Jump = parseJump(a)
 		case "benchmark.command":
 			m.BenchCommand = a
 		case "benchmark.mode":

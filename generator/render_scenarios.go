@@ -336,9 +336,8 @@ func inferNemesis(text string) string {
 	low := strings.ToLower(text)
 	best, at := "", len(low)+1
 	for _, n := range nemesisIDs {
-		re := regexp.MustCompile(`(^|[^a-z0-9-])` + regexp.QuoteMeta(n.id) + `($|[^a-z0-9-])`)
-		if loc := re.FindStringIndex(low); loc != nil && (loc[0] < at || loc[0] == at && len(n.id) > len(best)) {
-			best, at = n.id, loc[0]
+		if i := indexWord(low, n.id); i >= 0 && (i < at || i == at && len(n.id) > len(best)) {
+			best, at = n.id, i
 		}
 	}
 	if best != "" {
@@ -350,6 +349,25 @@ func inferNemesis(text string) string {
 		}
 	}
 	return ""
+}
+
+// indexWord finds id in s as a whole word (ids contain '-', so '-' counts
+// as a word character): "kill-9" is not found inside "kill-90".
+func indexWord(s, id string) int {
+	isWord := func(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' }
+	for off := 0; off <= len(s); {
+		i := strings.Index(s[off:], id)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		end := i + len(id)
+		if (i == 0 || !isWord(s[i-1])) && (end == len(s) || !isWord(s[end])) {
+			return i
+		}
+		off = i + 1
+	}
+	return -1
 }
 
 func nemesisEvidence(id string) string {

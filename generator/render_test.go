@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -188,4 +189,62 @@ func FuzzFaultsFor(f *testing.F) {
 		}
 		_ = landingFor("S1", m, nil)
 	})
+}
+
+func TestParseJump(t *testing.T) {
+	for in, want := range map[string]*jumpModel{
+		"none":                nil,
+		"":                    nil,
+		"bastion.example":     {Host: "bastion.example", Port: "22"},
+		"ops@192.0.2.1:2222":  {Host: "192.0.2.1", User: "ops", Port: "2222"},
+		"ops@192.0.2.1:nope":  nil,
+		"ops@192.0.2.1:70000": nil,
+		"host with spaces":    nil,
+	} {
+		got := parseJump(in)
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("parseJump(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+}
+
+// TestRenderAnswersReachEnvExample: answered questions land in the env.yml
+// keys they name, and the result is still exactly the env.Env schema.
+func TestRenderAnswersReachEnvExample(t *testing.T) {
+	prof := &Profile{Name: "x", Questions: []Question{
+		{ID: "remote.host", EnvKey: "remote.host", Answer: "192.0.2.99"},
+		{ID: "ssh.user", EnvKey: "ssh.user", Answer: "ops"},
+		{ID: "remote.port", EnvKey: "ssh.port", Answer: "2222"},
+		{ID: "ssh.bastion", EnvKey: "ssh.jump.host", Answer: "jump@192.0.2.1:2022"},
+		{ID: "test.parameters", EnvKey: "benchmark", Answer: "rate=250 duration=90"},
+		{ID: "test.workload_command", EnvKey: "benchmark.command", Text: "cmd?"},
+	}}
+	files, err := Render(RenderInput{Profile: prof, SUTRel: ".."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for _, f := range files {
+		if f.Path == "env.example.yml" {
+			data = f.Data
+		}
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	var e env.Env
+	if err := dec.Decode(&e); err != nil {
+		t.Fatalf("env.example.yml: %v", err)
+	}
+	if e.Hosts[0].Address != "192.0.2.99" || e.SSH.User != "ops" || e.SSH.Port != 2222 {
+		t.Errorf("answers not applied: host %q user %q port %d", e.Hosts[0].Address, e.SSH.User, e.SSH.Port)
+	}
+	if e.SSH.Jump == nil || e.SSH.Jump.Host != "192.0.2.1" || e.SSH.Jump.Port != 2022 || e.SSH.Jump.User != "jump" {
+		t.Errorf("jump = %+v", e.SSH.Jump)
+	}
+	if e.Benchmark.Rate != 250 || e.Benchmark.Duration != 90 {
+		t.Errorf("benchmark = %+v", e.Benchmark)
+	}
+	if !strings.HasPrefix(e.Benchmark.Command, "TODO(test.workload_command)") {
+		t.Errorf("unanswered command = %q, want a TODO", e.Benchmark.Command)
+	}
 }

@@ -6,17 +6,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/dstgen/dstgen/generator"
+	"github.com/dstgen/dstgen/internal/gotask"
 )
 
 // newInitCmd is `dstgen init`: scan the SUT, read and lint the plan, and
 // generate the testing/ framework.
 func newInitCmd() *cobra.Command {
-	var o generator.InitOptions
+	o := generator.InitOptions{CheckTaskfile: gotask.Check}
 	cmd := &cobra.Command{
 		Use:   "init [--plan FILE] [--sut DIR] [--out DIR] [--force] [--dry-run] [--yes]",
 		Short: "Generate testing/ (Taskfile, env.example.yml, scenarios.yml, scripts, README) from the SUT and its plan",
@@ -79,6 +81,8 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 	p := res.Profile
 	fmt.Fprintf(w, "SUT: %s (%s)\n", p.Name, res.SUT)
 	fmt.Fprintf(w, "Mode: %s (docs complete: %t, intent clear: %t)\n", p.Completeness.Mode, p.Completeness.DocsComplete, p.Completeness.IntentClear)
+	fmt.Fprintf(w, "Found: %d build system(s), %d artifact(s), %d systemd unit(s), %d config template(s), %d toolbox item(s) (dstgen scan shows each with its file)\n",
+		len(p.Build), len(p.Artifacts), len(p.Units), len(p.Configs), len(p.Toolbox))
 	if res.Plan == nil {
 		fmt.Fprintln(w, "Plan: none found — generated the benchmark framework only (scenarios.yml has an empty scenarios list); add docs/testing-plans/<plan>.md and re-run")
 	} else {
@@ -111,7 +115,11 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 		fmt.Fprintf(w, "%d edited file(s) kept; --force overwrites them\n", n)
 	}
 	if !res.DryRun {
-		fmt.Fprintf(w, "Next: cd %s && cp env.example.yml env.yml && $EDITOR env.yml && task -x validate\n", rel(mustWd(), res.Out))
+		dir := rel(mustWd(), res.Out)
+		if strings.HasPrefix(dir, "..") {
+			dir = res.Out
+		}
+		fmt.Fprintf(w, "Next: cd %s && cp env.example.yml env.yml && $EDITOR env.yml && task -x validate\n", dir)
 	}
 }
 

@@ -74,3 +74,26 @@ func TestTaskCommandBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskCommandQuotesHostileVars: a RUN_ID carrying shell syntax reaches
+// the generated tasks as data, never as a command.
+func TestTaskCommandQuotesHostileVars(t *testing.T) {
+	sut := initCopySUT(t)
+	if code, _, errs := runDstgen(t, "", "init", "--sut", sut); code != 0 {
+		t.Fatalf("init: exit %d %s", code, errs)
+	}
+	dir := filepath.Join(sut, "testing")
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for _, evil := range []string{"$(touch " + marker + ")", "`touch " + marker + "`", "x; touch " + marker, "x' ; touch " + marker + " ; '"} {
+		code, out, errs := runDstgen(t, "", "task", "info", "RUN_ID="+evil, "--dir", dir)
+		if code != 0 {
+			t.Fatalf("task info RUN_ID=%q: exit %d %s", evil, code, errs)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("RUN_ID=%q executed a command", evil)
+		}
+		if !strings.Contains(out, "run_id="+evil) {
+			t.Errorf("RUN_ID=%q not printed verbatim:\n%s", evil, out)
+		}
+	}
+}

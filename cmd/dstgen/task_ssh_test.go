@@ -1,0 +1,137 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/internal/sshtest"
+)
+
+// TestGeneratedBenchWorkflowOverSSH drives the generated Taskfile end to end
+// against a real sshd on loopback, through `dstgen task` (go-task
+// in-process) and the real dstgen binary the tasks call: deploy:upload,
+// bench:start, bench:status polled until finished, bench:stop, collect.
+// It proves the generated tasks, scripts and the runner CLIs fit together.
+func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dstgen and runs sshd")
+	}
+	sshtest.Require(t)
+	bin := filepath.Join(t.TempDir(), "dstgen")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	k := sshtest.NewKeys(t)
+	srv := sshtest.Start(t, k, sshtest.Options{})
+	k.Trust(t, srv)
+
+	sut := initCopySUT(t)
+	for _, b := range []string{"bin/tallyd", "bin/tallyctl"} {
+		p := filepath.Join(sut, b)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho fake\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := runDstgen(t, "", "init", "--sut", sut); code != 0 {
+		t.Fatalf("init: exit %d %s", code, errs)
+	}
+	dir := filepath.Join(sut, "testing")
+
+	// The remote work dir must be writable by the sshd test user.
+	remote, err := os.MkdirTemp("/tmp", "dstgen-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(remote) })
+	if err := os.Chmod(remote, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	extra := "workdir: " + remote + "\n" +
+		"benchmark:\n  command: \"echo bench-ran > report.txt; sleep 3\"\n" +
+		"parameters:\n  bench_host: h1\n"
+	envSrc := k.WriteEnv(t, []*sshtest.Server{srv}, [][]string{{"tallyd", "client"}}, extra)
+	data, err := os.ReadFile(envSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "env.yml"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	task := func(name string) (int, string, string) {
+		t.Helper()
+		return runDstgen(t, "", "task", name, "RUN_ID=e2e", "DSTGEN="+bin, "--dir", dir)
+	}
+	mustTask := func(name, wantOut string) string {
+		t.Helper()
+		code, out, errs := task(name)
+		if code != 0 {
+			t.Fatalf("task %s: exit %d\nstdout: %s\nstderr: %s", name, code, out, errs)
+		}
+		if !strings.Contains(out, wantOut) {
+			t.Fatalf("task %s output lacks %q:\n%s\nstderr: %s", name, wantOut, out, errs)
+		}
+		return out
+	}
+
+	mustTask("deploy:upload", "==> Upload complete")
+	start := time.Now()
+	mustTask("bench:start", "benchmark_started run_id=e2e")
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("bench:start took %v, want a few seconds", d)
+	}
+	sawRunning, finished := false, false
+	for i := 0; i < 40 && !finished; i++ {
+		code, out, errs := task("bench:status")
+		switch code {
+		case 0:
+			finished = true
+			if !strings.Contains(out, "status=finished") {
+				t.Errorf("finished status output: %q", out)
+			}
+		case 1:
+			sawRunning = true
+			time.Sleep(500 * time.Millisecond)
+		default:
+			t.Fatalf("bench:status exit %d: %s %s", code, out, errs)
+		}
+	}
+	if !finished {
+		t.Fatal("benchmark never finished (40 polls)")
+	}
+	if !sawRunning {
+		t.Error("bench:status never reported running (exit 1) for a 3 s benchmark")
+	}
+	mustTask("bench:stop", "post_benchmark_collection_complete")
+	mustTask("collect", "results_dir=results/run_e2e")
+
+	runDir := filepath.Join(dir, "results", "run_e2e")
+	found := map[string]bool{}
+	_ = filepath.WalkDir(runDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found[d.Name()] = true
+			if d.Name() == "report.txt" {
+				if b, _ := os.ReadFile(p); !strings.Contains(string(b), "bench-ran") {
+					t.Errorf("report.txt = %q", b)
+				}
+				if !strings.Contains(p, string(filepath.Separator)+"benchmark"+string(filepath.Separator)) {
+					t.Errorf("report.txt collected outside benchmark/: %s", p)
+				}
+			}
+		}
+		return nil
+	})
+	for _, f := range []string{"report.txt", "start_time", "end_time"} {
+		if !found[f] {
+			t.Errorf("collect did not bring back %s (got %v)", f, found)
+		}
+	}
+}
