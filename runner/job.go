@@ -44,9 +44,10 @@ type JobStatus struct {
 }
 
 // Fields returns the status as ordered key=value pairs, the form every
-// job command prints.
+// job command prints; the first three are the contract's
+// `status=started job=ID pid=N`, so a line-oriented caller can match them.
 func (s JobStatus) Fields() [][2]string {
-	f := [][2]string{{"status", s.Status}, {"job", s.ID}, {"host", s.Host}}
+	f := [][2]string{{"status", s.Status}, {"job", s.ID}}
 	pid, rc := "", ""
 	if s.PID > 0 {
 		pid = strconv.Itoa(s.PID)
@@ -55,7 +56,7 @@ func (s JobStatus) Fields() [][2]string {
 		rc = strconv.Itoa(*s.RC)
 	}
 	f = append(f, [2]string{"pid", pid}, [2]string{"rc", rc},
-		[2]string{"elapsed", strconv.FormatInt(int64(s.Elapsed/time.Second), 10) + "s"})
+		[2]string{"elapsed", strconv.FormatInt(int64(s.Elapsed/time.Second), 10) + "s"}, [2]string{"host", s.Host})
 	if s.Stopped != "" {
 		f = append(f, [2]string{"stopped", s.Stopped})
 	}

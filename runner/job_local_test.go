@@ -34,8 +34,7 @@ func (localShell) runScript(ctx context.Context, script string) ([]byte, []byte,
 
 // killJobGroup cleans up whatever a test left running, by the pgid the job
 // recorded.
-func killJobGroup(t *testing.T, dir string) {
-	t.Helper()
+func killJobGroup(dir string) {
 	b, err := os.ReadFile(filepath.Join(dir, "pgid"))
 	if err != nil {
 		return
@@ -72,7 +71,7 @@ func TestJobLifecycleLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "life-1")) })
+	t.Cleanup(func() { killJobGroup(filepath.Join(wd, "jobs", "life-1")) })
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("start took %v, want <= 2s", d)
 	}
@@ -177,7 +176,7 @@ func TestJobStopLocal(t *testing.T) {
 			if err != nil || st.Status != StatusStarted {
 				t.Fatalf("start = %+v, %v", st, err)
 			}
-			t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "j")) })
+			t.Cleanup(func() { killJobGroup(filepath.Join(wd, "jobs", "j")) })
 			time.Sleep(200 * time.Millisecond)
 			t0 := time.Now()
 			sp, err := jobStop(ctx, localShell{}, "local", wd, "j", tc.grace)
@@ -209,7 +208,7 @@ func TestJobLostLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(wd, "jobs", "victim")
-	killJobGroup(t, dir) // kill -9 the job and its wrapper: nobody writes rc
+	killJobGroup(dir) // kill -9 the job and its wrapper: nobody writes rc
 	_ = st
 	lost := waitStatus(t, localShell{}, wd, "victim", StatusLost, 3*time.Second)
 	if lost.RC != nil {
@@ -220,7 +219,7 @@ func TestJobLostLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killJobGroup(t, filepath.Join(wd, "jobs", "reboot")) })
+	t.Cleanup(func() { killJobGroup(filepath.Join(wd, "jobs", "reboot")) })
 	if err := os.WriteFile(filepath.Join(wd, "jobs", "reboot", "boot"), []byte("other-boot\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func userWorkdir(t testing.TB) string {
 		// Kill whatever jobs the test left, by their recorded pgid.
 		gs, _ := filepath.Glob(filepath.Join(d, "jobs", "*", "pgid"))
 		for _, g := range gs {
-			killJobGroup(&testing.T{}, filepath.Dir(g))
+			killJobGroup(filepath.Dir(g))
 		}
 		_ = os.RemoveAll(d)
 	})
@@ -96,7 +96,7 @@ func TestJobOverSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	killJobGroup(t, filepath.Join(wd, "jobs", "victim"))
+	killJobGroup(filepath.Join(wd, "jobs", "victim"))
 	var lost JobStatus
 	for i := 0; i < 30; i++ {
 		if lost, err = JobStatusOf(ctx, p, h, wd, "victim"); err != nil || lost.Status != StatusRunning {

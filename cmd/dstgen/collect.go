@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 )
 
 func newCollectCmd() *cobra.Command {
@@ -55,11 +58,16 @@ rejected name or a host/transfer error (files already collected are kept).`,
 				}
 				remotes = append(remotes, p)
 			}
-			for _, h := range hosts {
+			// Hosts in parallel (bounded); results keep the host order.
+			perHost := make([][]runner.FileResult, len(hosts))
+			progress := &syncWriter{w: cmd.ErrOrStderr()}
+			var g errgroup.Group
+			g.SetLimit(8)
+			for i, h := range hosts {
 				dir := into
 				if len(hosts) > 1 {
 					if err := runner.HostDirName(h.Name); err != nil {
-						res = append(res, runner.FileResult{Host: h.Name, Status: runner.FileRejected, Reason: err.Error()})
+						perHost[i] = []runner.FileResult{{Host: h.Name, Status: runner.FileRejected, Reason: err.Error()}}
 						continue
 					}
 					dir = filepath.Join(into, h.Name)
@@ -67,11 +75,17 @@ rejected name or a host/transfer error (files already collected are kept).`,
 				if len(remotes) == 0 {
 					continue
 				}
-				rs, err := runner.Collect(cmd.Context(), pool, h, remotes, dir, cmd.ErrOrStderr())
-				if err != nil {
-					res = append(res, runner.FileResult{Host: h.Name, File: dir, Status: runner.FileError, Reason: err.Error()})
-					continue
-				}
+				g.Go(func() error {
+					rs, err := runner.Collect(cmd.Context(), pool, h, remotes, dir, progress)
+					if err != nil {
+						rs = append(rs, runner.FileResult{Host: h.Name, File: dir, Status: runner.FileError, Reason: err.Error()})
+					}
+					perHost[i] = rs
+					return nil
+				})
+			}
+			_ = g.Wait()
+			for _, rs := range perHost {
 				res = append(res, rs...)
 			}
 			if err := printFiles(cmd.OutOrStdout(), f.json, res); err != nil {
@@ -83,4 +97,16 @@ rejected name or a host/transfer error (files already collected are kept).`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&into, "into", "", "local directory to collect into (created if needed)")
 	return cmd
+}
+
+// syncWriter serialises progress lines from parallel collects.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
 }

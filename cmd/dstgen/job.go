@@ -140,7 +140,7 @@ func newJobStartCmd() *cobra.Command {
 		Use:   "start --host H --id ID [flags] -- CMD...",
 		Short: "Start CMD detached on H as job ID",
 		Long: `Start CMD detached on H as job ID and answer within about 2 s:
-status=started job=ID host=H pid=N ...
+status=started job=ID pid=N rc= elapsed= host=H
 
 After --, a single argument is run by sh -c on the host (so 'a | b' is a
 pipeline); two or more are each quoted and run as one literal command.
@@ -151,8 +151,8 @@ Exit: 0 started or already running; 2 bad input or error.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
-			if dash < 0 || dash != 0 {
-				return badInput(errors.New("job start: usage: dstgen job start --host H --id ID -- CMD..."))
+			if dash != 0 {
+				return badInput(errors.New("job start: usage: dstgen job start --host H --id ID -- CMD (the command goes after --)"))
 			}
 			if len(args) == 0 {
 				return badInput(errors.New("job start: no command after --"))
@@ -193,7 +193,7 @@ func newJobStatusCmd() *cobra.Command {
 		Use:   "status --host H --id ID",
 		Short: "Report a job's state (exit 0 finished, 1 running, 2 lost/absent/error)",
 		Long: `Report a job's state in one round trip (within about 1 s) as key=value
-lines: status=running|finished|lost|absent job= host= pid= rc= elapsed=.
+lines: status=running|finished|lost|absent job= pid= rc= elapsed= host=.
 lost means no process and no rc (killed, or the host rebooted).
 
 Exit: 0 finished; 1 running; 2 lost, absent or error.`,

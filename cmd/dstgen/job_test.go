@@ -76,14 +76,14 @@ func TestJobCLI(t *testing.T) {
 	sess := t.TempDir()
 	common := []string{"--env", envPath, "--session", sess}
 	code, out, errOut := runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "echo hi; sleep 1; exit 4")...)
-	if code != 0 || !regexp.MustCompile(`^status=started job=c1 host=h1 pid=[0-9]+ `).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`^status=started job=c1 pid=[0-9]+ rc= elapsed=[0-9]+s host=h1\n$`).MatchString(out) {
 		t.Fatalf("start: code %d out %q err %q", code, out, errOut)
 	}
 	code, out, _ = runCLI(t, append([]string{"job", "status", "--host", "h1", "--id", "c1"}, common...)...)
 	if code != 1 || kvOf(out)["status"] != "running" || !strings.Contains(out, "\npid=") {
 		t.Errorf("status running: code %d out %q", code, out)
 	}
-	code, out, _ = runCLI(t, append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...)...)
+	code, _, _ = runCLI(t, append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...)...)
 	if code != 2 {
 		t.Errorf("start without -- CMD: code %d, want 2", code)
 	}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/runner"
+)
+
+// TestProbeCLI probes a real sshd as the unprivileged test user, with the
+// spec's example plan: iptables and netem cannot really be used there, so
+// the §6b rows for them are missing (exit 1), with the scenarios they make
+// INCONCLUSIVE-env; MinIO is "brought up by SUT".
+func TestProbeCLI(t *testing.T) {
+	envPath, _, _, _ := jobCLIEnv(t, 1)
+	planPath := filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md")
+	code, out, errOut := runCLI(t, "probe", "--env", envPath, "--plan", planPath, "--json")
+	if code != 1 {
+		t.Fatalf("probe: code %d want 1 (required missing); err %q", code, errOut)
+	}
+	var res struct {
+		Hosts        []runner.HostCaps
+		Requirements []runner.ReqRow
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hosts) != 1 || !res.Hosts[0].Reachable || res.Hosts[0].RTT <= 0 {
+		t.Fatalf("hosts = %+v", res.Hosts)
+	}
+	h := res.Hosts[0]
+	if c, _ := h.Cap("root"); c.Present {
+		t.Error("unprivileged test user reported as root")
+	}
+	if c, _ := h.Cap("netem"); c.Present {
+		t.Errorf("netem present for a user who cannot create a netns: %+v", c)
+	}
+	rows := map[string]runner.ReqRow{}
+	for _, r := range res.Requirements {
+		rows[r.Capability+"|"+r.Present] = r
+	}
+	if r, ok := rows["netem|no"]; !ok || len(r.InconclusiveEnv) == 0 || r.Line == 0 {
+		t.Errorf("netem row = %+v; want missing with INCONCLUSIVE-env scenarios and a plan line", r)
+	}
+	if _, ok := rows["|by-sut"]; !ok {
+		t.Errorf("no brought-up-by-SUT row in %+v", res.Requirements)
+	}
+	code, text, _ := runCLI(t, "probe", "--env", envPath)
+	if code != 0 || !strings.Contains(text, "requirement=netem present=no") || !strings.Contains(text, "rtt_ms=") {
+		t.Errorf("probe without plan: %d %q", code, text)
+	}
+
+	bad := filepath.Join(t.TempDir(), "env.yml")
+	b, _ := os.ReadFile(envPath)
+	// A host nobody listens on: unreachable is exit 2.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	env := regexp.MustCompile(`port: [0-9]+`).ReplaceAllString(string(b), "port: "+strconv.Itoa(closed))
+	if err := os.WriteFile(bad, []byte(env), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "probe", "--env", bad, "--timeout", "3s"); code != 2 || !strings.Contains(errOut, "h1") {
+		t.Errorf("unreachable host: code %d err %q", code, errOut)
+	}
+	if code, _, _ := runCLI(t, "probe", "--env", envPath, "--plan", "/nonexistent.md"); code != 2 {
+		t.Errorf("missing plan: code %d", code)
+	}
+}
+
+var updateProbeGolden = flag.Bool("update-probe", false, "rewrite testdata/probe/*.golden")
+
+// TestProbeMatrixGolden renders a fixed capability matrix (a host without
+// netem, as these machines are) mapped onto the spec's example plan.
+func TestProbeMatrixGolden(t *testing.T) {
+	p, err := plan.Parse(filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := []runner.HostCaps{runner.FixtureHostCaps("n1", map[string]string{
+		"uid": "0", "root": "yes", "kernel": "6.1.0-x", "arch": "x86_64", "os": "Debian GNU/Linux 12",
+		"disk.path": "/opt", "disk.free_kb": "1048576",
+		"iptables.path": "/usr/sbin/iptables", "iptables.version": "iptables v1.8.9 (nf_tables)", "iptables.works": "yes",
+		"ip.path": "/usr/sbin/ip", "netns.works": "yes", "tc.path": "/usr/sbin/tc", "tc.version": "tc utility, iproute2-6.1.0",
+		"netem.where": "lo in throwaway netns", "netem.works": "no", "netem.msg": "Error: Specified qdisc kind is unknown.",
+		"htb.works": "yes", "go.path": "/usr/local/go/bin/go", "go.version": "go version go1.21.5 linux/amd64",
+		"cgroup.version": "2", "cgroup.controllers": "cpu io memory", "tool.setsid": "/usr/bin/setsid",
+	})}
+	var b bytes.Buffer
+	printProbe(&b, caps, runner.MapRequirements(p.EnvReqs, caps))
+	golden := filepath.Join("testdata", "probe", "matrix.golden")
+	if *updateProbeGolden {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update-probe)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("probe matrix differs from %s:\n%s", golden, b.String())
+	}
+	for _, must := range []string{"present=no", "Specified qdisc kind is unknown", "inconclusive_env=S3,S5", "present=by-sut"} {
+		if !strings.Contains(b.String(), must) {
+			t.Errorf("matrix lacks %q", must)
+		}
+	}
+}
