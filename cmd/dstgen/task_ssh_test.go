@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,10 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 
 	mustTask("deploy:upload", "==> Upload complete")
 	start := time.Now()
-	mustTask("bench:start", "benchmark_started run_id=e2e")
+	startOut := mustTask("bench:start", "benchmark_started pid=")
+	if !regexp.MustCompile(`(?m)^benchmark_started pid=[0-9]+ run_id=e2e `).MatchString(startOut) {
+		t.Errorf("bench:start lacks the spec marker `benchmark_started pid=<PID>` with a real pid:\n%s", startOut)
+	}
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("bench:start took %v, want a few seconds", d)
 	}
