@@ -46,6 +46,10 @@ type Anomaly struct {
 	// Window is the shortest failing window named, in history timestamps (ns).
 	WindowStart int64 `json:"window_start_ns,omitempty"`
 	WindowEnd   int64 `json:"window_end_ns,omitempty"`
+	// FaultEpoch is the fault window the blamed op ran in ("" = none or
+	// unknown), so a reviewer can tell an anomaly under fault from one
+	// without.
+	FaultEpoch string `json:"fault_epoch,omitempty"`
 }
 
 // Evidence renders the execution-evidence sentence of spec §5, e.g.

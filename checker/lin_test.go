@@ -153,6 +153,7 @@ func TestLinearizabilityBadInput(t *testing.T) {
 
 func TestViolationDetails(t *testing.T) {
 	ops := h(t, "p1 0 10 write a 1 _", "p1 20 30 write a 2 _", "p2 40 50 read a _ 1", "p3 0 10 write b 1 _")
+	ops[2].FaultEpoch = "w1"
 	html := filepath.Join(t.TempDir(), "v.html")
 	res, err := Run(context.Background(), Spec{Model: "kv", Checker: Linearizability, HTMLPath: html}, ops, nil)
 	if err != nil {
@@ -162,8 +163,8 @@ func TestViolationDetails(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	a := res.Anomalies[0]
-	if a.Key != "a" || a.WindowStart != 40 || a.WindowEnd != 50 || !slices.Contains(a.OpIDs, "3") {
-		t.Errorf("anomaly %+v: want key a, window 40..50 naming op 3", a)
+	if a.Key != "a" || a.WindowStart != 40 || a.WindowEnd != 50 || !slices.Contains(a.OpIDs, "3") || a.FaultEpoch != "w1" {
+		t.Errorf("anomaly %+v: want key a, window 40..50 naming op 3 under fault w1", a)
 	}
 	if res.HTML != html || res.HTMLCapped {
 		t.Errorf("html %q capped %v", res.HTML, res.HTMLCapped)
@@ -232,7 +233,7 @@ func TestTimeLimitIsUnknown(t *testing.T) {
 	if res.Outcome != Unknown || res.Reason == "" {
 		t.Fatalf("outcome %s (%q), want unknown", res.Outcome, res.Reason)
 	}
-	if el := time.Since(start); el > 5*time.Second {
+	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("time limit not enforced: %v", el)
 	}
 	// Cancelling the caller's context is the same: Unknown, promptly.
@@ -243,7 +244,7 @@ func TestTimeLimitIsUnknown(t *testing.T) {
 	if res.Outcome != Unknown {
 		t.Fatalf("cancelled check: %s", res.Outcome)
 	}
-	if el := time.Since(start); el > 5*time.Second {
+	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("cancel not honoured: %v", el)
 	}
 }
@@ -504,7 +505,7 @@ func TestGeneratedHistories(t *testing.T) {
 				if errs := history.Validate("gen", ops, nil); len(errs) > 0 {
 					t.Fatalf("seed %d: generator made an invalid history: %v", seed, errs[0])
 				}
-				res, err := Run(context.Background(), Spec{Model: model, Checker: Linearizability, Timeout: 10 * time.Second}, ops, nil)
+				res, err := Run(context.Background(), Spec{Model: model, Checker: Linearizability, Timeout: time.Minute}, ops, nil)
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
@@ -514,7 +515,7 @@ func TestGeneratedHistories(t *testing.T) {
 				if !mutate(model, ops, rand.New(rand.NewPCG(seed, 7))) {
 					continue
 				}
-				res, err = Run(context.Background(), Spec{Model: model, Checker: Linearizability, Timeout: 10 * time.Second}, ops, nil)
+				res, err = Run(context.Background(), Spec{Model: model, Checker: Linearizability, Timeout: time.Minute}, ops, nil)
 				if err != nil {
 					t.Fatalf("seed %d mutated: %v", seed, err)
 				}
@@ -525,6 +526,37 @@ func TestGeneratedHistories(t *testing.T) {
 			}
 			if caught < seeds*9/10 {
 				t.Errorf("only %d of %d seeds had a read to mutate", caught, seeds)
+			}
+		})
+	}
+}
+
+// TestSequentialFastPath pins when the O(n) replay decides and when it
+// must leave the partition to porcupine.
+func TestSequentialFastPath(t *testing.T) {
+	tests := []struct {
+		name    string
+		rows    []string
+		decided bool
+		want    string
+	}{
+		{"sequential ok", []string{"p 0 10 write _ 1 _", "q 20 30 read _ _ 1"}, true, "Ok"},
+		{"sequential stale", []string{"p 0 10 write _ 1 _", "p 20 30 write _ 2 _", "q 40 50 read _ _ 1"}, true, "Illegal"},
+		{"out of order rows", []string{"q 20 30 read _ _ 1", "p 0 10 write _ 1 _"}, true, "Ok"},
+		{"overlap", []string{"p 0 30 write _ 1 _", "q 20 40 read _ _ 1"}, false, ""},
+		{"touching is overlap", []string{"p 0 20 write _ 1 _", "q 20 40 read _ _ 1"}, false, ""},
+		{"timeout last", []string{"p 0 10 write _ 1 _", "q 20 - cas _ [1,2] _"}, true, "Ok"},
+		{"timeout not last", []string{"q 0 - cas _ [1,2] _", "p 20 30 write _ 1 _"}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parts, err := buildPartitions(linModels["register"], h(t, tt.rows...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, ok := replaySequential(linModels["register"], parts[0].ops)
+			if ok != tt.decided || string(r) != tt.want {
+				t.Errorf("replay = %q, %v; want %q, %v", r, ok, tt.want, tt.decided)
 			}
 		})
 	}

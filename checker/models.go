@@ -21,10 +21,13 @@ func canon(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "null"
 	}
-	if bytes.ContainsAny(raw, " \t\r\n") {
-		var b bytes.Buffer
-		if json.Compact(&b, raw) == nil {
-			return b.String()
+	for _, c := range raw { // a plain loop: ContainsAny builds a set per call
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			var b bytes.Buffer
+			if json.Compact(&b, raw) == nil {
+				return b.String()
+			}
+			break
 		}
 	}
 	return string(raw)

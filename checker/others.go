@@ -128,7 +128,7 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 			}
 			for _, x := range ws {
 				if ok(x.op) && !in[x.val] {
-					an.add(Anomaly{Kind: "lost-ack", Key: k, OpIDs: []string{x.op.OpID},
+					an.add(Anomaly{Kind: "lost-ack", Key: k, OpIDs: []string{x.op.OpID}, FaultEpoch: x.op.FaultEpoch,
 						WindowStart: x.op.InvokeTS, WindowEnd: end(x.op),
 						Message: fmt.Sprintf("key %q: acked %s of %s (op %s, line %d) missing from the final state", k, x.op.OpType, x.val, x.op.OpID, x.op.Line)})
 				}
@@ -482,7 +482,7 @@ func checkSession(ops []history.Op) (Result, error) {
 			}
 		}
 		if !good {
-			an.add(Anomaly{Kind: "read-your-writes", Key: r.Key, OpIDs: []string{r.OpID, last.OpID},
+			an.add(Anomaly{Kind: "read-your-writes", Key: r.Key, OpIDs: []string{r.OpID, last.OpID}, FaultEpoch: r.FaultEpoch,
 				WindowStart: last.InvokeTS, WindowEnd: *r.CompleteTS,
 				Message: fmt.Sprintf("session %s key %q: read %s (op %s, line %d) after its own acked write of %s (op %s)", r.ProcessID, r.Key, got, r.OpID, r.Line, lv, last.OpID)})
 		}
@@ -561,7 +561,7 @@ func checkMonotonic(ops []history.Op, params map[string]string) (Result, error) 
 				continue
 			}
 			if prev != nil && v < pv {
-				an.add(Anomaly{Kind: "non-monotonic-read", Key: key.k, OpIDs: []string{prev.OpID, r.OpID},
+				an.add(Anomaly{Kind: "non-monotonic-read", Key: key.k, OpIDs: []string{prev.OpID, r.OpID}, FaultEpoch: r.FaultEpoch,
 					WindowStart: prev.InvokeTS, WindowEnd: *r.CompleteTS,
 					Message: fmt.Sprintf("process %s key %q: read %s (op %s) after %s (op %s): version went back", key.p, key.k, canon(r.Output), r.OpID, canon(prev.Output), prev.OpID)})
 			}

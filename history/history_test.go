@@ -354,6 +354,16 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("error without line: %v", e)
 			}
 		}
+		// The in-memory reader must agree with the streaming one.
+		_, ops2, bad2 := ReadBytes(data, "fuzz")
+		if len(ops2) != len(ops) || len(bad2) != len(bad) {
+			t.Fatalf("ReadBytes: %d ops %d errors; Read: %d ops %d errors", len(ops2), len(bad2), len(ops), len(bad))
+		}
+		for i := range bad {
+			if bad[i].Error() != bad2[i].Error() {
+				t.Fatalf("error %d: %v vs %v", i, bad[i], bad2[i])
+			}
+		}
 		// Whatever parsed must survive a write/read round trip unchanged.
 		var buf bytes.Buffer
 		if err := Write(&buf, nil, ops); err != nil {
@@ -403,5 +413,18 @@ func TestReadBytesParallelMatchesRead(t *testing.T) {
 		if bad1[i].Error() != bad2[i].Error() {
 			t.Fatalf("error %d: %v vs %v", i, bad1[i], bad2[i])
 		}
+	}
+}
+
+func TestOverlongLineSkipped(t *testing.T) {
+	long := `{"op_id":"` + strings.Repeat("x", MaxLineBytes) + `"}`
+	data := []byte(long + "\n" + goodLine + "\n")
+	_, ops, bad, err := Read(bytes.NewReader(data), "big")
+	if err != nil || len(ops) != 1 || len(bad) != 1 || !strings.Contains(bad[0].Error(), "big:1: line longer than") {
+		t.Fatalf("Read: ops %d, bad %v, err %v", len(ops), bad, err)
+	}
+	_, ops, bad = ReadBytes(data, "big")
+	if len(ops) != 1 || ops[0].Line != 2 || len(bad) != 1 || !strings.Contains(bad[0].Error(), "big:1: line longer than") {
+		t.Fatalf("ReadBytes: ops %d, bad %v", len(ops), bad)
 	}
 }

@@ -43,11 +43,14 @@ type parser struct {
 	slab   *[]int64
 }
 
-func parseOp(line []byte, intern map[string]string, slab *[]int64) (Op, error) {
-	// Own the bytes: the reader reuses its line buffer, and input/output
-	// keep slices of it.
-	buf := make([]byte, len(line))
-	copy(buf, line)
+func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool) (Op, error) {
+	// Input and output keep slices of the line: own the bytes when the
+	// caller reuses its buffer.
+	buf := line
+	if copyLine {
+		buf = make([]byte, len(line))
+		copy(buf, line)
+	}
 	p := parser{b: buf, intern: intern, slab: slab}
 	var op Op
 	seen := 0

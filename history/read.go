@@ -47,6 +47,10 @@ type Reader struct {
 	intern  map[string]string
 	slab    []int64
 	scratch []byte
+	// src, when set, is the whole input in memory: lines are sliced from it
+	// and ops keep referring to it instead of copying each line.
+	src []byte
+	pos int
 }
 
 // NewReader reads a history from r; name is used in error positions
@@ -62,6 +66,18 @@ func (r *Reader) Meta() (Meta, bool) { return r.meta, r.hasMeta }
 // readLine returns the next line without its newline; tooLong reports a
 // line over MaxLineBytes (already skipped).
 func (r *Reader) readLine() (line []byte, tooLong bool, err error) {
+	if r.src != nil {
+		if r.pos >= len(r.src) {
+			return nil, false, io.EOF
+		}
+		end := len(r.src)
+		if nl := bytes.IndexByte(r.src[r.pos:], '\n'); nl >= 0 {
+			end = r.pos + nl
+		}
+		line, r.pos = r.src[r.pos:end], end+1
+		r.line++
+		return bytes.TrimRight(line, "\r"), len(line) > MaxLineBytes, nil
+	}
 	r.scratch = r.scratch[:0]
 	for {
 		frag, e := r.br.ReadSlice('\n')
@@ -120,7 +136,7 @@ func (r *Reader) Next() (Op, error) {
 			continue
 		}
 		r.seenOp = true
-		op, err := parseOp(line, r.intern, &r.slab)
+		op, err := parseOp(line, r.intern, &r.slab, r.src == nil)
 		if err != nil {
 			return Op{}, r.lineErr(err)
 		}
@@ -181,38 +197,43 @@ const parallelMin = 1 << 20
 // ReadBytes parses a history held in memory, splitting it at line
 // boundaries across GOMAXPROCS goroutines: parsing dominated analyze time
 // before the check, and lines are independent. Results, errors and line
-// numbers are as Read's.
+// numbers are as Read's. Input and Output of the ops alias data, which the
+// caller must not modify afterwards.
 func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
+	if len(data) == 0 {
+		return Meta{}, nil, nil
+	}
 	n := runtime.GOMAXPROCS(0)
-	if len(data) < parallelMin || n < 2 {
-		meta, ops, bad, _ := Read(bytes.NewReader(data), name) // a bytes.Reader cannot fail
-		return meta, ops, bad
+	if len(data) < parallelMin {
+		n = 1
 	}
 	type chunk struct {
 		data      []byte
 		firstLine int
-		ops       []Op
+		ops       []Op // a window of the shared result, one slot per line
 		bad       []error
 		meta      Meta
 	}
+	// Every line yields at most one op, so counting newlines sizes the
+	// result exactly and each chunk fills its own window of it: no growth,
+	// no merge copy.
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	all := make([]Op, lines)
 	chunks := make([]*chunk, 0, n)
 	start, line := 0, 0
 	for i := 1; i <= n && start < len(data); i++ {
-		end := len(data) * i / n
-		if end < start {
-			end = start
-		}
+		end := len(data)
 		if i < n {
+			end = max(len(data)*i/n, start)
 			if nl := bytes.IndexByte(data[end:], '\n'); nl >= 0 {
 				end += nl + 1
 			} else {
 				end = len(data)
 			}
-		} else {
-			end = len(data)
 		}
-		chunks = append(chunks, &chunk{data: data[start:end], firstLine: line})
-		line += bytes.Count(data[start:end], []byte{'\n'})
+		cl := bytes.Count(data[start:end], []byte{'\n'})
+		chunks = append(chunks, &chunk{data: data[start:end], firstLine: line, ops: all[line : line : line+cl+1]})
+		line += cl
 		start = end
 	}
 	var wg sync.WaitGroup
@@ -220,10 +241,8 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd := NewReader(bytes.NewReader(c.data), name)
-			rd.line = c.firstLine
+			rd := &Reader{src: c.data, name: name, intern: make(map[string]string), line: c.firstLine}
 			rd.seenOp = i > 0 // _meta belongs on the file's first line only
-			c.ops = make([]Op, 0, len(c.data)/256+16)
 			for {
 				op, err := rd.Next()
 				if err == io.EOF {
@@ -239,15 +258,13 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 		}()
 	}
 	wg.Wait()
-	total := 0
-	for _, c := range chunks {
-		total += len(c.ops)
-	}
-	ops := make([]Op, 0, total)
+	// Close the gaps left by blank, meta and bad lines.
+	ops := all[:0]
 	var bad []error
 	for _, c := range chunks {
-		ops = append(ops, c.ops...)
+		ops = append(ops, c.ops...) // copy within all; never overlaps forward
 		bad = append(bad, c.bad...)
 	}
+	clear(all[len(ops):])
 	return chunks[0].meta, ops, bad
 }

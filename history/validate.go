@@ -72,8 +72,9 @@ type Needs struct {
 	FaultEpoch bool
 	// MonotonicClock: the checker compares timestamps across processes.
 	MonotonicClock bool
-	// TimeoutMarkers: the checker treats unknown outcomes specially, so
-	// every op without a response must say so.
+	// TimeoutMarkers: the checker treats unknown outcomes specially. An op
+	// without a response and without a marker is weak for every checker;
+	// this flag records the dependency for reports.
 	TimeoutMarkers bool
 }
 
@@ -98,7 +99,9 @@ func Weak(meta Meta, ops []Op, need Needs) []string {
 			withEpoch++
 		}
 	}
-	if noComplete > 0 && need.TimeoutMarkers {
+	// Spec §2.2 makes this weak for every checker: an op with no response
+	// and no marker cannot be told from a lost record.
+	if noComplete > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d ops have no complete_ts and no timeout_marker", noComplete))
 	}
 	if need.Key && noKey > 0 {

@@ -156,6 +156,9 @@ func printCheck(w io.Writer, rep checkReport) {
 		if a.WindowEnd != 0 {
 			fmt.Fprintf(w, " window=%d..%dns", a.WindowStart, a.WindowEnd)
 		}
+		if a.FaultEpoch != "" {
+			fmt.Fprintf(w, " fault_epoch=%s", a.FaultEpoch)
+		}
 		fmt.Fprintf(w, ": %s\n", a.Message)
 	}
 	switch {
