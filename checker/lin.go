@@ -184,6 +184,13 @@ func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []histor
 				if i >= len(parts) {
 					return
 				}
+				if ctx.Err() != nil {
+					// Past the time limit nothing more is decided, not
+					// even by the cheap paths: an over-time check is
+					// Unknown, never a pass.
+					results[i] = partResult{res: porcupine.Unknown, aborted: true, phantom: -1}
+					continue
+				}
 				if r, ok := replaySequential(m, parts[i].ops); ok {
 					results[i] = partResult{res: r, phantom: -1}
 					continue
@@ -225,6 +232,10 @@ func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []histor
 	case unknown > 0:
 		res.Outcome = Unknown
 		res.Reason = fmt.Sprintf("time limit reached: %d of %d keys not decided", unknown, len(parts))
+		return res, nil
+	case ctx.Err() != nil:
+		res.Outcome = Unknown
+		res.Reason = "time limit reached before the check finished"
 		return res, nil
 	default:
 		res.Outcome = Valid

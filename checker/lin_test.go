@@ -249,6 +249,32 @@ func TestTimeLimitIsUnknown(t *testing.T) {
 	}
 }
 
+// TestExpiredLimitNeverPasses: even a history the cheap sequential path
+// decides instantly is Unknown when the time limit is already spent, so a
+// verdict never rests on a check that ran over time.
+func TestExpiredLimitNeverPasses(t *testing.T) {
+	var ops []history.Op
+	for i := 0; i < 60; i++ {
+		inv, done := int64(i*10), int64(i*10+5)
+		ops = append(ops, history.Op{OpID: fmt.Sprint(i), ProcessID: "p", InvokeTS: inv, CompleteTS: &done,
+			OpType: "write", Key: fmt.Sprint("k", i%3), Input: json.RawMessage(fmt.Sprint(i))})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, Spec{Model: "kv", Checker: Linearizability}, ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != Unknown {
+		t.Fatalf("outcome %s after the limit expired, want unknown", res.Outcome)
+	}
+	// The same history within its limit is valid: the test can fail both ways.
+	res, err = Run(context.Background(), Spec{Model: "kv", Checker: Linearizability, Timeout: time.Minute}, ops, nil)
+	if err != nil || res.Outcome != Valid {
+		t.Fatalf("in-time check: %s %v, want valid", res.Outcome, err)
+	}
+}
+
 // --- generated histories -------------------------------------------------
 
 // genOp is a simulated op: its real-time interval and the point inside it
