@@ -23,7 +23,7 @@ type Env struct {
 type SSH struct {
 	User           string `yaml:"user"`        // default root
 	Key            string `yaml:"key"`         // private key path; "" = agent only
-	Agent          bool   `yaml:"agent"`       // use SSH_AUTH_SOCK when set
+	Agent          bool   `yaml:"agent"`       // also offer the agent's keys; the agent (SSH_AUTH_SOCK) is always used when key is empty or passphrase-protected
 	KnownHosts     string `yaml:"known_hosts"` // default ~/.ssh/known_hosts
 	Port           int    `yaml:"port"`        // default 22
 	TimeoutS       int    `yaml:"timeout_s"`   // per round trip; default and ceiling 30
@@ -65,7 +65,7 @@ type Dstgen struct {
 	PlanPath      string          `yaml:"plan_path"`
 	Scenarios     []string        `yaml:"scenarios"`
 	Seeds         []int64         `yaml:"seeds"`
-	Tier          string          `yaml:"tier"` // smoke | hardening | release
+	Tier          string          `yaml:"tier"`          // smoke | hardening | release
 	SSHTimeoutS   int             `yaml:"ssh_timeout_s"` // same as ssh.timeout_s (spec §6 spelling)
 	PollIntervalS int             `yaml:"poll_interval_s"`
 	MaxPolls      int             `yaml:"max_polls"`

@@ -228,7 +228,10 @@ func wrap(cmd, marker string, bound time.Duration) string {
 	secs := int((bound+time.Second-1)/time.Second) + 2
 	f := Quote(pgidFile(marker))
 	inner := `echo $$ >"$0" 2>/dev/null; exec timeout -s KILL ` + strconv.Itoa(secs) + ` sh -c "$1"`
-	return "f=" + f + "; setsid -w sh -c " + Quote(inner) + ` "$f" ` + Quote(cmd) + `; rc=$?; rm -f "$f"; exit $rc`
+	// Hosts without util-linux setsid -w or coreutils timeout (BusyBox)
+	// still run the command, without the process-group guarantee.
+	return "f=" + f + "; if setsid -w true 2>/dev/null && command -v timeout >/dev/null 2>&1; then setsid -w sh -c " + Quote(inner) + ` "$f" ` + Quote(cmd) +
+		`; else sh -c ` + Quote(cmd) + `; fi; rc=$?; rm -f "$f"; exit $rc`
 }
 
 func killScript(marker string) string {

@@ -85,6 +85,11 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	marker := "dstgen-orphan-" + randomMarker()
 	// A child in the background plus a foreground sleep: both must die.
 	cmd := "sh -c " + Quote("sleep 600; : "+marker) + " & sh -c " + Quote("sleep 601; : "+marker) + "; wait"
+	// Dial first so that the 2 s measure the command, not a handshake on a
+	// loaded machine.
+	if r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err != nil {
+		t.Fatalf("warm-up: %+v %v", r, err)
+	}
 	start := time.Now()
 	r, err := p.Run(context.Background(), e.Hosts[0], cmd, nil, nil, nil)
 	el := time.Since(start)
@@ -101,4 +106,27 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	if r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err != nil || r.Status != StatusOK {
 		t.Fatalf("run after timeout: %+v %v", r, err)
 	}
+}
+
+// TestRunDefaultCeiling is the one long test: with no --timeout and no
+// deadline, a remote sleep 600 comes back as a timeout within 31 s and
+// leaves nothing behind.
+func TestRunDefaultCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 s test; skipped with -short")
+	}
+	t.Parallel()
+	p, e, _, _ := testPool(t, 1, "", Options{})
+	mustRun(t, p, e.Hosts[0], "true")
+	marker := "dstgen-ceiling-" + randomMarker()
+	start := time.Now()
+	r, err := p.Run(context.Background(), e.Hosts[0], "sh -c "+Quote("sleep 600; : "+marker), nil, nil, nil)
+	el := time.Since(start)
+	if err == nil || r.Status != StatusTimeout || r.ExitCode != ExitTimeout {
+		t.Fatalf("got %+v %v", r, err)
+	}
+	if el < MaxTimeout || el > MaxTimeout+time.Second {
+		t.Errorf("returned after %s, want within [30s, 31s]", el)
+	}
+	waitNoProc(t, marker, time.Second)
 }

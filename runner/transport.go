@@ -27,8 +27,9 @@ const (
 	MaxTimeout  = 30 * time.Second
 	DialTimeout = 10 * time.Second
 	// maxSessions stays below OpenSSH's default MaxSessions (10) so that a
-	// busy host still has a channel free for the kill session of a timeout.
-	maxSessions = 8
+	// busy host still has channels free for SFTP and the kill sessions of
+	// timed-out commands.
+	maxSessions = 6
 	jumpSlot    = "\x00jump"
 )
 
@@ -186,6 +187,14 @@ func (p *Pool) conn(ctx context.Context, h env.Host) (c *conn, fresh bool, err e
 	if err != nil {
 		return nil, false, err
 	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		// Close ran while we dialled; nobody would ever close this one.
+		c.close()
+		return nil, false, errors.New("connection pool is closed")
+	}
 	s.c = c
 	return c, true, nil
 }
@@ -198,6 +207,14 @@ func (p *Pool) drop(c *conn) {
 func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
+	// Hosts normally come from env.Load with defaults filled; a Host built
+	// by hand gets the same defaults rather than port 0 or an empty user.
+	if h.Port == 0 {
+		h.Port = env.DefaultPort
+	}
+	if h.User == "" {
+		h.User = env.DefaultUser
+	}
 	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
 	cfg, done, err := p.clientConfig(h.Name, addr, h.User, h.Key)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -378,6 +379,17 @@ func TestJumpHost(t *testing.T) {
 	if n := jump.Accepted(); n != 1 {
 		t.Errorf("jump accepted %d connections, want 1", n)
 	}
+	nTarget := 2
+	// Dropping the jump connection drops the tunnelled one with it; the
+	// next run redials both.
+	sshtest.KillSessionChildren(t, jump)
+	time.Sleep(200 * time.Millisecond)
+	if got := mustRun(t, p, e.Hosts[0], "echo again"); got != "again\n" {
+		t.Fatalf("after jump drop: %q", got)
+	}
+	if n := jump.Accepted(); n != 2 {
+		t.Errorf("jump accepted %d connections after a drop, want 2", n)
+	}
 	// The target saw the login come from inside the namespace, where only
 	// the jump host's sshd lives.
 	if !strings.Contains(target.Log(), "Accepted publickey for "+sshtest.User+" from 127.0.0.1") {
@@ -388,7 +400,7 @@ func TestJumpHost(t *testing.T) {
 	e2.SSH.Jump = nil
 	direct := NewPool(&e2, Options{Timeout: 3 * time.Second})
 	defer direct.Close()
-	if r, err := direct.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err == nil && target.Accepted() > 1 {
+	if r, err := direct.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err == nil && target.Accepted() > nTarget {
 		t.Fatalf("target reached without the jump: %+v", r)
 	}
 }
@@ -399,8 +411,11 @@ func TestRunAllFanOut(t *testing.T) {
 		parallel int
 		min, max time.Duration
 	}{
-		{4, 1 * time.Second, 1900 * time.Millisecond},
-		{2, 2 * time.Second, 2900 * time.Millisecond},
+		// Lower bounds prove the bound on concurrency; upper bounds only
+		// prove concurrency (sequential would take 4 s), loose for a noisy
+		// shared machine.
+		{4, 1 * time.Second, 3500 * time.Millisecond},
+		{2, 2 * time.Second, 3900 * time.Millisecond},
 	} {
 		var out bytes.Buffer
 		start := time.Now()
@@ -511,4 +526,52 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(b []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(b)))
 	return len(b), nil
+}
+
+// TestSilentServerBounded: a peer that accepts TCP but never speaks SSH
+// must not hold a Run beyond its bound.
+func TestSilentServerBounded(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	k := sshtest.NewKeys(t)
+	port := l.Addr().(*net.TCPAddr).Port
+	e, err := env.Parse("env.yml", []byte("ssh:\n  key: "+k.Key+"\n  known_hosts: "+k.KnownHosts+
+		"\nhosts:\n  - {name: mute, address: 127.0.0.1, port: "+itoa(port)+"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Options{Timeout: 1500 * time.Millisecond})
+	defer p.Close()
+	start := time.Now()
+	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
+	el := time.Since(start)
+	if err == nil || r.Status != StatusError || !strings.Contains(r.Err, "handshake") {
+		t.Fatalf("got %+v %v", r, err)
+	}
+	if el < 1400*time.Millisecond || el > 2500*time.Millisecond {
+		t.Errorf("returned after %s, want ~1.5s", el)
+	}
 }

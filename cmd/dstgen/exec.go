@@ -32,7 +32,8 @@ the pooled SSH connection of each host.
 After --, a single argument is passed to the remote shell as a shell
 string (so 'ls | wc -l' is a pipeline); two or more arguments are each
 quoted and run as one literal command line (so -- rm -f 'a b' removes one
-file). Every value is quoted before it reaches the remote shell.
+file). Every value is quoted before it reaches the remote shell. Local
+stdin is not forwarded (like ssh -n): use dstgen push for files.
 
 Every round trip is bounded by --timeout (default and ceiling 30s). A
 command that outlives it is killed with its whole process group on the

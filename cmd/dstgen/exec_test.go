@@ -49,10 +49,10 @@ func TestExecExitCodes(t *testing.T) {
 			nil},
 		{"non-zero exit", []string{"exec", "h1", "--env", envPath, "--", "exit 3"}, 1, "",
 			[]string{"host=h1 status=failed exit=3"}},
-		{"one of two fails", []string{"exec", "all", "--env", envPath, "--", `[ "$(cat /proc/sys/kernel/hostname)" ] && test -n "$SSH_CONNECTION" && echo x && exit 0`}, 0, "*",
+		{"all hosts prefixed", []string{"exec", "all", "--env", envPath, "--", "echo x"}, 0, "*",
 			[]string{"host=h1 status=ok", "host=h2 status=ok"}},
-		{"timeout", []string{"exec", "h1", "--env", envPath, "--timeout", "1s", "--", "sleep 600"}, 124, "",
-			[]string{"host=h1 status=timeout exit=124", `error="host h1: command still running after 1s`}},
+		{"timeout", []string{"exec", "h1", "--env", envPath, "--timeout", "2s", "--", "sleep 600"}, 124, "",
+			[]string{"host=h1 status=timeout exit=124", `error="host h1: command still running after 2s`}},
 		{"timeout above ceiling", []string{"exec", "h1", "--env", envPath, "--timeout", "31s", "--", "true"}, 2, "",
 			[]string{"--timeout 31s exceeds the 30s ceiling"}},
 		{"unknown target", []string{"exec", "nope", "--env", envPath, "--", "true"}, 2, "",
@@ -98,8 +98,8 @@ func TestExecTimeoutReturnsPromptly(t *testing.T) {
 func TestExecMixedResults(t *testing.T) {
 	envPath, _, _ := execEnv(t, 2)
 	// h1 fails, h2 times out: timeout (124) outranks failure (1).
-	code, out, errOut := execRun(t, "exec", "role:db", "--env", envPath, "--timeout", "1s", "--parallel", "2", "--",
-		`if [ "$(cat /tmp/.none 2>/dev/null)" ]; then :; fi; case $SSH_CONNECTION in *" `+portOf(t, envPath, 0)+`") echo one; exit 5;; esac; echo two; sleep 30`)
+	code, out, errOut := execRun(t, "exec", "role:db", "--env", envPath, "--timeout", "3s", "--parallel", "2", "--",
+		`case $SSH_CONNECTION in *" `+portOf(t, envPath, 0)+`") echo one; exit 5;; esac; echo two; sleep 30`)
 	if code != 124 {
 		t.Fatalf("exit %d, want 124\n%s\n%s", code, out, errOut)
 	}
@@ -180,15 +180,58 @@ func TestExecHostKeyRefusal(t *testing.T) {
 }
 
 func TestExecUnreachable(t *testing.T) {
-	envPath, srvs, _ := execEnv(t, 1)
+	envPath, _, _ := execEnv(t, 1)
 	b, _ := os.ReadFile(envPath)
 	bad := strings.Replace(string(b), "port: "+portOf(t, envPath, 0), "port: 1", 1)
 	if err := os.WriteFile(envPath, []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_ = srvs
 	code, _, errOut := execRun(t, "exec", "h1", "--env", envPath, "--", "true")
 	if code != 2 || !strings.Contains(errOut, "dstgen: connect to h1") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestExecFanOutFourHosts(t *testing.T) {
+	envPath, srvs, _ := execEnv(t, 4)
+	start := time.Now()
+	code, out, errOut := execRun(t, "exec", "all", "--env", envPath, "--parallel", "2", "--", "sleep 1; echo done")
+	el := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// 4 hosts, 2 at a time, 1 s each: at least 2 s, well under the 4 s of
+	// one-by-one.
+	if el < 2*time.Second || el > 3900*time.Millisecond {
+		t.Errorf("took %s with --parallel 2", el)
+	}
+	for i := range srvs {
+		h := "h" + string(rune('1'+i))
+		if !strings.Contains(out, "["+h+"] done\n") || !strings.Contains(errOut, "host="+h+" status=ok exit=0") {
+			t.Errorf("%s missing from output:\n%s\n%s", h, out, errOut)
+		}
+	}
+}
+
+func TestExecHostileEnv(t *testing.T) {
+	tests := []struct{ name, yml, want string }{
+		{"host name", "hosts:\n  - {name: 'a$(reboot)', address: b}\n", `env.yml:2: host name "a$(reboot)"`},
+		{"address", "hosts:\n  - {name: a, address: '-oProxyCommand=touch /tmp/x'}\n", "env.yml:2: host a: address"},
+		{"inline key", "ssh:\n  key: \"-----BEGIN OPENSSH PRIVATE KEY-----\\nAAAA\"\nhosts:\n  - {name: a, address: b}\n", "env.yml:2: ssh.key looks like inline private key material"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "env.yml")
+			if err := os.WriteFile(p, []byte(tc.yml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := execRun(t, "exec", "all", "--env", p, "--", "true")
+			if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+				t.Fatalf("exit %d stdout %q stderr %q, want 2 and %q", code, out, errOut, tc.want)
+			}
+			if strings.Contains(errOut, "AAAA") {
+				t.Errorf("stderr echoes key material: %q", errOut)
+			}
+		})
 	}
 }

@@ -483,4 +483,3 @@ func Pgrep(pattern string) []int {
 	}
 	return out
 }
-

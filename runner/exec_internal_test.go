@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWrapLocal runs the remote wrapper under the local /bin/sh (dash on
+// Debian, as on the test sshd) to pin exit codes, stdout and the pgid file.
+func TestWrapLocal(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		out  string
+		code int
+	}{
+		{"echo hi", "hi\n", 0},
+		{"exit 7", "", 7},
+		{"printf '%s' \"$0\"", "sh", 0},
+		{"echo 'it''s'; exit 1", "its\n", 1},
+	}
+	for _, tc := range tests {
+		m := randomMarker()
+		c := exec.Command("sh", "-c", wrap(tc.cmd, m, 5*time.Second))
+		out, err := c.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != tc.out || code != tc.code {
+			t.Errorf("%q: out %q code %d, want %q %d", tc.cmd, out, code, tc.out, tc.code)
+		}
+		if err := exec.Command("test", "-e", pgidFile(m)).Run(); err == nil {
+			t.Errorf("%q: pgid file left behind", tc.cmd)
+		}
+	}
+}
+
+// TestKillScriptLocal: the kill script ends the whole group under dash,
+// whose kill builtin rejects "--".
+func TestKillScriptLocal(t *testing.T) {
+	m := randomMarker()
+	tag := "dstgen-killtest-" + m
+	c := exec.Command("sh", "-c", wrap("sh -c 'sleep 300; : "+tag+"' & sleep 301; : "+tag, m, 30*time.Second))
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = c.Wait(); close(done) }()
+	deadline := time.Now().Add(3 * time.Second)
+	for exec.Command("test", "-s", pgidFile(m)).Run() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("pgid file never written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err := exec.Command("sh", "-c", killScript(m)).CombinedOutput(); err != nil {
+		t.Fatalf("kill script: %v %s", err, out)
+	}
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		_ = c.Process.Kill()
+		t.Fatal("wrapper still running after the kill script")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out, _ := exec.Command("pgrep", "-f", tag).Output(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("survivors: %s", out)
+	}
+	// Garbage in the pgid file must not turn into "kill -9 -1".
+	if out, err := exec.Command("sh", "-c", "echo 1 2 >"+pgidFile(m)+"; "+killScript(m)).CombinedOutput(); err != nil {
+		t.Fatalf("kill script on garbage: %v %s", err, out)
+	}
+}
+
+func TestLineWriter(t *testing.T) {
+	var mu sync.Mutex
+	var b strings.Builder
+	a := NewLineWriter(&b, &mu, "[a] ")
+	z := NewLineWriter(&b, &mu, "[z] ")
+	_, _ = a.Write([]byte("one\ntw"))
+	_, _ = z.Write([]byte("x\n"))
+	_, _ = a.Write([]byte("o\nthree"))
+	a.Flush()
+	z.Flush()
+	want := "[a] one\n[z] x\n[a] two\n[a] three\n"
+	if b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	tests := []struct {
+		r    Result
+		want string
+	}{
+		{Result{Host: "h", Status: StatusOK, Elapsed: 1234567 * time.Microsecond}, "host=h status=ok exit=0 elapsed=1.235s"},
+		{Result{Host: "h", Status: StatusTimeout, ExitCode: 124, Elapsed: 2 * time.Second, Err: `a "b"`}, `host=h status=timeout exit=124 elapsed=2s error="a \"b\""`},
+	}
+	for _, tc := range tests {
+		if got := Summary(tc.r); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
