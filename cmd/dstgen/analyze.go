@@ -139,6 +139,9 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 				fmt.Fprintf(stderr, "warning: %v\n", err)
 			}
 		}
+		if err := analyze.AppendSessionLog(rep, dir, time.Now()); err != nil {
+			fmt.Fprintf(stderr, "warning: %v\n", err)
+		}
 	}
 	if f.asJSON {
 		js, err := analyze.RenderJSON(rep, cmp)
