@@ -22,40 +22,6 @@ const (
 	VerdictsJSONFile   = "verdicts.json"
 )
 
-// rptRedFlagNames are the ten checks of verdicts.md §6, used when the verdict
-// engine left a check out: a missing check is rendered unknown (which
-// blocks PASS), never silently dropped.
-var rptRedFlagNames = [10]string{
-	"Workload produced the intended load",
-	"Oracle ran on every intended cycle",
-	"Fault actually injected",
-	"Fault did not silently no-op",
-	"Clock skew did not mask a timing assertion",
-	"Run duration met the exit criterion / claimed tier",
-	"No silent error suppression",
-	"Recovery completed",
-	"Baseline comparison is fair",
-	"One PASS is not PASS",
-}
-
-// rptWeakNames are the fourteen items of verdicts.md §7.
-var rptWeakNames = [14]string{
-	"Oracle is not \"final state only\"",
-	"Oracle is not \"logs only\"",
-	"Oracle is not \"health checks only\"",
-	"Failover exercised more than once",
-	"Not \"no-error metrics\" alone",
-	"Not \"short runs\" alone",
-	"≥ 1 asymmetric partition variant",
-	"Recorder caught library-hidden retries",
-	"Timestamps monotonic, not wall-clock",
-	"More than one cluster topology",
-	"≥ 3 PRNG seeds for statistical claims",
-	"Not single-surface only",
-	"Negative controls present",
-	"Fairness oracle is per-group",
-}
-
 // WriteReport writes findings/<ID>.md for every scenario, report.md,
 // report.json, verdicts.json, junit.xml and report.html into dir (the
 // findings directory). It writes every file it can and returns the joined
@@ -294,11 +260,11 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 	for n := 1; n <= 10; n++ {
 		c, ok := byN[n]
 		if !ok {
-			c = Check{N: n, Name: rptRedFlagNames[n-1], Status: CheckUnknown, Evidence: "not evaluated"}
+			c = Check{N: n, Name: redFlagNames[n], Status: CheckUnknown, Evidence: "not evaluated"}
 		}
 		name := c.Name
 		if name == "" {
-			name = rptRedFlagNames[n-1]
+			name = redFlagNames[n]
 		}
 		ev := mdLine(c.Evidence)
 		switch c.Status {
@@ -332,7 +298,7 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 		}
 		name := w.Name
 		if name == "" {
-			name = rptWeakNames[n-1]
+			name = weakItems[n].name
 		}
 		switch w.Status {
 		case ItemChecked:

@@ -48,7 +48,7 @@ func allChecks(status string, except map[int]Check) []Check {
 			cs = append(cs, c)
 			continue
 		}
-		cs = append(cs, Check{N: n, Name: rptRedFlagNames[n-1], Status: status, Evidence: "evidence " + rptRedFlagNames[n-1]})
+		cs = append(cs, Check{N: n, Name: redFlagNames[n], Status: status, Evidence: "evidence " + redFlagNames[n]})
 	}
 	return cs
 }
@@ -60,7 +60,7 @@ func allItems(except map[int]WeakItem) []WeakItem {
 			ws = append(ws, w)
 			continue
 		}
-		ws = append(ws, WeakItem{N: n, Name: rptWeakNames[n-1], Kind: KindBreadth, Status: ItemChecked, Reason: "history consumed"})
+		ws = append(ws, WeakItem{N: n, Name: weakItems[n].name, Kind: KindBreadth, Status: ItemChecked, Reason: "history consumed"})
 	}
 	return ws
 }
@@ -90,21 +90,21 @@ func fullReport() *Report {
 				Reasons: []Reason{{Step: "tree:7", To: PassHardening, Text: "checker consumed 4217/4217 ops, 0 anomalies; fault landed"}},
 				Oracle:  "porcupine kv linearizability", OracleEvidence: "4217 ops consumed, 0 anomalies",
 				LandingEvidence: "iptables counter 0→14,712 over the window", Artifacts: []string{"artifacts/S1/history.jsonl", "artifacts/S1/run.json"},
-				RedFlags:   allChecks(CheckPass, map[int]Check{9: {N: 9, Name: rptRedFlagNames[8], Status: CheckNA, Evidence: "no baseline compared"}}),
-				WeakOracle: allItems(map[int]WeakItem{12: {N: 12, Name: rptWeakNames[11], Status: ItemNA, Reason: "not a boundary claim"}}),
+				RedFlags:   allChecks(CheckPass, map[int]Check{9: {N: 9, Name: redFlagNames[9], Status: CheckNA, Evidence: "no baseline compared"}}),
+				WeakOracle: allItems(map[int]WeakItem{12: {N: 12, Name: weakItems[12].name, Status: ItemNA, Reason: "not a boundary claim"}}),
 				Metrics:    testSeries(10, 420, 12.5), Hypotheses: []string{"H1"}, Claims: []string{"C1"}},
 			{ID: "S2", Name: "cas | pipes\nand newlines", Serious: true, Verdict: FailReproducible, TreeVerdict: FailReproducible, TierMet: TierHardening,
 				Reasons: []Reason{{Step: "tree:2", To: FailReproducible, Text: "violation reproduced by re-run seed 42"}},
 				Oracle:  "porcupine register", OracleEvidence: "980 ops consumed, 1 anomalies",
 				LandingEvidence: "SIGKILL delivered; leader-lost in raft log", Artifacts: []string{"artifacts/S2/history.jsonl"},
 				Checkers:   []checker.Result{{Checker: "linearizable", Model: "register", Outcome: checker.Invalid, OpsConsumed: 980}},
-				RedFlags:   allChecks(CheckPass, map[int]Check{7: {N: 7, Name: rptRedFlagNames[6], Status: CheckFail, Evidence: "2 panics in node2.log not accounted for"}}),
-				WeakOracle: allItems(map[int]WeakItem{4: {N: 4, Name: rptWeakNames[3], Status: ItemUnchecked, Reason: "only 1 failover"}}),
+				RedFlags:   allChecks(CheckPass, map[int]Check{7: {N: 7, Name: redFlagNames[7], Status: CheckFail, Evidence: "2 panics in node2.log not accounted for"}}),
+				WeakOracle: allItems(map[int]WeakItem{4: {N: 4, Name: weakItems[4].name, Status: ItemUnchecked, Reason: "only 1 failover"}}),
 				Findings:   []string{"F1"}, Metrics: testSeries(8, 300, 40)},
 			{ID: "S3", Name: "health_smoke", Verdict: PassSmoke, TreeVerdict: PassSmoke, TierMet: TierSmoke,
 				Reasons: []Reason{{Step: "tree:3.2", To: PassSmoke, Text: "oracle ran; no fault"}},
 				Oracle:  "HTTP 200 + final read", OracleEvidence: "assertion fired 1000/1000", LandingEvidence: "n/a — no fault (PASS-smoke)",
-				RedFlags: allChecks(CheckPass, map[int]Check{3: {N: 3, Name: rptRedFlagNames[2], Status: CheckNA, Evidence: "no fault scheduled"}, 6: {N: 6, Name: rptRedFlagNames[5], Status: CheckUnknown, Evidence: "no end stamp"}})},
+				RedFlags: allChecks(CheckPass, map[int]Check{3: {N: 3, Name: redFlagNames[3], Status: CheckNA, Evidence: "no fault scheduled"}, 6: {N: 6, Name: redFlagNames[6], Status: CheckUnknown, Evidence: "no end stamp"}})},
 			{ID: "S4", Name: "tenant_boundary", Serious: true, Verdict: PartialSurface, TreeVerdict: PassHardening, TierMet: TierHardening,
 				Reasons: []Reason{{Step: "arms", From: PassHardening, To: PartialSurface, Text: "1 NOT-RUN arm"}},
 				Arms: []ScenarioResult{
