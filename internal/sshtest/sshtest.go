@@ -197,7 +197,7 @@ func Start(t testing.TB, k *Keys, o Options) *Server {
 		if o.NetNS != "" {
 			port = 22
 		} else {
-			port = freePort(t)
+			port = FreePort(t)
 		}
 	}
 	hostKeyPath := filepath.Join(dir, "ssh_host_ed25519_key")
@@ -307,7 +307,9 @@ func Start(t testing.TB, k *Keys, o Options) *Server {
 	return s
 }
 
-func freePort(t testing.TB) int {
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, for
+// test servers (sshd, etcd) that must be told their port up front.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,19 +12,10 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/sshtest"
 )
 
 const etcdBin = "/usr/bin/etcd"
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // startEtcd runs a single-member etcd on loopback with its own data dir and
 // returns its client URL; cleanup kills it by PID.
@@ -35,8 +25,8 @@ func startEtcd(t *testing.T) string {
 		t.Skipf("etcd not installed at %s: %v", etcdBin, err)
 	}
 	dir := t.TempDir()
-	client := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	peer := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	client := fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))
 	cmd := exec.Command(etcdBin, "--name", "t1", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -137,7 +127,7 @@ func TestWorkloadAgainstEtcdIsLinearizable(t *testing.T) {
 }
 
 func TestWorkloadRefusedEndpointFails(t *testing.T) {
-	cfg := config{endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}, clients: 2, keys: 2,
+	cfg := config{endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))}, clients: 2, keys: 2,
 		duration: 300 * time.Millisecond, seed: 1, timeout: 200 * time.Millisecond}
 	f, err := os.Create(filepath.Join(t.TempDir(), "h.jsonl"))
 	if err != nil {
