@@ -279,6 +279,10 @@ func taskBinary(t *testing.T) string {
 	return ""
 }
 
+// ansiEscape matches terminal colour sequences, stripped before parsing in
+// case a go-task version ignores NO_COLOR.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
 // checkTaskList runs the real `task --list-all` in a generated dir and
 // checks every required task and one scenario:<ID> per plan scenario is
 // listed, and that every task has a description.
@@ -286,12 +290,15 @@ func checkTaskList(t *testing.T, fx goldenFixture, sut, out string) {
 	bin := taskBinary(t)
 	cmd := exec.Command(bin, "--list-all")
 	cmd.Dir = out
+	// go-task forces colour when CI=true; the listing is parsed as text.
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	o, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("task --list-all: %v\n%s", err, stderr.String())
 	}
+	o = ansiEscape.ReplaceAll(o, nil)
 	listed := map[string]string{}
 	re := regexp.MustCompile(`(?m)^\* (\S+?):\s+(.*)$`)
 	for _, m := range re.FindAllStringSubmatch(string(o), -1) {
@@ -310,10 +317,12 @@ func checkTaskList(t *testing.T, fx goldenFixture, sut, out string) {
 	// task must be there.
 	cmd = exec.Command(bin, "--list")
 	cmd.Dir = out
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	o2, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("task --list: %v", err)
 	}
+	o2 = ansiEscape.ReplaceAll(o2, nil)
 	if a, b := len(re.FindAllString(string(o2), -1)), len(listed); a != b {
 		t.Errorf("task --list shows %d tasks, --list-all %d: some task has no desc", a, b)
 	}
