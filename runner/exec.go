@@ -38,6 +38,20 @@ type Result struct {
 	Err      string        `json:"error,omitempty"` // one line, for timeout and error
 }
 
+// errConnLost marks a Run whose connection died under a started command:
+// the command may or may not have run, so only an idempotent caller may
+// retry it.
+var errConnLost = errors.New("connection lost")
+
+// runError is Run's error; connLost lets idempotent callers (the job
+// scripts) retry on a fresh connection.
+type runError struct {
+	msg      string
+	connLost bool
+}
+
+func (e *runError) Error() string { return e.msg }
+
 // killGrace bounds the kill session sent after a client-side deadline, so a
 // timed-out Run still returns within bound + ~1 s.
 const killGrace = 900 * time.Millisecond
@@ -67,7 +81,7 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 		if status == StatusTimeout {
 			res.ExitCode = ExitTimeout
 		}
-		return res, errors.New(res.Err)
+		return res, &runError{msg: res.Err, connLost: errors.Is(err, errConnLost)}
 	}
 	bound := p.bound(ctx)
 	if bound <= 0 {
@@ -121,7 +135,7 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 			return res, nil
 		}
 		p.drop(c)
-		return fail(StatusError, fmt.Errorf("host %s: connection lost while the command ran: %v", h.Name, err))
+		return fail(StatusError, fmt.Errorf("host %s: %w while the command ran: %v", h.Name, errConnLost, err))
 	case <-rctx.Done():
 		// Stop forwarding before killing: output arriving after we return
 		// must not reach the caller's writers.

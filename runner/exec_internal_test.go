@@ -107,3 +107,32 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteArgsRunsLiterally: a quoted argv must run as exactly that argv
+// under a real sh, including a first word that looks like an assignment.
+func TestQuoteArgsRunsLiterally(t *testing.T) {
+	tests := []struct {
+		name string
+		argv []string
+		want string // stdout+stderr must contain it
+		code int
+	}{
+		{"plain", []string{"printf", "%s|", "a b", "$(id)", "`id`", "'", "-n"}, "a b|$(id)|`id`|'|-n|", 0},
+		{"assignment-looking command", []string{"PATH=/nonexistent", "echo", "ran"}, "not found", 127},
+		{"assignment-looking later word", []string{"echo", "A=b"}, "A=b", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command("sh", "-c", QuoteArgs(tc.argv)).CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || !strings.Contains(string(out), tc.want) {
+				t.Errorf("sh -c %s: exit %d, output %q; want exit %d containing %q", QuoteArgs(tc.argv), code, out, tc.code, tc.want)
+			}
+		})
+	}
+}

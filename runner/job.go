@@ -213,9 +213,20 @@ type poolShell struct {
 	h env.Host
 }
 
+// runScript redials and runs script once more when the connection drops
+// under it: every job script is idempotent (start answers "already
+// running", stop of a finished job changes nothing, the rest only read),
+// so a poll across a dropped connection stays transparent.
 func (s poolShell) runScript(ctx context.Context, script string) ([]byte, []byte, int, error) {
 	var out, errOut bytes.Buffer
 	res, err := s.p.Run(ctx, s.h, script, nil, &out, &errOut)
+	var re *runError
+	if errors.As(err, &re) && re.connLost && ctx.Err() == nil {
+		s.p.logf("host %s: %v; retrying on a new connection", s.h.Name, err)
+		out.Reset()
+		errOut.Reset()
+		res, err = s.p.Run(ctx, s.h, script, nil, &out, &errOut)
+	}
 	if err != nil {
 		return out.Bytes(), errOut.Bytes(), res.ExitCode, err
 	}

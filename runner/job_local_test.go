@@ -44,6 +44,32 @@ func killJobGroup(dir string) {
 	}
 }
 
+func readPgid(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "pgid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pg <= 1 {
+		t.Fatalf("pgid file %q", b)
+	}
+	return pg
+}
+
+// groupGone waits (bounded) until no process is left in group pg; killed
+// orphans may linger briefly as zombies until init reaps them.
+func groupGone(pg int, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for syscall.Kill(-pg, 0) == nil {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 func waitStatus(t *testing.T, sh hostShell, wd, id, want string, within time.Duration) JobStatus {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -168,6 +194,10 @@ func TestJobStopLocal(t *testing.T) {
 	}{
 		{"term-honoured", []string{"sleep", "60"}, 2 * time.Second, "TERM", 143},
 		{"term-ignored", []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"}, 500 * time.Millisecond, "KILL", 137},
+		// The signal must reach the whole process group, not only the
+		// recorded pid: a child of the command would otherwise be orphaned.
+		{"term-grandchild", []string{"sh", "-c", "sleep 60 & wait"}, 2 * time.Second, "TERM", 143},
+		{"kill-grandchild", []string{"sh", "-c", "trap '' TERM; sh -c 'trap \"\" TERM; sleep 60' & wait"}, 300 * time.Millisecond, "KILL", 137},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,6 +221,9 @@ func TestJobStopLocal(t *testing.T) {
 			}
 			if syscall.Kill(st.PID, 0) == nil {
 				t.Errorf("pid %d still alive after stop", st.PID)
+			}
+			if pg := readPgid(t, filepath.Join(wd, "jobs", "j")); !groupGone(pg, 2*time.Second) {
+				t.Errorf("process group %d still has members after stop", pg)
 			}
 			again, err := jobStop(ctx, localShell{}, "local", wd, "j", tc.grace)
 			if err != nil || again.Status != StatusFinished || *again.RC != tc.wantRC {
@@ -293,4 +326,57 @@ func FuzzParseRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJobStatusPidIdentity pins the two edges of "lost": a recorded pid
+// that is alive but belongs to another process (reused after the job died)
+// is lost, not running; and a command that has exited while its wrapper is
+// still writing rc is running, not lost, so a poller never sees a spurious
+// lost in that window.
+func TestJobStatusPidIdentity(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	sh := localShell{}
+	st, err := jobStart(ctx, sh, "local", wd, "real", []string{"sleep", "60"})
+	if err != nil || st.Status != StatusStarted {
+		t.Fatalf("start = %+v, %v", st, err)
+	}
+	real := filepath.Join(wd, "jobs", "real")
+	t.Cleanup(func() { killJobGroup(real) })
+	for _, f := range []string{"pstart", "pgstart"} {
+		if b, err := os.ReadFile(filepath.Join(real, f)); err != nil || len(strings.TrimSpace(string(b))) == 0 {
+			t.Fatalf("%s not recorded: %q, %v", f, b, err)
+		}
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	copyJob := func(id string, edit map[string]string) {
+		t.Helper()
+		dir := filepath.Join(wd, "jobs", id)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"pid", "pstart", "pgid", "pgstart", "boot", "start"} {
+			b, _ := os.ReadFile(filepath.Join(real, f))
+			if v, ok := edit[f]; ok {
+				b = []byte(v + "\n")
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Same live pids, recorded start times of other processes: pid reuse.
+	copyJob("reused", map[string]string{"pstart": "1", "pgstart": "1"})
+	// The command is gone, its wrapper (group leader) still alive.
+	copyJob("finishing", map[string]string{"pid": strconv.Itoa(dead.Process.Pid)})
+	tests := []struct{ id, want string }{{"real", StatusRunning}, {"reused", StatusLost}, {"finishing", StatusRunning}}
+	for _, tc := range tests {
+		got, err := jobStatus(ctx, sh, "local", wd, tc.id)
+		if err != nil || got.Status != tc.want {
+			t.Errorf("job %s: status = %+v, %v; want %s", tc.id, got, err, tc.want)
+		}
+	}
 }

@@ -52,6 +52,14 @@ const jobShellLib = `
 startGraceS=10
 bootid() { cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo none; }
 rd() { v=; [ -f "$1" ] && IFS= read -r v <"$1"; printf '%s' "$v"; }
+` + pstartFunc + `
+# isrun PID START: PID is alive and, when its start time was recorded, is
+# still the same process (not a reused pid).
+isrun() {
+	case $1 in ''|*[!0-9]*) return 1;; esac
+	kill -0 "$1" 2>/dev/null || return 1
+	[ -z "$2" ] || [ "$(pstart "$1")" = "$2" ]
+}
 jstat() {
 	d=$1
 	if [ ! -d "$d" ]; then echo status=absent; return 0; fi
@@ -63,7 +71,9 @@ jstat() {
 	if [ -n "$rc" ]; then
 		s=finished
 		case $en in ''|*[!0-9]*) en=$now;; esac
-	elif [ -n "$pid" ] && [ "$boot" = "$(bootid)" ] && kill -0 "$pid" 2>/dev/null; then
+	elif [ -n "$pid" ] && [ "$boot" = "$(bootid)" ] && { isrun "$pid" "$(rd "$d/pstart")" || isrun "$(rd "$d/pgid")" "$(rd "$d/pgstart")"; }; then
+		# The command is alive, or it just exited and its wrapper (the
+		# group leader) is still writing rc: running, not lost.
 		s=running; en=$now
 	elif [ -z "$pid" ] && [ $((now - st)) -lt $startGraceS ]; then
 		s=running; en=$now
@@ -80,6 +90,14 @@ jstat() {
 }
 `
 
+// pstartFunc defines pstart PID: the process's start time in clock ticks
+// since boot (field 22 of /proc/PID/stat, read after the last ')' since
+// the command name may hold spaces), or nothing without /proc. Recorded
+// next to pid and pgid, it tells the job's own process from a later one
+// that reused the pid. It holds no single quote: it is also spliced into
+// a single-quoted sh -c argument.
+const pstartFunc = `pstart() { s=$(cat /proc/$1/stat 2>/dev/null) || return 0; s=${s##*) }; set -- $s; printf %s "${20}"; }`
+
 // jobWrapper is the detached process. It records its own pid as the process
 // group (setsid made it the leader), runs the command in a child shell that
 // records its pid from inside and execs the command (so pid names the
@@ -87,9 +105,11 @@ jstat() {
 // `job stop` reaches the command but the wrapper survives to record the
 // command's real exit status.
 const jobWrapper = `d=$1; shift
+` + pstartFunc + `
+pstart $$ >"$d/pgstart"
 echo $$ >"$d/pgid"
 trap : TERM INT
-sh -c 'echo $$ >"$0/pid.tmp" && mv -f "$0/pid.tmp" "$0/pid" && exec "$@"' "$d" "$@"
+sh -c '(` + pstartFunc + `; pstart $$ >"$0/pstart"); echo $$ >"$0/pid.tmp" && mv -f "$0/pid.tmp" "$0/pid" && exec "$@"' "$d" "$@"
 rc=$?
 date +%s >"$d/end"
 echo $rc >"$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
@@ -153,12 +173,16 @@ pid=$(rd "$d/pid"); pg=$(rd "$d/pgid")
 case $pid in ''|*[!0-9]*) pid=;; esac
 case $pg in ''|*[!0-9]*) pg=$pid;; esac
 if [ -z "$pid" ]; then sleep 1; pid=$(rd "$d/pid"); case $pid in ''|*[!0-9]*) echo "error=job has no pid yet"; exit 3;; esac; pg=$pid; fi
-alive() { kill -0 "$pid" 2>/dev/null; }
-kill -TERM -- "-$pg" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+# No "--" before a negative pid: dash's kill builtin rejects it, and the
+# fallback would then signal the command alone and orphan its children.
+# The job counts as alive while anything of its group is: a child that
+# ignores TERM must still get the KILL.
+alive() { kill -0 "-$pg" 2>/dev/null || kill -0 "$pid" 2>/dev/null; }
+kill -TERM "-$pg" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
 sig=TERM; code=143; i=0
 while alive && [ $i -lt %d ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done
 if alive; then
-	kill -KILL -- "-$pg" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+	kill -KILL "-$pg" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
 	sig=KILL; code=137; i=0
 	while alive && [ $i -lt 30 ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done
 fi

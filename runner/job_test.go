@@ -145,3 +145,23 @@ func TestJobStopOverSSH(t *testing.T) {
 		t.Errorf("second stop = %+v, %v", again, err)
 	}
 }
+
+// TestJobScriptRetriedAcrossDrop: the connection dies while a job script
+// runs (the sshd serving it is killed mid-command). Job scripts are
+// idempotent, so the poll must be redialled and answered, not failed.
+func TestJobScriptRetriedAcrossDrop(t *testing.T) {
+	p, e, srvs, _ := testPool(t, 1, "", Options{})
+	h := e.Hosts[0]
+	mustRun(t, p, h, "true")
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		sshtest.KillSessionChildren(t, srvs[0])
+	}()
+	out, _, code, err := poolShell{p, h}.runScript(context.Background(), "sleep 1.5; echo answered")
+	if err != nil || code != 0 || string(out) != "answered\n" {
+		t.Fatalf("script across a dropped connection = %q, exit %d, %v; want it retried and answered", out, code, err)
+	}
+	if n := srvs[0].Accepted(); n < 2 {
+		t.Errorf("sshd accepted %d logins; want a second connection for the retry", n)
+	}
+}

@@ -113,6 +113,14 @@ func probeHost(ctx context.Context, sh hostShell, host, workdir string) HostCaps
 	return hc
 }
 
+// orNot is v, or def when the probe never got as far as recording v.
+func orNot(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
 func errOr(err error, code int) error {
 	if err != nil {
 		return err
@@ -159,8 +167,8 @@ func fillCaps(hc *HostCaps, kv map[string]string) {
 	for _, t := range []struct{ name, key, ver, how string }{
 		{"iptables", "iptables", "iptables.version", "added and deleted a RETURN rule in a private chain"},
 		{"netns", "netns", "ip.version", "created and deleted a throwaway network namespace"},
-		{"netem", "netem", "tc.version", "added a netem qdisc on " + kv["netem.where"]},
-		{"htb", "htb", "tc.version", "added an htb qdisc on " + kv["netem.where"]},
+		{"netem", "netem", "tc.version", "added a netem qdisc on " + orNot(kv["netem.where"], "a throwaway netns or dummy link")},
+		{"htb", "htb", "tc.version", "added an htb qdisc on " + orNot(kv["netem.where"], "a throwaway netns or dummy link")},
 		{"faketime", "faketime", "faketime.version", "faketime -f +1d date shifted the clock (libc programs only; not Go)"},
 		{"systemd", "systemctl", "systemctl.version", "/run/systemd/system exists (systemd is PID 1)"},
 		{"docker", "docker", "docker.version", "docker info"},
@@ -169,8 +177,11 @@ func fillCaps(hc *HostCaps, kv map[string]string) {
 		c := Cap{Name: t.name, Present: yes(t.key + ".works"), Version: kv[t.ver], Source: t.how, Message: kv[t.key+".msg"]}
 		if !c.Present && c.Message == "" {
 			tool := t.key
-			if t.name == "netns" {
+			switch t.name {
+			case "netns":
 				tool = "ip"
+			case "netem", "htb":
+				tool = "tc"
 			}
 			if path(tool) == "" {
 				c.Message = tool + " not installed"

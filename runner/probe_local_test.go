@@ -182,3 +182,33 @@ func TestCapabilityForWholeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestFillCapsTrafficShapingMessages: when netem and htb could not be tried
+// (no root) or tc is missing, the rows say why, never that a qdisc is "not
+// installed" as if it were a program.
+func TestFillCapsTrafficShapingMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		kv   map[string]string
+		want string
+	}{
+		{"no root", map[string]string{"tc.path": "/usr/sbin/tc", "netem.works": "no", "netem.msg": "no throwaway netns or dummy link to test on (needs root)",
+			"htb.works": "no", "htb.msg": "no throwaway netns or dummy link to test on (needs root)"}, "needs root"},
+		{"no tc, old script without htb.msg", map[string]string{"tc.path": "no", "netem.works": "no"}, "tc not installed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var hc HostCaps
+			fillCaps(&hc, tc.kv)
+			for _, name := range []string{"netem", "htb"} {
+				c, ok := hc.Cap(name)
+				if !ok || c.Present || !strings.Contains(c.Message, tc.want) || strings.Contains(c.Message, name+" not installed") {
+					t.Errorf("%s row = %+v; want absent with a message containing %q", name, c, tc.want)
+				}
+				if strings.HasSuffix(c.Source, " on ") {
+					t.Errorf("%s source %q names no device", name, c.Source)
+				}
+			}
+		})
+	}
+}

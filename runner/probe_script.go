@@ -77,9 +77,9 @@ if [ -n "$p" ]; then
 		else kv netem.works no; kv netem.msg "$m"; fi
 		if m=$($X qdisc add dev $dev root handle 1: htb default 1 2>&1 </dev/null); then kv htb.works yes; $X qdisc del dev $dev root >/dev/null 2>&1 </dev/null
 		else kv htb.works no; kv htb.msg "$m"; fi
-	else kv netem.works no; kv netem.msg "no throwaway netns or dummy link to test on (needs root)"; fi
+	else m="no throwaway netns or dummy link to test on (needs root)"; kv netem.works no; kv netem.msg "$m"; kv htb.works no; kv htb.msg "$m"; fi
 	[ "$dev" = "dgp$T" ] && $SU ip link del "dgp$T" >/dev/null 2>&1 </dev/null
-else kv tc.path no; kv netem.works no; kv netem.msg "tc (iproute2) not installed"; fi
+else kv tc.path no; kv netem.works no; kv netem.msg "tc (iproute2) not installed"; kv htb.works no; kv htb.msg "tc (iproute2) not installed"; fi
 [ -n "$NS" ] && $SU ip netns del "$NS" >/dev/null 2>&1 </dev/null
 
 # faketime: does the wrapper really shift the clock of a libc program?

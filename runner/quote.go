@@ -19,11 +19,17 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// QuoteArgs quotes each argument and joins them with spaces.
+// QuoteArgs quotes each argument and joins them with spaces, so the line
+// runs args literally. The first word is also quoted when it holds '=':
+// bare, the shell would read NAME=value there as a variable assignment and
+// run the next argument as the command instead.
 func QuoteArgs(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = Quote(a)
+		if i == 0 && q[i] == a && strings.ContainsRune(a, '=') {
+			q[i] = "'" + a + "'"
+		}
 	}
 	return strings.Join(q, " ")
 }

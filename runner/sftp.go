@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dstgen/dstgen/env"
@@ -134,7 +135,81 @@ func (c ctxReader) Read(b []byte) (int, error) {
 	if err := c.ctx.Err(); err != nil {
 		return 0, err
 	}
-	return c.r.Read(b)
+	n, err := c.r.Read(b)
+	touch(c.ctx)
+	return n, err
+}
+
+// stallGuard unblocks an SFTP transfer that stopped making progress.
+// pkg/sftp calls take no context, and an sftp-server stuck on a hung disk
+// leaves sshd answering keepalives, so neither the caller's deadline nor
+// the keepalive would ever end such a call: the guard drops the host's
+// connection instead, which fails every call in flight. Progress is
+// touched through the context, by every read and every step of the loops.
+type stallGuard struct{ last atomic.Int64 }
+
+type stallKey struct{}
+
+func touch(ctx context.Context) {
+	if g, _ := ctx.Value(stallKey{}).(*stallGuard); g != nil {
+		g.last.Store(time.Now().UnixNano())
+	}
+}
+
+// guardStall watches one host's transfer: when nothing is touched for the
+// round-trip bound plus a margin (a verification Run inside the transfer
+// is itself bounded by the bound), sc's connection is dropped. stop ends
+// the watch.
+func (p *Pool) guardStall(ctx context.Context, h env.Host, sc *sftp.Client) (context.Context, func()) {
+	limit := p.bound(context.Background()) + stallMargin
+	g := &stallGuard{}
+	g.last.Store(time.Now().UnixNano())
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(limit / 8)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if idle := time.Since(time.Unix(0, g.last.Load())); idle > limit {
+				p.logf("host %s: SFTP transfer made no progress for %s; dropping the connection", h.Name, idle.Round(time.Second))
+				p.dropSFTP(h, sc)
+				return
+			}
+		}
+	}()
+	return context.WithValue(ctx, stallKey{}, g), func() { close(done) }
+}
+
+// stallMargin is added to the round-trip bound before a silent transfer
+// is abandoned.
+const stallMargin = 2 * time.Second
+
+// dropSFTP closes the connection that carries sc, if it still does.
+func (p *Pool) dropSFTP(h env.Host, sc *sftp.Client) {
+	s, err := p.slot(h.Name)
+	if err != nil {
+		return
+	}
+	select {
+	case s.lock <- struct{}{}:
+	case <-time.After(DialTimeout):
+		return
+	}
+	c := s.c
+	<-s.lock
+	if c == nil {
+		return
+	}
+	c.sftpMu.Lock()
+	mine := c.sftp == sc
+	c.sftpMu.Unlock()
+	if mine {
+		c.close()
+	}
 }
 
 // remoteHashes returns the sha256 of the first sizes[i] bytes of each remote
@@ -148,7 +223,9 @@ func remoteHashes(ctx context.Context, sh hostShell, files []string, sizes []int
 		for i := start; i < end; i++ {
 			fmt.Fprintf(&b, "{ head -c %d < %s | sha256sum || echo -; } 2>/dev/null | cut -c1-64\n", sizes[i], Quote(files[i]))
 		}
+		touch(ctx)
 		out, errOut, code, rerr := sh.runScript(ctx, b.String())
+		touch(ctx)
 		if rerr != nil {
 			return nil, false, fmt.Errorf("remote sha256: %w", rerr)
 		}
@@ -194,6 +271,7 @@ func verifyRemote(ctx context.Context, c *sftp.Client, sh hostShell, paths []str
 	}
 	sums = make([]string, len(paths))
 	for i, p := range paths {
+		touch(ctx)
 		s, err := sftpHash(ctx, c, p, sizes[i])
 		if err != nil {
 			s = "-"
@@ -280,6 +358,7 @@ func pushHost(ctx context.Context, c *sftp.Client, sh hostShell, host string, it
 	var sizes []int64
 	var idx []int
 	for i, it := range items {
+		touch(ctx)
 		final := path.Join(dir, it.rel)
 		res[i] = FileResult{Host: host, Source: it.local, File: final}
 		if err := ctx.Err(); err != nil {
@@ -303,8 +382,10 @@ func pushHost(ctx context.Context, c *sftp.Client, sh hostShell, host string, it
 	if len(tmps) == 0 {
 		return res
 	}
+	touch(ctx)
 	sums, err := verifyRemote(ctx, c, sh, tmps, sizes)
 	for k, i := range idx {
+		touch(ctx)
 		switch {
 		case err != nil:
 			res[i].Status, res[i].Reason = FileError, err.Error()
@@ -372,12 +453,14 @@ func walkRemote(ctx context.Context, c *sftp.Client, host string, remotes []stri
 			reject(src, rel, "collect bound reached (depth, file count or deadline)")
 			return
 		}
+		touch(ctx)
 		ents, err := c.ReadDirContext(ctx, src)
 		if err != nil {
 			bad = append(bad, FileResult{Host: host, Source: src, File: rel, Status: FileError, Reason: err.Error()})
 			return
 		}
 		for _, e := range ents {
+			touch(ctx)
 			if err := checkName(e.Name()); err != nil {
 				reject(src+"/"+e.Name(), rel, err.Error())
 				continue
@@ -396,6 +479,7 @@ func walkRemote(ctx context.Context, c *sftp.Client, host string, remotes []stri
 		}
 	}
 	for _, src := range remotes {
+		touch(ctx)
 		if err := checkRemoteSource(src); err != nil {
 			reject(src, "", err.Error())
 			continue
@@ -440,6 +524,7 @@ func collectHost(ctx context.Context, c *sftp.Client, sh hostShell, host string,
 	var ok []landed
 	seen := map[string]bool{}
 	for _, it := range items {
+		touch(ctx)
 		r := FileResult{Host: host, Source: it.remote, File: filepath.Join(root.Name(), filepath.FromSlash(it.rel))}
 		if seen[it.rel] {
 			r.Status, r.Reason = FileRejected, "two sources land on the same local name"
@@ -466,8 +551,10 @@ func collectHost(ctx context.Context, c *sftp.Client, sh hostShell, host string,
 	for i, l := range ok {
 		paths[i], sizes[i] = l.res.Source, l.remoteLen
 	}
+	touch(ctx)
 	sums, verr := verifyRemote(ctx, c, sh, paths, sizes)
 	for i, l := range ok {
+		touch(ctx)
 		r := l.res
 		local, lerr := localHash(root, l.tmp)
 		switch {
@@ -605,6 +692,8 @@ func pushOnHost(ctx context.Context, pool *Pool, h env.Host, items []pushItem, r
 		}
 		return rs
 	}
+	ctx, stop := pool.guardStall(ctx, h, c)
+	defer stop()
 	return pushHost(ctx, c, poolShell{pool, h}, h.Name, items, remoteDir, progress)
 }
 
@@ -625,6 +714,8 @@ func Collect(ctx context.Context, pool *Pool, host env.Host, remotes []string, i
 	if err != nil {
 		return nil, fmt.Errorf("collect from %s: %w", host.Name, err)
 	}
+	ctx, stop := pool.guardStall(ctx, host, c)
+	defer stop()
 	return collectHost(ctx, c, poolShell{pool, host}, host.Name, remotes, root, &lockedWriter{w: progress}), nil
 }
 

@@ -249,8 +249,21 @@ func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {
 		_ = client.Wait()
 		close(c.dead)
 	}()
-	go p.keepalive(c, time.Duration(p.env.SSH.KeepaliveS)*time.Second)
+	go p.keepalive(c, p.keepaliveEvery())
 	return c, nil
+}
+
+// keepaliveEvery is env.yml's keepalive_s, capped at a third of the round
+// trip bound. The keepalive is what unblocks SFTP calls (pkg/sftp takes no
+// context) on a peer that went silent: it drops the connection after one
+// interval plus a two-interval reply wait, so the cap keeps that within
+// the bound (30 s, or less with --timeout) whatever keepalive_s says.
+func (p *Pool) keepaliveEvery() time.Duration {
+	every := time.Duration(p.env.SSH.KeepaliveS) * time.Second
+	if every <= 0 {
+		return 0
+	}
+	return min(every, max(p.bound(context.Background())/3, time.Second))
 }
 
 func displayName(name string) string {

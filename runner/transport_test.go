@@ -575,3 +575,110 @@ func TestSilentServerBounded(t *testing.T) {
 		t.Errorf("returned after %s, want ~1.5s", el)
 	}
 }
+
+// TestSFTPSilentPeerBounded: pkg/sftp calls take no context, so on a peer
+// that stops answering only the keepalive can unblock them. Even with a
+// huge keepalive_s in env.yml the call must fail within the round-trip
+// bound (here 3 s), not after hours.
+func TestSFTPSilentPeerBounded(t *testing.T) {
+	const bound = 3 * time.Second
+	p, e, srvs, _ := testPool(t, 1, "", Options{Timeout: bound})
+	e.SSH.KeepaliveS = 3600
+	h := e.Hosts[0]
+	c, err := p.SFTP(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids := sshtestChildren(t, srvs[0])
+	for _, pid := range kids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	t.Cleanup(func() {
+		for _, pid := range kids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	errc := make(chan error, 1)
+	t0 := time.Now()
+	go func() {
+		_, err := c.Stat("/")
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("stat on a stopped peer succeeded")
+		}
+		t.Logf("sftp stat failed after %v: %v", time.Since(t0).Round(time.Millisecond), err)
+	case <-time.After(2*bound + time.Second):
+		t.Fatalf("sftp stat on a silent peer still blocked after %v (bound %v)", time.Since(t0), bound)
+	}
+}
+
+// TestCollectStuckSFTPServerBounded: an sftp-server that stops answering
+// (a hung disk) while sshd itself still answers keepalives. pkg/sftp calls
+// take no context, so only the stall guard can end the transfer: Collect
+// must return an error result within the bound plus its margin, and the
+// pool must reach the host again afterwards.
+func TestCollectStuckSFTPServerBounded(t *testing.T) {
+	sshtest.Require(t)
+	const server = "/usr/lib/openssh/sftp-server"
+	if _, err := os.Stat(server); err != nil {
+		t.Skip("no external sftp-server:", err)
+	}
+	k := sshtest.NewKeys(t)
+	srv := sshtest.Start(t, k, sshtest.Options{Config: []string{"Subsystem sftp " + server}})
+	k.Trust(t, srv)
+	e, err := env.Load(k.WriteEnv(t, []*sshtest.Server{srv}, nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bound = 2 * time.Second
+	p := NewPool(e, Options{Timeout: bound})
+	t.Cleanup(func() { _ = p.Close() })
+	h := e.Hosts[0]
+	wd := userWorkdir(t)
+	mustRun(t, p, h, "head -c 1000000 /dev/zero >"+Quote(wd+"/f"))
+	if _, err := p.SFTP(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	var stopped []int
+	for _, pid := range sshtest.Pgrep(server) {
+		if isDescendant(pid, srv.PID) {
+			stopped = append(stopped, pid)
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+	}
+	if len(stopped) == 0 {
+		t.Fatal("no sftp-server process under the test sshd")
+	}
+	t.Cleanup(func() {
+		for _, pid := range stopped {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	type out struct {
+		rs  []FileResult
+		err error
+	}
+	done := make(chan out, 1)
+	t0 := time.Now()
+	go func() {
+		rs, err := Collect(context.Background(), p, h, []string{wd + "/f"}, t.TempDir(), nil)
+		done <- out{rs, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err == nil && !AnyFailed(o.rs) {
+			t.Fatalf("collect from a stuck sftp-server succeeded: %+v", o.rs)
+		}
+		t.Logf("collect ended after %v: %v %+v", time.Since(t0).Round(time.Millisecond), o.err, o.rs)
+	case <-time.After(3*bound + stallMargin + 2*time.Second):
+		t.Fatalf("collect from a stuck sftp-server still blocked after %v", time.Since(t0))
+	}
+	if got := mustRun(t, p, h, "echo back"); got != "back\n" {
+		t.Fatalf("after the stall: %q", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/internal/sshtest"
+	"golang.org/x/crypto/ssh"
 )
 
 func execRun(t *testing.T, args ...string) (int, string, string) {
@@ -169,6 +170,10 @@ func TestExecHostKeyRefusal(t *testing.T) {
 	code, _, errOut = execRun(t, "exec", "h1", "--env", envPath, "--accept-new-host", "--", "true")
 	if code != 0 {
 		t.Fatalf("with --accept-new-host: exit %d: %s", code, errOut)
+	}
+	// Trust-on-first-use is never silent: the accepted fingerprint is shown.
+	if fp := ssh.FingerprintSHA256(srvs[0].HostKey); !strings.Contains(errOut, "accepted new host key") || !strings.Contains(errOut, fp) {
+		t.Errorf("--accept-new-host stderr %q does not name the accepted key %s", errOut, fp)
 	}
 	if b, _ := os.ReadFile(k.KnownHosts); !strings.Contains(string(b), srvs[0].HostKeyLine) {
 		t.Fatalf("known_hosts not written: %q", b)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dstgen/dstgen/env"
@@ -16,10 +17,12 @@ type runnerFlags struct {
 	timeout   time.Duration
 	json      bool
 	acceptNew bool
+	cmd       *cobra.Command // for stderr: pool diagnostics (accepted host keys, reconnects)
 }
 
 // register adds --env, --timeout, --json and --accept-new-host to cmd.
 func (f *runnerFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&f.envPath, "env", "env.yml", "env.yml describing hosts and SSH settings")
 	fl.DurationVar(&f.timeout, "timeout", runner.MaxTimeout, "bound of every SSH round trip (at most 30s; can only lower it)")
@@ -42,6 +45,12 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 		return nil, nil, err
 	}
 	e.SSH.AcceptNewHosts = f.acceptNew
-	p := runner.NewPool(e, runner.Options{Timeout: f.timeout, AcceptNewHosts: f.acceptNew})
+	// Diagnostics go to stderr so that trust-on-first-use is never silent:
+	// the user sees which fingerprint was written to known_hosts.
+	var log io.Writer
+	if f.cmd != nil {
+		log = f.cmd.ErrOrStderr()
+	}
+	p := runner.NewPool(e, runner.Options{Timeout: f.timeout, AcceptNewHosts: f.acceptNew, Log: log})
 	return e, p, nil
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -247,7 +248,11 @@ func Start(t testing.TB, k *Keys, o Options) *Server {
 		"UseDNS no",
 		"MaxStartups 100:30:200",
 		"AllowTcpForwarding yes",
-		"Subsystem sftp internal-sftp",
+	}
+	// sshd refuses a second Subsystem line for sftp, so a test that needs
+	// another server (e.g. an external sftp-server it can stop) replaces it.
+	if !slices.ContainsFunc(o.Config, func(l string) bool { return strings.HasPrefix(l, "Subsystem sftp ") }) {
+		cfg = append(cfg, "Subsystem sftp internal-sftp")
 	}
 	cfg = append(cfg, o.Config...)
 	cfgPath := filepath.Join(dir, "sshd_config")
