@@ -7,6 +7,9 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,6 +178,104 @@ func BenchmarkAnalyzeVsPorcupine(b *testing.B) {
 					b.Fatalf("porcupine: %v", res)
 				}
 			}
+		})
+	}
+}
+
+// heapInuse is runtime.MemStats.HeapInuse read through runtime/metrics,
+// which does not stop the world: sampling it every millisecond does not
+// perturb what is being measured.
+func heapInuse(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+// measurePeak runs f and returns its wall time and the peak HeapInuse seen
+// while it ran, above the level just before it started (the pre-built
+// inputs both sides share are not counted).
+func measurePeak(f func()) (time.Duration, uint64) {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	runtime.GC()
+	base := heapInuse(s)
+	peak := base
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+		for {
+			peak = max(peak, heapInuse(s))
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	t0 := time.Now()
+	f()
+	d := time.Since(t0)
+	close(done)
+	wg.Wait()
+	return d, peak - base
+}
+
+// BenchmarkAnalyzePaired is the headline figure of issue 4: analyze end to
+// end (run.json, parse + validate the JSONL history, per-key check,
+// audits, verdict) and raw porcupine CheckOperationsVerbose on the same
+// pre-built operations are timed back to back in every iteration, in
+// alternating order, so load on the shared machine hits both alike. It
+// reports the ratio of summed times (analyze/porcupine), each side's mean
+// time, and each side's peak heap in use above the shared inputs. The 1M
+// run (skipped under -short) shows growth is linear in the op count.
+func BenchmarkAnalyzePaired(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		if n > 100_000 && testing.Short() {
+			continue
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir, p, ops := benchSession(b, n)
+			pops := rawOps(ops)
+			analyze := func() {
+				rep, err := Analyze(context.Background(), dir, p, Options{Workers: 2})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if v := rep.Scenarios[0].Verdict; v != PassSmoke {
+					b.Fatalf("verdict %s: %v", v, rep.Scenarios[0].Reasons)
+				}
+			}
+			raw := func() {
+				if res, _ := porcupine.CheckOperationsVerbose(rawKV, pops, time.Minute); res != porcupine.Ok {
+					b.Fatalf("porcupine: %v", res)
+				}
+			}
+			var ours, theirs time.Duration
+			var ourPeak, theirPeak uint64
+			i := 0
+			for b.Loop() {
+				var d1, d2 time.Duration
+				var p1, p2 uint64
+				if i%2 == 0 {
+					d1, p1 = measurePeak(analyze)
+					d2, p2 = measurePeak(raw)
+				} else {
+					d2, p2 = measurePeak(raw)
+					d1, p1 = measurePeak(analyze)
+				}
+				i++
+				ours, theirs = ours+d1, theirs+d2
+				ourPeak, theirPeak = max(ourPeak, p1), max(theirPeak, p2)
+			}
+			b.ReportMetric(float64(ours)/float64(theirs), "analyze/porcupine")
+			b.ReportMetric(float64(ours.Milliseconds())/float64(i), "analyze-ms")
+			b.ReportMetric(float64(theirs.Milliseconds())/float64(i), "porcupine-ms")
+			b.ReportMetric(float64(ourPeak)/(1<<20), "analyze-peak-MB")
+			b.ReportMetric(float64(theirPeak)/(1<<20), "porcupine-peak-MB")
+			b.ReportMetric(0, "ns/op") // the pair's time is not a figure of either side
 		})
 	}
 }

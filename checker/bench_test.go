@@ -172,9 +172,10 @@ func benchAnalyzeKV(b *testing.B, n, keys int) {
 				if err != nil || res.Outcome != Valid {
 					b.Fatalf("check: %v %s", err, res.Outcome)
 				}
-				// Verdict hook: the analyze package's verdict step takes
-				// this Result; call it here once it exposes one that does
-				// not need a session directory.
+				// No verdict step here: analyze.BenchmarkAnalyzePaired is
+				// the headline end-to-end figure (run.json, parse,
+				// validate, check, audits, verdict); this one isolates
+				// parse + check.
 			}))
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")

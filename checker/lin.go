@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -54,9 +55,49 @@ func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
 	}
 	infinity := maxTS + 1 // after every other event: an open-ended return
 
-	// Convert in parallel (each op on its own), then group sequentially.
-	conv := make([]porcupine.Operation, len(ops))
-	keep := make([]bool, len(ops))
+	if len(ops) >= math.MaxInt32 {
+		return nil, fmt.Errorf("%d ops: more than a check can index", len(ops))
+	}
+	// Number keys and clients in one sequential pass (the only map lookups
+	// per op), size every partition exactly, then convert in parallel
+	// straight into each op's slot of one shared array: no per-partition
+	// append growth, no second copy of the converted ops.
+	keyOf := make([]int32, len(ops))
+	clientOf := make([]int32, len(ops))
+	keyIDs := make(map[string]int32)
+	clientIDs := make(map[string]int32)
+	var keys []string
+	var count []int32
+	for i := range ops {
+		op := &ops[i]
+		k, ok := keyIDs[op.Key]
+		if !ok {
+			k = int32(len(keys))
+			keyIDs[op.Key] = k
+			keys = append(keys, op.Key)
+			count = append(count, 0)
+		}
+		c, ok := clientIDs[op.ProcessID]
+		if !ok {
+			c = int32(len(clientIDs))
+			clientIDs[op.ProcessID] = c
+		}
+		keyOf[i], clientOf[i] = k, c
+		count[k]++
+	}
+	start := make([]int, len(keys)+1)
+	for k, c := range count {
+		start[k+1] = start[k] + int(c)
+	}
+	slot := slices.Clone(start[:len(keys)]) // next free slot per key
+	pos := make([]int32, len(ops))
+	for i, k := range keyOf {
+		pos[i] = int32(slot[k])
+		slot[k]++
+	}
+	grouped := make([]porcupine.Operation, len(ops))
+	idx := make([]int, len(ops)) // history index per slot; -1: dropped
+	kept := make([]bool, len(ops))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(ops)/4096))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -66,12 +107,20 @@ func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
 			defer wg.Done()
 			var slab opSlab
 			for i := len(ops) * w / workers; i < len(ops)*(w+1)/workers; i++ {
-				po, k, err := m.convert(&ops[i], infinity, &slab)
+				po, keep, err := m.convert(&ops[i], infinity, &slab)
 				if err != nil {
 					errs[w] = err // the first bad op of this chunk
 					return
 				}
-				conv[i], keep[i] = po, k
+				idx[pos[i]], kept[i] = -1, keep
+				if keep {
+					// Field by field: a whole-struct copy into this
+					// pointerful array is a bulk write barrier while the
+					// GC runs, which it does during a large load.
+					g := &grouped[pos[i]]
+					g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
+					idx[pos[i]] = i
+				}
 			}
 		}()
 	}
@@ -81,32 +130,48 @@ func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
 			return nil, err
 		}
 	}
-	byKey := make(map[string]*partition)
-	var parts []*partition
-	// One client numbering for all partitions: the visualization shows a
-	// row per process, and one map lookup per op is cheaper than two.
-	clients := make(map[string]int)
-	for i := range ops {
-		if !keep[i] {
-			continue
+	// One client numbering for all partitions, in order of first kept op
+	// (the visualization shows a row per process); renumbering through a
+	// slice costs no lookups.
+	renum := make([]int32, len(clientIDs))
+	for i := range renum {
+		renum[i] = -1
+	}
+	next := int32(0)
+	parts := make([]*partition, 0, len(keys))
+	for k := range keys {
+		p := &partition{key: keys[k]}
+		// Compact out dropped ops within the key's own range.
+		lo, hi, n := start[k], start[k+1], start[k]
+		for j := lo; j < hi; j++ {
+			if idx[j] >= 0 {
+				if n != j {
+					g, o := &grouped[n], &grouped[j]
+					g.Input, g.Output, g.Call, g.Return = o.Input, o.Output, o.Call, o.Return
+					idx[n] = idx[j]
+				}
+				n++
+			}
 		}
-		op := &ops[i]
-		p := byKey[op.Key]
-		if p == nil {
-			p = &partition{key: op.Key}
-			byKey[op.Key] = p
-			parts = append(parts, p)
+		if n == lo {
+			continue // every op of the key dropped: nothing to check
 		}
-		id, ok := clients[op.ProcessID]
-		if !ok {
-			id = len(clients)
-			clients[op.ProcessID] = id
+		p.ops, p.idx = grouped[lo:n:n], idx[lo:n:n]
+		parts = append(parts, p)
+	}
+	// Partitions in order of their first kept op, and clients numbered the
+	// same way, as a single sequential pass over the history would.
+	slices.SortFunc(parts, func(a, b *partition) int { return cmp.Compare(a.idx[0], b.idx[0]) })
+	for i, k := range kept {
+		if c := clientOf[i]; k && renum[c] < 0 {
+			renum[c] = next
+			next++
 		}
-		conv[i].ClientId = id
-		p.ops = append(p.ops, conv[i])
-		p.idx = append(p.idx, i)
 	}
 	for _, p := range parts {
+		for j := range p.ops {
+			p.ops[j].ClientId = int(renum[clientOf[p.idx[j]]])
+		}
 		dropUnobserved(p)
 	}
 	return parts, nil
@@ -193,6 +258,10 @@ func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []histor
 				}
 				if r, ok := replaySequential(m, parts[i].ops); ok {
 					results[i] = partResult{res: r, phantom: -1}
+					continue
+				}
+				if linearizableBySegments(ctx, m, parts[i].ops) {
+					results[i] = partResult{res: porcupine.Ok, phantom: -1}
 					continue
 				}
 				// Most partitions settle in microseconds. Only one that

@@ -257,18 +257,24 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 
 // opSlab hands out inputs and outputs from blocks, so porcupine's
 // interface fields hold pointers (no allocation per op) instead of boxed
-// structs (two per op).
+// structs (two per op). An op's input and output sit side by side: a step
+// reads both, and one block per 1024 ops is half the allocations of two.
 type opSlab struct {
-	ins  []linIn
-	outs []linOut
+	pairs []linPair
+}
+
+type linPair struct {
+	in  linIn
+	out linOut
 }
 
 func (s *opSlab) put(in linIn, out linOut) (*linIn, *linOut) {
-	if len(s.ins) == cap(s.ins) {
-		s.ins, s.outs = make([]linIn, 0, 1024), make([]linOut, 0, 1024)
+	if len(s.pairs) == cap(s.pairs) {
+		s.pairs = make([]linPair, 0, 1024)
 	}
-	s.ins, s.outs = append(s.ins, in), append(s.outs, out)
-	return &s.ins[len(s.ins)-1], &s.outs[len(s.outs)-1]
+	s.pairs = append(s.pairs, linPair{in, out})
+	p := &s.pairs[len(s.pairs)-1]
+	return &p.in, &p.out
 }
 
 func (m *modelDef) verbNames() []string {
@@ -321,7 +327,14 @@ func seqValue(raw json.RawMessage, sorted bool) (string, error) {
 // Unknown regardless of porcupine's answer.
 func (m *modelDef) porcupineModel(abort func() bool) porcupine.Model {
 	step := func(state, input, output any) (bool, any) {
-		return m.step(state.(seqState), *input.(*linIn), *output.(*linOut))
+		cur := state.(seqState)
+		ok, next := m.step(cur, *input.(*linIn), *output.(*linOut))
+		if next == cur {
+			// Reads leave the state as it was: handing back the same
+			// interface saves boxing a copy on every step.
+			return ok, state
+		}
+		return ok, next
 	}
 	pm := porcupine.Model{
 		Init: func() any { return m.init },

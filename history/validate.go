@@ -3,6 +3,8 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // valueReturning lists op types whose output carries a value, for which
@@ -28,18 +30,16 @@ func Validate(name string, ops []Op, schedule []string) []error {
 			sched[id] = true
 		}
 	}
-	first := make(map[string]int, len(ops))
+	firstOf := firstIndex(ops)
 	for i := range ops {
 		op := &ops[i]
-		if j, dup := first[op.OpID]; dup {
+		if j := firstOf[i]; j != i {
 			prev := &ops[j]
 			if !bytes.Equal(prev.Output, op.Output) {
 				at(op, "op_id %q repeats line %d with a different output (recorder bug: history invalid)", op.OpID, prev.Line)
 			} else {
 				at(op, "op_id %q repeats line %d (op_id must be unique)", op.OpID, prev.Line)
 			}
-		} else {
-			first[op.OpID] = i
 		}
 		if op.CompleteTS == nil {
 			if !op.TimeoutMarker {
@@ -60,6 +60,72 @@ func Validate(name string, ops []Op, schedule []string) []error {
 		}
 	}
 	return errs
+}
+
+// firstIndex returns, for op i, the index of the first op with the same
+// op_id (i itself when it is the first). Recorders number ops 1, 2, 3…, so
+// ids that are canonical decimals within a few times the op count go in a
+// table indexed by value: a million-entry string map costs more than the
+// rest of validation together (hashing, cache misses). A canonical decimal
+// (no sign, no leading zero) names one number and each number has one
+// such spelling, so string equality and numeric equality agree there;
+// every other id goes through a map as before.
+func firstIndex(ops []Op) []int {
+	first := make([]int, len(ops))
+	var table []int32 // id value → 1 + index of its first op; 0: not seen
+	limit := uint64(4*len(ops) + 64)
+	if len(ops) >= math.MaxInt32 {
+		limit = 0 // indexes would not fit the table: map only
+	}
+	var other map[string]int
+	for i := range ops {
+		id := ops[i].OpID
+		first[i] = i
+		if n, ok := canonicalID(id); ok && n < limit {
+			if n >= uint64(len(table)) {
+				// Grown to what the ids need, not to limit: a lone large id
+				// among small ones does not allocate the whole range.
+				table = slices.Grow(table, int(min(limit, max(2*n, uint64(len(ops))))+1)-len(table))
+				table = table[:cap(table)]
+			}
+			if t := table[n]; t != 0 {
+				first[i] = int(t - 1)
+			} else {
+				table[n] = int32(i + 1)
+			}
+			continue
+		}
+		if other == nil {
+			hint := 0
+			if i == 0 { // not numbered from the start: likely none are
+				hint = len(ops)
+			}
+			other = make(map[string]int, hint)
+		}
+		if t, dup := other[id]; dup {
+			first[i] = t
+		} else {
+			other[id] = i
+		}
+	}
+	return first
+}
+
+// canonicalID parses a canonical decimal op_id: digits only, no leading
+// zero except "0" itself, at most 18 digits (no overflow).
+func canonicalID(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 18 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i] - '0'
+		if c > 9 {
+			return 0, false
+		}
+		n = n*10 + uint64(c)
+	}
+	return n, true
 }
 
 // Needs says which optional fields a checker or claim relies on (spec §2.2
