@@ -109,7 +109,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if planPath != "" {
 		p, err := plan.Parse(planPath)
 		if err != nil {
-			return nil, fmt.Errorf("read plan: %w", err)
+			return nil, err // already "read plan: …" or file:line
 		}
 		probs := plan.Lint(p)
 		for _, pr := range probs {
@@ -138,6 +138,15 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 			}
 		}
 	case o.Prompt != nil:
+		// real-env-test §2.2: what was inferred is shown back before any
+		// question, so the person answers (or stops) knowing what the
+		// answers complete.
+		if o.Log != nil && hasOpen(prof.Questions) {
+			if err := WriteSummary(o.Log, prof); err != nil {
+				return nil, fmt.Errorf("show scan summary: %w", err)
+			}
+			fmt.Fprintln(o.Log, "\nCheck the summary above; Ctrl-C stops without writing anything. Enter keeps a default; end of input leaves the rest as TODO.")
+		}
 		if err := ask(ctx, prof.Questions, o.Prompt, o.Log); err != nil {
 			return nil, err
 		}
@@ -357,6 +366,15 @@ func findPlan(sut, given string) (string, error) {
 		names[i] = relSlash(sut, p)
 	}
 	return "", fmt.Errorf("%d plans found (%s); pick one with --plan", len(plans), strings.Join(names, ", "))
+}
+
+func hasOpen(qs []Question) bool {
+	for _, q := range qs {
+		if q.Answer == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ask puts each open question on the terminal: Enter keeps the default (an

@@ -436,6 +436,14 @@ func TestInitPromptAnswersAndDefaults(t *testing.T) {
 	if !strings.Contains(log.String(), qs[0].Text) {
 		t.Errorf("question text not shown: %q", log.String())
 	}
+	// The inferred profile is shown for approval before the first question
+	// (real-env-test §2.2), not only after generation.
+	first := strings.LastIndex(log.String(), qs[0].Text) // the prompt; the summary lists it too
+	for _, want := range []string{"SUT profile: ", "Completeness: ", "→ mode " + probe.Profile.Completeness.Mode, "Ctrl-C stops without writing"} {
+		if i := strings.Index(log.String(), want); i < 0 || i > first {
+			t.Errorf("%q not shown before the first question (at %d, question at %d):\n%s", want, i, first, log.String())
+		}
+	}
 	// --yes accepts every default without reading anything.
 	res = mustInit(t, InitOptions{SUT: sut, Yes: true, Force: true})
 	for _, q := range res.Profile.Questions {
@@ -481,5 +489,39 @@ func TestInitNoPlanBenchmarkFramework(t *testing.T) {
 	strictYAML(t, filepath.Join(res.Out, "scenarios.yml"), &sf)
 	if sf.Scenarios == nil || len(sf.Scenarios) != 0 {
 		t.Errorf("want an empty scenarios list, got %#v", sf.Scenarios)
+	}
+}
+
+// TestCommitWritesManifestLast: when moving a generated file into place
+// fails part-way, the manifest must not already vouch for the new content
+// of files that were not replaced.
+func TestCommitWritesManifestLast(t *testing.T) {
+	out, tmp := t.TempDir(), t.TempDir()
+	files := []File{{Path: ManifestPath}, {Path: "a.yml"}, {Path: "z/blocked.sh"}}
+	acts := []FileAction{{ManifestPath, ActUpdate}, {"a.yml", ActUpdate}, {"z/blocked.sh", ActUpdate}}
+	for _, f := range files {
+		for dir, data := range map[string]string{tmp: "new", out: "old"} {
+			p := filepath.Join(dir, filepath.FromSlash(f.Path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A non-empty directory where a file should go: its rename fails.
+	blocked := filepath.Join(out, "z", "blocked.sh")
+	if err := os.Remove(blocked); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := commit(tmp, out, files, acts); err == nil {
+		t.Fatal("commit over a non-empty directory succeeded")
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, ManifestPath)); string(got) != "old" {
+		t.Errorf("manifest = %q after a failed commit, want the old one", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"unicode"
 
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
@@ -100,6 +101,9 @@ func renderFuncs() template.FuncMap {
 		"yq": func(s string) string { return strconv.Quote(s) },
 		// shq quotes one shell word (the same quoting the runner uses).
 		"shq": runner.Quote,
+		// ysq escapes a value for a YAML single-quoted scalar, where a
+		// quote from a SUT file name would otherwise end the scalar.
+		"ysq": func(s string) string { return strings.ReplaceAll(s, "'", "''") },
 		// taskq keeps go-task from evaluating "{{" that came from the SUT or
 		// the plan.
 		"taskq": func(s string) string { return strings.ReplaceAll(s, "{{", `{{"{{"}}`) },
@@ -217,7 +221,7 @@ func newModel(in RenderInput) model {
 		BenchRate:     "100",
 		BenchDuration: "60",
 	}
-	if m.Project == "" {
+	if m.Project = safeName(m.Project); m.Project == "" {
 		m.Project = "sut"
 	}
 	if m.SUTRel == "" {
@@ -234,6 +238,24 @@ func newModel(in RenderInput) model {
 	m.Hosts, m.BenchHost = hostsFor(p, in.Plan)
 	applyAnswers(&m, p.Questions)
 	return m
+}
+
+// safeName reduces a name read from the SUT (a package name, a directory
+// name) to characters that mean nothing to YAML, go-task templates or a
+// shell, even inside double quotes: the project name is printed by
+// generated commands and scripts, and a hostile manifest must not be able
+// to run code on the control node or the hosts through it.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune("-_.+@", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-.")
 }
 
 // taskName turns a free-form name into a go-task-friendly identifier.

@@ -248,3 +248,14 @@ func TestRenderAnswersReachEnvExample(t *testing.T) {
 		t.Errorf("unanswered command = %q, want a TODO", e.Benchmark.Command)
 	}
 }
+
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"etcd": "etcd", "quorum-kv_2.1": "quorum-kv_2.1", "сервис": "сервис", "my project": "my-project",
+		"x$(touch p)`id`": "x--touch-p--id", "a\"b'c\nd#e:f{{g}}": "a-b-c-d-e-f--g", "$()": "", "-.x.-": "x",
+	} {
+		if got := safeName(in); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
+
+	"github.com/dstgen/dstgen/runner"
 )
 
 // maxTargets caps how many targets of one build file become commands, so a
@@ -159,7 +162,7 @@ func (s *scanner) addJustfile(rel string, data []byte) {
 			break
 		}
 		b.Targets = append(b.Targets, t.name)
-		b.Commands = append(b.Commands, "just "+t.name)
+		b.Commands = append(b.Commands, "just "+runner.Quote(t.name))
 		s.targetTool(rel, "justfile recipe", t)
 	}
 	s.p.Build = append(s.p.Build, b)
@@ -172,7 +175,7 @@ func (s *scanner) finishMake() {
 		dir := path.Dir(mf.file)
 		prefix := "make "
 		if dir != "." {
-			prefix = "make -C " + dir + " "
+			prefix = "make -C " + runner.Quote(dir) + " "
 		}
 		b := BuildSystem{Kind: "make", File: mf.file}
 		for i, t := range mf.targets {
@@ -180,12 +183,12 @@ func (s *scanner) finishMake() {
 				break
 			}
 			b.Targets = append(b.Targets, t.name)
-			b.Commands = append(b.Commands, prefix+t.name)
+			b.Commands = append(b.Commands, prefix+runner.Quote(t.name))
 			s.targetTool(mf.file, "Makefile target", t)
 			for _, out := range goBuildOutputs(t.recipe) {
 				s.p.Artifacts = append(s.p.Artifacts, Artifact{
 					Name: path.Base(out), Path: path.Join(dirOrEmpty(dir), out),
-					Build: prefix + t.name, File: mf.file,
+					Build: prefix + runner.Quote(t.name), File: mf.file,
 				})
 			}
 		}
@@ -298,9 +301,9 @@ func (s *scanner) finishGo() {
 			if dir != m.dir {
 				pkg = "./" + strings.TrimPrefix(strings.TrimPrefix(dir, m.dir), "/")
 			}
-			cmd := "go build " + pkg
+			cmd := "go build " + runner.Quote(pkg)
 			if m.dir != "" {
-				cmd = "(cd " + m.dir + " && " + cmd + ")"
+				cmd = "(cd " + runner.Quote(m.dir) + " && " + cmd + ")"
 			}
 			name := path.Base(dir)
 			if pkg == "." {
@@ -419,7 +422,7 @@ func (s *scanner) finishCargo() {
 		bins = append(bins, auto...)
 		prefix := ""
 		if m.dir != "" {
-			prefix = "(cd " + m.dir + " && "
+			prefix = "(cd " + runner.Quote(m.dir) + " && "
 		}
 		wrap := func(c string) string {
 			if prefix == "" {
@@ -431,7 +434,7 @@ func (s *scanner) finishCargo() {
 			b.Commands = append(b.Commands, wrap("cargo build --release"))
 		}
 		for _, n := range bins {
-			cmd := wrap("cargo build --release --bin " + n)
+			cmd := wrap("cargo build --release --bin " + runner.Quote(n))
 			b.Targets = append(b.Targets, n)
 			b.Commands = append(b.Commands, cmd)
 			s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: path.Join(m.dir, "target/release", n), Build: cmd, File: m.file})
@@ -460,19 +463,23 @@ func (s *scanner) addPackageJSON(rel, dir string, data []byte) {
 	s.names[rel] = pj.Name
 	names := make([]string, 0, len(pj.Scripts))
 	for n := range pj.Scripts {
-		names = append(names, n)
+		// A script name with a control character (JSON allows "\n") is
+		// no name a person types; it would only split a command line.
+		if n != "" && strings.IndexFunc(n, unicode.IsControl) < 0 {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	prefix := "npm run "
 	if dir != "" {
-		prefix = "npm --prefix " + dir + " run "
+		prefix = "npm --prefix " + runner.Quote(dir) + " run "
 	}
 	for i, n := range names {
 		if i >= maxTargets {
 			break
 		}
 		b.Targets = append(b.Targets, n)
-		b.Commands = append(b.Commands, prefix+n)
+		b.Commands = append(b.Commands, prefix+runner.Quote(n))
 		s.targetTool(rel, "npm script", mkTarget{name: n, recipe: pj.Scripts[n]})
 	}
 	s.p.Build = append(s.p.Build, b)
@@ -489,14 +496,14 @@ func (s *scanner) addCMake(rel, dir string, data []byte) {
 	if dir != "" {
 		src = dir
 	}
-	b.Commands = []string{"cmake -S " + src + " -B build", "cmake --build build"}
+	b.Commands = []string{"cmake -S " + runner.Quote(src) + " -B build", "cmake --build build"}
 	if m := cmakeProject.FindSubmatch(data); m != nil {
 		s.names[rel] = string(m[1])
 	}
 	for _, m := range cmakeExe.FindAllSubmatch(data, maxTargets) {
 		n := string(m[1])
 		b.Targets = append(b.Targets, n)
-		s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: "build/" + n, Build: "cmake --build build --target " + n, File: rel})
+		s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: "build/" + n, Build: "cmake --build build --target " + runner.Quote(n), File: rel})
 	}
 	s.p.Build = append(s.p.Build, b)
 }

@@ -125,3 +125,44 @@ func FuzzParseCargo(f *testing.F) {
 		_, _, _ = roleByContent(string(data))
 	})
 }
+
+// FuzzBuildManifests: package.json, CMakeLists.txt, justfile and CI files
+// of any content never panic the scanner, and every finding they yield
+// cites the file it came from.
+func FuzzBuildManifests(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","scripts":{"build":"x","chaos:net":"tc qdisc add"}}`, `{"scripts":null}`, `{"scripts":{"a\nb":"x"}}`, `{`, `[]`,
+		"project(x)\nadd_executable(y a.c)\n", "ADD_EXECUTABLE(\n", "soak:\n  ./x\n",
+		"run: iptables -A INPUT -j DROP\n# tc qdisc\n", "\x00\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		s := newScanner(t.Context(), "/nonexistent", ScanOptions{})
+		s.addPackageJSON("web/package.json", "web", []byte(data))
+		s.addCMake("native/CMakeLists.txt", "native", []byte(data))
+		s.addJustfile("justfile", []byte(data))
+		s.addCI(".github/workflows/ci.yml", []byte(data))
+		files := map[string]bool{"web/package.json": true, "native/CMakeLists.txt": true, "justfile": true, ".github/workflows/ci.yml": true}
+		for _, b := range s.p.Build {
+			if !files[b.File] {
+				t.Fatalf("build system %+v does not cite its file", b)
+			}
+			for _, c := range b.Commands {
+				if c == "" || strings.ContainsAny(c, "\n\r") {
+					t.Fatalf("build system %s: command %q is empty or spans lines", b.File, c)
+				}
+			}
+		}
+		for _, a := range s.p.Artifacts {
+			if !files[a.File] || a.Name == "" {
+				t.Fatalf("artifact %+v", a)
+			}
+		}
+		for _, tl := range s.p.Toolbox {
+			if !files[tl.Path] {
+				t.Fatalf("toolbox item %+v does not cite its file", tl)
+			}
+		}
+	})
+}

@@ -197,6 +197,10 @@ func commit(tmp, out string, files []File, acts []FileAction) error {
 			return fmt.Errorf("output dir %s is not writable: %w", out, err)
 		}
 	}
+	// The manifest goes last: it vouches for what is on disk, so if a
+	// rename fails part-way it still describes the files left as they were
+	// (otherwise they would read as hand-edited on the next run).
+	sort.SliceStable(todo, func(i, j int) bool { return todo[j] == ManifestPath && todo[i] != ManifestPath })
 	for _, p := range todo {
 		if err := os.Rename(filepath.Join(tmp, filepath.FromSlash(p)), filepath.Join(out, filepath.FromSlash(p))); err != nil {
 			return fmt.Errorf("write %s: %w", filepath.Join(out, p), err)

@@ -280,3 +280,43 @@ func TestWeakOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestGateSetsByCategory: §7.M is required exactly for the six gated
+// categories (spec §4.3) and §7.M.S exactly for boundary and fairness;
+// every other category needs neither. S1 falsifies only C1, so changing
+// C1's category and removing S1's blocks isolates the gate.
+func TestGateSetsByCategory(t *testing.T) {
+	orig := readFixture(t)
+	const c1 = `| C1 | "get/put/cas on a single key are linearizable" | safety |`
+	for _, tc := range []struct {
+		cat          string
+		model, surfc bool
+	}{
+		{"safety", true, false}, {"durability", true, false}, {"idempotency", true, false},
+		{"isolation", true, false}, {"ordering", true, false}, {"membership", true, false},
+		{"boundary", false, true}, {"fairness", false, true},
+		{"liveness", false, false}, {"performance-SLO", false, false}, {"operational", false, false},
+	} {
+		t.Run(tc.cat, func(t *testing.T) {
+			text := rep("", c1, strings.Replace(c1, "| safety |", "| "+tc.cat+" |", 1))(t, orig)
+			text = cut(s1M, s2Head)(t, text)
+			p, err := ParseBytes("g.md", []byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, pr := range Lint(p) {
+				if pr.Rule == "unknown-category" {
+					t.Fatalf("%q is not a category: %s", tc.cat, pr)
+				}
+				if pr.Line == lineOf(t, text, "", "### Scenario S1") && pr.Severity == SevError {
+					got[pr.Rule] = true
+				}
+			}
+			if got["model-missing"] != tc.model || got["surface-missing"] != tc.surfc {
+				t.Errorf("C1 %s without §7.M/§7.M.S: model-missing=%v surface-missing=%v, want %v %v",
+					tc.cat, got["model-missing"], got["surface-missing"], tc.model, tc.surfc)
+			}
+		})
+	}
+}

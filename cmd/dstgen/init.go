@@ -110,7 +110,15 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 		fmt.Fprintf(w, "  %-26s %s\n", a.Action, a.Path)
 		counts[a.Action]++
 	}
-	fmt.Fprintf(w, "  %-26s %s\n", "never written", "env.yml (cp env.example.yml env.yml)")
+	// With an env.yml already there, "cp env.example.yml env.yml" would
+	// destroy the user's hosts and settings: never suggest it then.
+	_, err := os.Stat(filepath.Join(res.Out, "env.yml"))
+	haveEnv := err == nil
+	if haveEnv {
+		fmt.Fprintf(w, "  %-26s %s\n", "never written", "env.yml (yours, kept; compare it with env.example.yml)")
+	} else {
+		fmt.Fprintf(w, "  %-26s %s\n", "never written", "env.yml (cp env.example.yml env.yml)")
+	}
 	if n := counts[generator.ActSkip]; n > 0 {
 		fmt.Fprintf(w, "%d edited file(s) kept; --force overwrites them\n", n)
 	}
@@ -119,7 +127,11 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 		if strings.HasPrefix(dir, "..") {
 			dir = res.Out
 		}
-		fmt.Fprintf(w, "Next: cd %s && cp env.example.yml env.yml && $EDITOR env.yml && task -x validate\n", dir)
+		if haveEnv {
+			fmt.Fprintf(w, "Next: cd %s && task -x validate\n", dir)
+		} else {
+			fmt.Fprintf(w, "Next: cd %s && cp env.example.yml env.yml && $EDITOR env.yml && task -x validate\n", dir)
+		}
 	}
 }
 

@@ -105,3 +105,37 @@ func TestInitCommandBadInput(t *testing.T) {
 		t.Error("a failed init wrote testing/")
 	}
 }
+
+// TestInitNextStepKeepsExistingEnv: once env.yml exists, the printed next
+// step must not tell the user to copy env.example.yml over it.
+func TestInitNextStepKeepsExistingEnv(t *testing.T) {
+	sut := initCopySUT(t)
+	for _, tc := range []struct {
+		name     string
+		haveEnv  bool
+		wantCp   bool
+		wantNote string
+	}{
+		{"fresh", false, true, "env.yml (cp env.example.yml env.yml)"},
+		{"env.yml present", true, false, "env.yml (yours, kept"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.haveEnv {
+				if err := os.WriteFile(filepath.Join(sut, "testing", "env.yml"), []byte("hosts: []\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out, errs := runDstgen(t, "", "init", "--sut", sut)
+			if code != 0 {
+				t.Fatalf("init exit %d: %s", code, errs)
+			}
+			next := out[strings.LastIndex(out, "Next:"):]
+			if got := strings.Contains(next, "cp env.example.yml env.yml"); got != tc.wantCp {
+				t.Errorf("next step %q: suggests cp = %v, want %v", next, got, tc.wantCp)
+			}
+			if !strings.Contains(out, tc.wantNote) {
+				t.Errorf("summary lacks %q:\n%s", tc.wantNote, out)
+			}
+		})
+	}
+}

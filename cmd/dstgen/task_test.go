@@ -38,6 +38,11 @@ func TestTaskCommandRunsGeneratedTask(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "TODO(") {
 		t.Errorf("validate with TODOs: exit %d, stderr %q", code, errs)
 	}
+	// The example's documentation addresses (RFC 5737) are refused too:
+	// they stand for hosts the user has not named yet.
+	if !strings.Contains(errs, `env.yml:`) || !strings.Contains(errs, `address: "192.0.2.`) {
+		t.Errorf("validate does not list the placeholder addresses: %q", errs)
+	}
 	code, out, _ = runDstgen(t, "", "task", "--list", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "bench:status\n") {
 		t.Errorf("task --list: exit %d\n%s", code, out)

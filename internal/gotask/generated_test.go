@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -110,5 +112,102 @@ func TestInitRefusesTaskfileGoTaskRejects(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sut, "testing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("testing/ written although go-task rejects the Taskfile")
+	}
+}
+
+// TestGeneratedTasksSafeFromHostileSUTNames generates testing/ for a SUT
+// whose package name and binary name carry shell command substitutions,
+// then runs the tasks and the script that print or build them — through
+// go-task's own interpreter and a real bash, with stand-in build tools —
+// and checks no substitution ever ran.
+func TestGeneratedTasksSafeFromHostileSUTNames(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	marker := filepath.Join(t.TempDir(), "pwned")
+	sut := t.TempDir()
+	for name, data := range map[string]string{
+		"package.json":   `{"name":"web$(touch ` + marker + `)` + "`touch " + marker + "`" + `\"","scripts":{"build":"tsc"}}`,
+		"rs/Cargo.toml":  "[package]\nname = \"rs\"\n[[bin]]\nname = \"a$(touch " + marker + ")\"\npath = \"src/a.rs\"\n",
+		"rs/src/a.rs":    "fn main() {}\n",
+		"docs/README.md": "# web\n",
+	} {
+		p := filepath.Join(sut, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := t.TempDir()
+	for _, tool := range []string{"cargo", "npm"} {
+		if err := os.WriteFile(filepath.Join(bin, tool), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: gotask.Check})
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	for _, task := range []string{"info", "build", "service:status"} {
+		var out strings.Builder
+		// build fails on the missing artifact (the stand-in cargo builds
+		// nothing); only whether a substitution ran matters here.
+		_ = gotask.Run(context.Background(), res.Out, task, map[string]string{"RUN_ID": "r1"}, &out, &out)
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("task %s ran a command from a SUT name:\n%s", task, out.String())
+		}
+	}
+	cmd := exec.Command(bash, filepath.Join(res.Out, "scripts", "remote-setup.sh"), "service", "status")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("remote-setup.sh service status: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("remote-setup.sh ran a command from the SUT's package name")
+	}
+}
+
+// TestInitSUTFileNamesWithQuotesAndBraces: a quote or "{{" in a SUT file
+// name (a config template, a unit) must neither break the generated
+// Taskfile's YAML nor reach go-task's template engine: init succeeds and
+// go-task compiles and lists the result.
+func TestInitSUTFileNamesWithQuotesAndBraces(t *testing.T) {
+	sut := t.TempDir()
+	for name, data := range map[string]string{
+		"it's.yml.example":               "a: 1\n",
+		"deploy/x{{.ROOT_DIR}}'.service": "[Service]\nExecStart=/bin/true\n",
+		"we'ird/Makefile":                "build:\n\tgo build -o bin/y .\n",
+	} {
+		p := filepath.Join(sut, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: gotask.Check})
+	if err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	names, err := gotask.Tasks(res.Out)
+	if err != nil {
+		t.Fatalf("Tasks: %v", err)
+	}
+	if !slices.Contains(names, "service:status") || !slices.Contains(names, "deploy:upload") {
+		t.Errorf("tasks = %v", names)
+	}
+	tf, err := os.ReadFile(filepath.Join(res.Out, "Taskfile.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"it''s.yml.example"`, `"deploy/x{{.ROOT_DIR}}''.service"`} {
+		if !strings.Contains(string(tf), want) {
+			t.Errorf("Taskfile does not push %s", want)
+		}
 	}
 }
