@@ -62,6 +62,7 @@ type LintError struct {
 	Problems []plan.Problem // errors and warnings, in Lint's order
 }
 
+// Error is one line: how many lint errors, and the first as file:line.
 func (e *LintError) Error() string {
 	n := 0
 	first := ""
