@@ -593,8 +593,11 @@ func statistical(u *unit, claimed Tier) bool {
 // analyze (or a remote record); otherwise run.json's oracle record.
 func oracleCounts(u *unit, lr *loadedRun) (consumed, produced int, ran bool, why string) {
 	produced = lr.run.Workload.OpsProduced
-	if lr.hasHist && len(lr.ops) > produced {
-		produced = len(lr.ops)
+	// A line the reader rejected (a torn last line after a crash, garbage)
+	// was an op the checker never saw: count it as produced so the tree
+	// says PARTIAL-model instead of calling the check complete.
+	if n := len(lr.ops) + lr.histBad; lr.hasHist && n > produced {
+		produced = n
 	}
 	if u.serious && len(lr.results) > 0 {
 		consumed = -1

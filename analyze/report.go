@@ -172,13 +172,26 @@ func verdictCell(s ScenarioResult) string {
 	return v
 }
 
+// lastReason is the reason that set the verdict: the last one that moved
+// it, skipping tier warnings and "also:" notes, which explain nothing about
+// why the verdict is what it is (a tier warning once stood in for "landing
+// signal absent" in the results table).
 func lastReason(s ScenarioResult) string {
+	fallback := ""
 	for i := len(s.Reasons) - 1; i >= 0; i-- {
-		if t := strings.TrimSpace(s.Reasons[i].Text); t != "" {
-			return t
+		t := strings.TrimSpace(s.Reasons[i].Text)
+		if t == "" {
+			continue
 		}
+		if strings.HasPrefix(t, "warning: ") || strings.HasPrefix(t, "also: ") {
+			if fallback == "" {
+				fallback = t
+			}
+			continue
+		}
+		return t
 	}
-	return ""
+	return fallback
 }
 
 // artifactCell links artefacts relative to findings/ (paths in the model

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,6 +38,42 @@ func taxdc(nemeses []string) string {
 		}
 	}
 	return "timing"
+}
+
+// causalNemeses returns the nemeses of a violating run's fault windows
+// that could have caused its anomalies: a fault injected only after every
+// anomaly had ended cannot have, and labelling the finding by it (a
+// crash-recovery label on a stale read seen before the kill) would mislead
+// triage. When no anomaly carries a time window every fault counts; when
+// none could have caused them, note says so.
+func causalNemeses(lr *loadedRun) (nemeses []string, note string) {
+	var all []string
+	latestEnd, located := int64(-1), false
+	for _, res := range lr.results {
+		if res.Outcome != checker.Invalid {
+			continue
+		}
+		for _, an := range res.Anomalies {
+			if an.WindowEnd > 0 {
+				located = true
+				latestEnd = max(latestEnd, an.WindowEnd)
+			}
+		}
+	}
+	var causal []string
+	for _, w := range lr.run.FaultWindows {
+		all = append(all, w.Nemesis)
+		if !located || (w.InjectedAtNS != nil && *w.InjectedAtNS <= latestEnd) {
+			causal = append(causal, w.Nemesis)
+		}
+	}
+	if located && len(all) > 0 && len(causal) == 0 {
+		note = fmt.Sprintf("every anomaly ended (by +%s) before any fault was injected (%s), so no fault caused it", time.Duration(latestEnd), strings.Join(uniq(all), ", "))
+	}
+	if !located {
+		return all, note
+	}
+	return causal, note
 }
 
 // tagsFor maps violation kinds, claim categories and nemeses to TaxDC
@@ -150,7 +187,7 @@ func (a *analysis) findings(groups map[string]*group) {
 
 // failFinding writes the report-format §3.3 block for a FAIL.
 func failFinding(u *unit, t *ScenarioResult) Finding {
-	var kinds, what, evidence, nemeses []string
+	var kinds, what, evidence, nemeses, notes []string
 	var viol *loadedRun
 	invalidHistory := false
 	for _, lr := range attemptedRuns(u.runs) {
@@ -192,8 +229,10 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 		if len(lr.invalid) > 0 {
 			invalidHistory = true
 		}
-		for _, w := range lr.run.FaultWindows {
-			nemeses = append(nemeses, w.Nemesis)
+		ns, note := causalNemeses(lr)
+		nemeses = append(nemeses, ns...)
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	for _, rr := range u.reruns {
@@ -206,7 +245,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 		Scenario:       t.ID,
 		Verdict:        t.Verdict,
 		Hypothesis:     strings.Join(t.Hypotheses, ", "),
-		WhatHappened:   strings.Join(first(what, 5), ". "),
+		WhatHappened:   strings.Join(slices.Concat(first(what, 5), notes), ". "),
 		Reduction:      BlamePending,
 		Classification: taxdc(nemeses),
 		Tags:           tags,
@@ -321,8 +360,8 @@ func planSections(rep *Report, p *plan.Plan) {
 			if ar != nil {
 				row.Executed = ar.Verdict != NotRun
 				row.Verdict = ar.Verdict
-				if !ar.Verdict.IsPass() && len(ar.Reasons) > 0 {
-					row.DowngradeReason = ar.Reasons[len(ar.Reasons)-1].Text
+				if !ar.Verdict.IsPass() {
+					row.DowngradeReason = lastReason(*ar)
 				}
 				if !row.Executed {
 					why := "not attempted"

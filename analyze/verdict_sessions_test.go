@@ -499,3 +499,75 @@ func TestDeclaredNotAttempted(t *testing.T) {
 		t.Fatalf("S2 = %s (%s), session %s", s2.Verdict, reasonText(s2), rep.SessionVerdict)
 	}
 }
+
+// TestVerdictCellCitesTheDecidingReason: a non-PASS verdict's one-line reason
+// is the branch that produced it, never the tier warning recorded after it
+// (S3's table cell once read "warning: smoke budget not met" instead of the
+// missing victim-side landing evidence).
+func TestVerdictCellCitesTheDecidingReason(t *testing.T) {
+	rep := analyzeFixture(t, sessMixed)
+	md := string(RenderMarkdown(rep, nil))
+	tests := []struct{ id, want string }{
+		{"S3", "INCONCLUSIVE-fault-not-proven — landing signal absent or ambiguous"},
+		{"S4/admin", "INCONCLUSIVE-env — required capability missing"},
+	}
+	for _, tt := range tests {
+		row := ""
+		for _, l := range strings.Split(md, "\n") {
+			if strings.HasPrefix(l, "| "+tt.id+" |") {
+				row = l
+				break
+			}
+		}
+		if !strings.Contains(row, tt.want) {
+			t.Errorf("%s results row lacks %q:\n%s", tt.id, tt.want, row)
+		}
+		if strings.Contains(row, "— warning:") {
+			t.Errorf("%s results row cites a tier warning as its reason:\n%s", tt.id, row)
+		}
+	}
+	surf := md[strings.Index(md, "## Surface coverage"):]
+	if !strings.Contains(surf, "| INCONCLUSIVE-env | required capability missing") {
+		t.Errorf("surface coverage downgrade reason for S4/admin is not the capability row:\n%.800s", surf)
+	}
+}
+
+// TestTornHistoryLineIsNotACompleteCheck: a history whose last line was
+// torn (the Recorder's crash case) or that holds a garbage line lost an op
+// the checker never saw, so the DONE fixture's PASS becomes PARTIAL-model
+// citing the count, and the bad line is a file:line problem.
+func TestTornHistoryLineIsNotACompleteCheck(t *testing.T) {
+	p, err := plan.Parse("testdata/plan-mini.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tail := range []string{`{"op_id":"999","process_id":"p`, "garbage\n"} {
+		dir := filepath.Join(t.TempDir(), "mini", "20260610T100000Z")
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", sessDone))); err != nil {
+			t.Fatal(err)
+		}
+		hist := filepath.Join(dir, "artifacts", "S1", "history.jsonl")
+		f, err := os.OpenFile(hist, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(tail); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		rep, err := Analyze(context.Background(), dir, p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s1 := findResult(rep, "S1")
+		if s1 == nil || s1.Verdict != PartialModel || !strings.Contains(reasonText(s1), "consumed 60 of 61 ops produced") {
+			t.Errorf("tail %q: S1 = %+v, want PARTIAL-model citing 60 of 61", tail, s1)
+		}
+		if rep.SessionVerdict == Done {
+			t.Errorf("tail %q: session DONE with a lost op", tail)
+		}
+		if !strings.Contains(fmt.Sprint(rep.Problems), "history.jsonl:62:") {
+			t.Errorf("tail %q: no file:line problem: %v", tail, rep.Problems)
+		}
+	}
+}

@@ -335,3 +335,44 @@ func TestSeriesExtremeTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// TestCausalNemeses: a finding's TaxDC label comes only from faults that
+// were injected before its anomalies ended; a fault injected afterwards
+// cannot have caused them and the finding says so.
+func TestCausalNemeses(t *testing.T) {
+	at := func(ns int64) *int64 { return &ns }
+	windows := []session.FaultWindow{
+		{FaultEpoch: "w1", Nemesis: "partition-asym", InjectedAtNS: at(10e9)},
+		{FaultEpoch: "w2", Nemesis: "kill-9", InjectedAtNS: at(20e9)},
+	}
+	anomalyAt := func(end int64) []checker.Result {
+		return []checker.Result{{Outcome: checker.Invalid, Anomalies: []checker.Anomaly{{Kind: "nonlinearizable", WindowStart: end - 1e6, WindowEnd: end}}}}
+	}
+	tests := []struct {
+		name     string
+		results  []checker.Result
+		want     string
+		wantNote bool
+		label    string
+	}{
+		{"before every fault", anomalyAt(2e9), "", true, "timing"},
+		{"after the partition only", anomalyAt(15e9), "partition-asym", false, "partition"},
+		{"after both (crash effects show after heal)", anomalyAt(40e9), "partition-asym,kill-9", false, "partition"},
+		{"no anomaly window: every fault counts", []checker.Result{{Outcome: checker.Invalid, Anomalies: []checker.Anomaly{{Kind: "lost"}}}}, "partition-asym,kill-9", false, "partition"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lr := &loadedRun{run: &session.Run{FaultWindows: windows}, results: tt.results}
+			got, note := causalNemeses(lr)
+			if strings.Join(got, ",") != tt.want {
+				t.Errorf("nemeses %v, want %q", got, tt.want)
+			}
+			if (note != "") != tt.wantNote {
+				t.Errorf("note %q, want one: %v", note, tt.wantNote)
+			}
+			if l := taxdc(got); l != tt.label {
+				t.Errorf("label %s, want %s", l, tt.label)
+			}
+		})
+	}
+}

@@ -492,49 +492,70 @@ func checkSession(ops []history.Op) (Result, error) {
 }
 
 // checkMonotonic (spec §5.8): per (process, key), ok reads in invoke order
-// never go back in version. The version is the SUT's own: the read output
-// when it is a number, or its field version_field (param, default
-// "version"); otherwise the rank of the write that wrote the value, which
-// is only the SUT's order when writes to a key do not overlap.
-func checkMonotonic(ops []history.Op, params map[string]string) (Result, error) {
+// never go back in version. The version must be the SUT's own, so a plain
+// read value counts as a version only for the counter model or with param
+// version_from=value (sequence ids); an object output's field version_field
+// (param, default "version") always does. Otherwise the only order known
+// without the SUT is real time between the writes: a read that returns a
+// value whose write completed before the previous read's write was invoked
+// went back. Overlapping writes are left unjudged (their SUT order is
+// unknown), so a history with concurrent writers is never flagged on the
+// writers' value order.
+func checkMonotonic(model string, ops []history.Op, params map[string]string) (Result, error) {
 	field := params["version_field"]
 	if field == "" {
 		field = "version"
 	}
+	valueIsVersion := model == "counter" || params["version_from"] == "value"
 	res := Result{OpsConsumed: len(ops),
-		Scope: "versions come from read outputs (number or ." + field + "); without them, from write invoke order, which is not the SUT's order for concurrent writes"}
-	rank := map[string]map[string]int{}
-	var ws []*history.Op
+		Scope: "versions come from read outputs (." + field + ", or the value itself for counters / version_from=value); without them, from real-time order between the writes, so reads of concurrently written values are not judged"}
+	writer := map[string]map[string]*history.Op{}
 	for i := range ops {
-		if _, isW := written(&ops[i]); isW {
-			ws = append(ws, &ops[i])
+		w := &ops[i]
+		v, isW := written(w)
+		if !isW || w.Error != "" {
+			continue
+		}
+		if writer[w.Key] == nil {
+			writer[w.Key] = map[string]*history.Op{}
+		}
+		if _, seen := writer[w.Key][v]; !seen {
+			writer[w.Key][v] = w
 		}
 	}
-	sort.SliceStable(ws, func(i, j int) bool { return ws[i].InvokeTS < ws[j].InvokeTS })
-	for i, w := range ws {
-		if rank[w.Key] == nil {
-			rank[w.Key] = map[string]int{}
-		}
-		v, _ := written(w)
-		if _, seen := rank[w.Key][v]; !seen {
-			rank[w.Key][v] = i + 1
-		}
-	}
-	version := func(o *history.Op) (float64, bool) {
-		if n, err := strconv.ParseFloat(canon(o.Output), 64); err == nil {
-			return n, true
-		}
+	// sutVersion is the SUT's own version of a read, when it has one.
+	sutVersion := func(o *history.Op) (float64, bool) {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(o.Output, &m) == nil {
 			if n, err := strconv.ParseFloat(canon(m[field]), 64); err == nil {
 				return n, true
 			}
 		}
-		if o.Output == nil {
-			return 0, true
+		if valueIsVersion {
+			if n, err := strconv.ParseFloat(canon(o.Output), 64); err == nil {
+				return n, true
+			}
 		}
-		r, found := rank[o.Key][canon(o.Output)]
-		return float64(r), found
+		return 0, false
+	}
+	// wentBack reports whether r's value is definitely older than prev's:
+	// by the SUT's versions when both have one, else by real time between
+	// the writes that produced them (null is the initial value, older than
+	// any write).
+	wentBack := func(prev, r *history.Op) bool {
+		if pv, ok1 := sutVersion(prev); ok1 {
+			if rv, ok2 := sutVersion(r); ok2 {
+				return rv < pv
+			}
+		}
+		if r.Output == nil || canon(r.Output) == "null" {
+			return prev.Output != nil && canon(prev.Output) != "null"
+		}
+		wp, wr := writer[prev.Key][canon(prev.Output)], writer[r.Key][canon(r.Output)]
+		if wp == nil || wr == nil || wp == wr {
+			return false
+		}
+		return end(wr) < wp.InvokeTS
 	}
 	type pk struct{ p, k string }
 	reads := map[pk][]*history.Op{}
@@ -553,19 +574,13 @@ func checkMonotonic(ops []history.Op, params map[string]string) (Result, error) 
 	for _, key := range order {
 		rs := reads[key]
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].InvokeTS < rs[j].InvokeTS })
-		var prev *history.Op
-		var pv float64
-		for _, r := range rs {
-			v, found := version(r)
-			if !found {
-				continue
-			}
-			if prev != nil && v < pv {
+		for i := 1; i < len(rs); i++ {
+			prev, r := rs[i-1], rs[i]
+			if wentBack(prev, r) {
 				an.add(Anomaly{Kind: "non-monotonic-read", Key: key.k, OpIDs: []string{prev.OpID, r.OpID}, FaultEpoch: r.FaultEpoch,
 					WindowStart: prev.InvokeTS, WindowEnd: *r.CompleteTS,
 					Message: fmt.Sprintf("process %s key %q: read %s (op %s) after %s (op %s): version went back", key.p, key.k, canon(r.Output), r.OpID, canon(prev.Output), prev.OpID)})
 			}
-			prev, pv = r, v
 		}
 	}
 	res.Anomalies = an.done()
@@ -575,7 +590,10 @@ func checkMonotonic(ops []history.Op, params map[string]string) (Result, error) 
 // checkPrefix (spec §5.9): the canonical order G is the producer ops
 // (enqueue/append, not failed) by invoke time; each consumer's observed
 // sequence must follow G with no insertions, duplicates, reorderings or
-// skips more than window (param, default 0) positions apart. mode (param):
+// skips more than window (param, default 0) positions apart, and only
+// between producer ops ordered in real time (one completed before the
+// other was invoked): concurrent enqueues have no order the history can
+// prove, so flagging them would blame the SUT for the checker's guess. mode (param):
 // broadcast (every consumer sees everything: log reads) or competing
 // (consumers share the stream: queue dequeues); default by model.
 func checkPrefix(model string, ops []history.Op, params map[string]string) (Result, error) {
@@ -597,7 +615,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		return Result{}, fmt.Errorf("prefix: mode must be broadcast or competing, got %q", mode)
 	}
 	res := Result{OpsConsumed: len(ops),
-		Scope: fmt.Sprintf("canonical order is producer invoke order (%s consumers, window %d); concurrent producers are ordered by invoke time, so set a window for them", mode, w)}
+		Scope: fmt.Sprintf("canonical order is producer real-time order (%s consumers, window %d): a reorder or skip is flagged only between producer ops that did not overlap, since the SUT may order concurrent ones either way", mode, w)}
 	var prod []*history.Op
 	for i := range ops {
 		o := &ops[i]
@@ -661,7 +679,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 			case seen[v] || (mode == "competing" && consumed[v]):
 				an.add(Anomaly{Kind: "duplicate", Key: o.Key, OpIDs: []string{o.OpID},
 					Message: fmt.Sprintf("consumer %s received %s again (op %s, line %d)", s.proc, v, o.OpID, o.Line)})
-			case p < hi-w:
+			case p < hi-w && end(prod[p]) < prod[hi].InvokeTS:
 				an.add(Anomaly{Kind: "reorder", Key: o.Key, OpIDs: []string{o.OpID, prod[hi].OpID},
 					Message: fmt.Sprintf("consumer %s saw %s (producer position %d) after position %d (window %d)", s.proc, v, p, hi, w)})
 			}
@@ -670,7 +688,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		}
 		if mode == "broadcast" {
 			for q := 0; q < hi-w; q++ {
-				if ok(prod[q]) && !seen[canon(prod[q].Input)] {
+				if ok(prod[q]) && !seen[canon(prod[q].Input)] && end(prod[q]) < prod[hi].InvokeTS {
 					an.add(Anomaly{Kind: "skip", Key: prod[q].Key, OpIDs: []string{prod[q].OpID},
 						Message: fmt.Sprintf("consumer %s skipped %s (producer position %d) but saw position %d", s.proc, canon(prod[q].Input), q, hi)})
 				}
@@ -680,7 +698,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 	}
 	if mode == "competing" {
 		for q := 0; q < maxPos-w; q++ {
-			if ok(prod[q]) && !consumed[canon(prod[q].Input)] {
+			if ok(prod[q]) && !consumed[canon(prod[q].Input)] && end(prod[q]) < prod[maxPos].InvokeTS {
 				an.add(Anomaly{Kind: "skip", Key: prod[q].Key, OpIDs: []string{prod[q].OpID},
 					Message: fmt.Sprintf("%s (producer position %d) was never consumed though position %d was", canon(prod[q].Input), q, maxPos)})
 			}

@@ -117,7 +117,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	case Session:
 		res, err = checkSession(ops)
 	case MonotonicReads:
-		res, err = checkMonotonic(ops, spec.Params)
+		res, err = checkMonotonic(model, ops, spec.Params)
 	case Prefix:
 		res, err = checkPrefix(model, ops, spec.Params)
 	case SLO:

@@ -45,7 +45,10 @@ ops consumed, the anomalies found (key, message, op ids, window) and the time
 taken. --checker defaults from the model (spec §4 picker). Checkers that need
 a final state (no-lost-ack, exactly-once, invariant, reconciliation) read it
 from --final: {"keys":{k:v}, "replicas":{node:{k:v}}}. Checker parameters go
-in --param name=value (e.g. --param window=2, --param p99=200ms).`,
+in --param name=value (e.g. --param window=2, --param p99=200ms;
+monotonic-reads takes versions from an object output's .version or, with
+--param version_from=value, from the read value itself, else only from
+real-time order between writes). An empty history is bad input, never valid.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -107,6 +110,10 @@ in --param name=value (e.g. --param window=2, --param p99=200ms).`,
 				return badInput(fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0]))
 			case len(rep.InvalidRecords) > 0:
 				return badInput(fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0]))
+			case len(ops) == 0:
+				// Red flag 2: a checker that consumed nothing proves nothing,
+				// so an empty history is never reported as valid.
+				return badInput(fmt.Errorf("%s: no ops: an empty history proves nothing", path))
 			case res.Outcome == checker.Invalid:
 				return withCode(exitNotSo, nil)
 			case res.Outcome == checker.Unknown:

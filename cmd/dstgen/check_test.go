@@ -42,6 +42,7 @@ func TestCheckCommand(t *testing.T) {
 		checkOpLine("2", "p", 20, 30, "write", "2", "null")+checkOpLine("3", "q", 40, 50, "read", "null", "1"))
 	garbage := checkWriteFile(t, "garbage.jsonl", checkOpLine("1", "p", 0, 10, "write", "1", "null")+"{not json\n")
 	wrongType := checkWriteFile(t, "wrong.jsonl", checkOpLine("1", "p", 0, 10, "enqueue", "1", "null"))
+	metaOnly := checkWriteFile(t, "meta-only.jsonl", meta)
 	dup := checkWriteFile(t, "dup.jsonl", checkOpLine("1", "p", 0, 10, "read", "null", "1")+checkOpLine("1", "p", 0, 10, "read", "null", "2"))
 	var slow strings.Builder
 	for i := int64(0); i < 40; i++ {
@@ -66,6 +67,8 @@ func TestCheckCommand(t *testing.T) {
 		{"op type not in model", []string{"check", "--model", "kv", wrongType}, 2, "", "wrong.jsonl:1: op_type"},
 		{"recorder bug", []string{"check", "--model", "kv", dup}, 2, "", "recorder bug"},
 		{"missing file", []string{"check", "--model", "kv", "/nonexistent.jsonl"}, 2, "", "open history"},
+		// Zero ops consumed is red flag 2: an empty history must not pass.
+		{"no ops", []string{"check", "--model", "kv", metaOnly}, 2, "ops=0", "meta-only.jsonl: no ops"},
 		{"no model", []string{"check", good}, 2, "", "--model is required"},
 		{"unknown checker", []string{"check", "--model", "kv", "--checker", "nope", good}, 2, "", "unknown checker"},
 		{"missing final", []string{"check", "--model", "log", "--checker", "no-lost-ack", good}, 2, "", "needs a final state"},
