@@ -24,6 +24,7 @@ type LineError struct {
 	Err  error
 }
 
+// Error is "file:line: reason", the form every bad-input message takes.
 func (e *LineError) Error() string {
 	name := e.File
 	if name == "" {
@@ -32,6 +33,7 @@ func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
 }
 
+// Unwrap gives the underlying cause, for errors.Is / errors.As.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Reader streams ops from a JSON Lines history. A bad line yields a
