@@ -361,6 +361,32 @@ type auditCase struct {
 	gen      func(g *runGen)
 }
 
+// auditSingleSeed lists the audit cases whose point is the seed count.
+// Every other case runs the three seeds verdicts.md §4.2 asks of a
+// PASS-hardening, so the defect it commits is its only one.
+var auditSingleSeed = map[string]bool{"S10": true, "S18": true, "S19": true}
+
+// auditSeeds are the seeds of a three-seed audit case; the first is
+// written to run.json, the others to run-seed-<n>.json.
+var auditSeeds = []int64{1, 2, 3}
+
+// buildAudit writes one run per seed of the audit scenario id, each with
+// the same defect.
+func buildAudit(t *testing.T, dir, id string, gen func(g *runGen), seeds []int64) {
+	t.Helper()
+	for i, seed := range seeds {
+		g := baseAudit(id)
+		g.seed = seed
+		if i > 0 {
+			g.file = fmt.Sprintf("run-seed-%d.json", seed)
+		}
+		if gen != nil {
+			gen(&g)
+		}
+		g.build(t, dir)
+	}
+}
+
 // auditCheckers overrides the §7.M Checker text of an audit scenario.
 var auditCheckers = map[string]string{"S17": "session-consistency (read-your-writes)"}
 
@@ -411,6 +437,13 @@ var auditCases = []auditCase{
 		g.mutate = func(r *session.Run) { r.LogScan = nil }
 	}},
 	{"S17", "checker_mismatched_to_model", "set", func(*runGen) {}},
+	// The plan's hardening budget says "1 seed", and nothing is declared:
+	// §4.2's seed rule still applies to a serious claim.
+	{"S18", "seed_rule_single_seed_hardening", "register", func(*runGen) {}},
+	// The §7 item 11 escape, declared in run.json.
+	{"S19", "declared_deterministic_single_seed", "register", func(g *runGen) {
+		g.mutate = func(r *session.Run) { r.Claim = &session.ClaimScope{Statistical: boolp(false)} }
+	}},
 }
 
 const (
@@ -505,7 +538,7 @@ func TestGenerateSessions(t *testing.T) {
 		seriousScenario("S1", "linearizable_register_under_leader_kill", "register")+livenessScenario))
 	dir = d(sessDone)
 	sessionLog(t, dir, "mini", "../../../plan-mini.md")
-	baseAudit("S1").build(t, dir)
+	buildAudit(t, dir, "S1", nil, auditSeeds)
 	runGen{scenario: "S2", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("latency ≤ 1s assertion", 60)}.build(t, dir)
 	dir = d(sessBlock)
 	sessionLog(t, dir, "mini", "../../../plan-mini.md")
@@ -525,8 +558,10 @@ func TestGenerateSessions(t *testing.T) {
 	dir = d(sessAudit)
 	sessionLog(t, dir, "audit", "../../../plan-audit.md")
 	for _, c := range auditCases {
-		g := baseAudit(c.id)
-		c.gen(&g)
-		g.build(t, dir)
+		seeds := auditSeeds
+		if auditSingleSeed[c.id] {
+			seeds = seeds[:1]
+		}
+		buildAudit(t, dir, c.id, c.gen, seeds)
 	}
 }

@@ -91,6 +91,8 @@ func TestFixtureVerdicts(t *testing.T) {
 		{sessDone, "S2", PassSmoke, "tree:7"},
 		{sessBlock, "S1", NotRun, "no start record"},
 		{sessAudit, "S17", InconclusiveOracleTooWeak, "checker session is mismatched to model set"},
+		{sessAudit, "S18", PartialModel, "gate:weak-oracle PASS-hardening → PARTIAL-model: weak-oracle items unchecked: 11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
+		{sessAudit, "S19", PassHardening, "tree:7 no anomaly with the fault active and landed"},
 	}
 	reached := map[Verdict]bool{}
 	for _, c := range cases {
@@ -176,7 +178,8 @@ func TestFixtureRedFlags(t *testing.T) {
 		{"S7", 7, CheckFail, "2 error markers in SUT logs, 0 accounted", PassHardening},
 		{"S8", 8, CheckFail, "not back to nominal", PartialSurface},
 		{"S9", 9, CheckFail, "baseline harness h1/config c1 ≠ current h2/c1", PartialModel},
-		{"S10", 10, CheckFail, "1 distinct seed", PartialModel},
+		{"S10", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing", PartialModel},
+		{"S18", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing", PartialModel},
 		{"S16", 7, CheckUnknown, "no log scan recorded", PartialSurface},
 	}
 	for _, c := range cases {
@@ -212,6 +215,50 @@ func findingByID(rep *Report, id string) *Finding {
 	return nil
 }
 
+// TestFixtureSeedRule: verdicts.md §4.2's seed rule on serious claims
+// whose plan budget asks for a single seed. Three agreeing seeds keep
+// PASS-hardening; one undeclared seed is PARTIAL-model with the rule
+// named; a declared deterministic run takes the §7 item 11 escape.
+func TestFixtureSeedRule(t *testing.T) {
+	const det = "declared deterministic (single-interleaving)"
+	const rule = "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing"
+	cases := []struct {
+		session, id string
+		want        Verdict
+		rf10        string // status of red flag 10
+		item11      string // status of weak-oracle item 11
+		evidence    string // in both
+	}{
+		{sessAudit, "S14", PassHardening, CheckPass, ItemChecked, "3 seeds [1 2 3], same verdict"},
+		{sessAudit, "S7", PassHardening, CheckPass, ItemChecked, "3 seeds [1 2 3], same verdict"},
+		{sessDone, "S1", PassHardening, CheckPass, ItemChecked, "3 seeds [1 2 3], same verdict"},
+		{sessMixed, "S1", PassHardening, CheckPass, ItemChecked, "3 seeds [1 2 3], same verdict"},
+		{sessAudit, "S18", PartialModel, CheckFail, ItemUnchecked, rule},
+		{sessAudit, "S19", PassHardening, CheckNA, ItemNA, det},
+	}
+	for _, c := range cases {
+		t.Run(filepath.Base(c.session)+"/"+c.id, func(t *testing.T) {
+			r := findResult(analyzeFixture(t, c.session), c.id)
+			if r == nil {
+				t.Fatalf("%s missing", c.id)
+			}
+			if !r.Serious || r.TreeVerdict != PassHardening || r.Verdict != c.want {
+				t.Fatalf("%s serious=%v tree %s final %s, want serious, tree PASS-hardening, final %s (%s)",
+					c.id, r.Serious, r.TreeVerdict, r.Verdict, c.want, reasonText(r))
+			}
+			if rf := r.RedFlags[9]; rf.N != 10 || rf.Status != c.rf10 || !strings.Contains(rf.Evidence, c.evidence) {
+				t.Errorf("red flag 10 = %+v, want %s with %q", rf, c.rf10, c.evidence)
+			}
+			if it := r.WeakOracle[10]; it.N != 11 || it.Status != c.item11 || !strings.Contains(it.Reason, c.evidence) {
+				t.Errorf("weak item 11 = %+v, want %s with %q", it, c.item11, c.evidence)
+			}
+			if c.want != PassHardening && r.Release {
+				t.Errorf("%s keeps the release annotation after the seed downgrade", c.id)
+			}
+		})
+	}
+}
+
 func TestFixtureWeakOracle(t *testing.T) {
 	rep := analyzeFixture(t, sessAudit)
 	base := findResult(rep, "S14")
@@ -229,7 +276,8 @@ func TestFixtureWeakOracle(t *testing.T) {
 		{"S11", []int{4}, PartialModel, "4 (single failover (1 per run))"},
 		{"S12", []int{1, 5}, PartialSurface, "1 (only final-state checkers ran (final-state invariant))"},
 		{"S13", []int{1, 4, 5}, PartialSurface, "4 (single failover"},
-		{"S10", []int{11}, PartialModel, "11 (1 distinct seed"},
+		{"S10", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
+		{"S18", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
 	}
 	for _, c := range cases {
 		r := findResult(rep, c.id)

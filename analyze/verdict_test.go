@@ -376,3 +376,62 @@ func TestCausalNemeses(t *testing.T) {
 		})
 	}
 }
+
+// TestStatistical: verdicts.md §4.2's seed rule binds every serious claim
+// at the hardening or release tier whatever its budget says, and only a
+// run's declaration (§7 item 11's escape) lifts it; other claims keep
+// reading the claimed tier's budget.
+func TestStatistical(t *testing.T) {
+	oneSeed := &plan.Scenario{
+		Smoke:     plan.Budget{Text: "3 nodes, 30 s, 1 fault, 1 seed"},
+		Hardening: plan.Budget{Text: "3 nodes, 60 s, 1 fault, 1 seed"},
+		Release:   plan.Budget{Text: "5 nodes, 1 h, 10 faults, 1 seed"},
+	}
+	noSeeds := &plan.Scenario{Hardening: plan.Budget{Text: "3 nodes, 60 s, 1 fault"}}
+	threeSeeds := &plan.Scenario{
+		Smoke:     plan.Budget{Text: "3 nodes, 60 s, 0 faults, 1 seed"},
+		Hardening: plan.Budget{Text: "3 nodes, 10 min, 0 faults, 3 seeds"},
+	}
+	runs := func(decl ...*bool) []*loadedRun {
+		var out []*loadedRun
+		for i, d := range decl {
+			r := &session.Run{Scenario: "S1", Seed: int64(i + 1)}
+			if d != nil {
+				r.Claim = &session.ClaimScope{Statistical: d}
+			}
+			out = append(out, &loadedRun{run: r})
+		}
+		return out
+	}
+	const det = "declared deterministic (single-interleaving)"
+	cases := []struct {
+		name    string
+		serious bool
+		ps      *plan.Scenario
+		runs    []*loadedRun
+		claimed Tier
+		want    bool
+		why     string
+	}{
+		{"serious hardening, budget says 1 seed", true, oneSeed, runs(nil), TierHardening, true, ""},
+		{"serious hardening, budget states no seeds", true, noSeeds, runs(nil), TierHardening, true, ""},
+		{"serious release, budget says 1 seed", true, oneSeed, runs(nil), TierRelease, true, ""},
+		{"serious hardening, no plan", true, nil, runs(nil), TierHardening, true, ""},
+		{"serious hardening, declared deterministic", true, oneSeed, runs(boolp(false)), TierHardening, false, det},
+		{"serious hardening, one run of three declares deterministic", true, oneSeed, runs(nil, boolp(false), nil), TierHardening, false, det},
+		{"declarations disagree: statistical wins", true, oneSeed, runs(boolp(false), boolp(true)), TierHardening, true, ""},
+		{"serious smoke, budget says 1 seed", true, oneSeed, runs(nil), TierSmoke, false, "claim is not statistical at the smoke tier"},
+		{"non-serious hardening, budget says 1 seed", false, oneSeed, runs(nil), TierHardening, false, "claim is not statistical at the hardening tier"},
+		{"non-serious hardening, budget says 3 seeds", false, threeSeeds, runs(nil), TierHardening, true, ""},
+		{"non-serious smoke, declared statistical", false, threeSeeds, runs(boolp(true)), TierSmoke, true, ""},
+		{"non-serious hardening, declared deterministic", false, threeSeeds, runs(boolp(false)), TierHardening, false, det},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, why := statistical(&unit{serious: c.serious, ps: c.ps, runs: c.runs}, c.claimed)
+			if got != c.want || (!got && why != c.why) {
+				t.Errorf("statistical = %v %q, want %v %q", got, why, c.want, c.why)
+			}
+		})
+	}
+}

@@ -86,7 +86,14 @@
 //	controls            {positive, denied, side_channel}: boundary controls checked
 //	fairness            {dimension, groups[] {group, p99_ms, throughput, error_rate}}
 //	claim               {failover_based, size_generic, statistical}: overrides the
-//	                    analyzer's reading of the claim for the weak-oracle N/A escapes
+//	                    analyzer's reading of the claim for the weak-oracle N/A escapes.
+//	                    statistical: false declares a deterministic single-interleaving
+//	                    test: red flag 10 and weak-oracle item 11 become N/A
+//	                    ("declared deterministic (single-interleaving)"). Without it a
+//	                    serious (§7.M) claim at the hardening or release tier needs
+//	                    ≥ 3 distinct seeds with the same verdict (verdicts.md §4.2),
+//	                    whatever the plan's budget says; one run declaring true wins
+//	                    over another declaring false
 //	history             history file (default see above)
 //	final_state         final-state dump (default see above)
 //	notes               free text
