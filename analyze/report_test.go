@@ -95,7 +95,7 @@ func fullReport() *Report {
 				Metrics:    testSeries(10, 420, 12.5), Hypotheses: []string{"H1"}, Claims: []string{"C1"}},
 			{ID: "S2", Name: "cas | pipes\nand newlines", Serious: true, Verdict: FailReproducible, TreeVerdict: FailReproducible, TierMet: TierHardening,
 				Reasons: []Reason{{Step: "tree:2", To: FailReproducible, Text: "violation reproduced by re-run seed 42"}},
-				Oracle:  "porcupine register", OracleEvidence: "980 ops consumed, 1 anomalies",
+				Oracle:  "porcupine register", OracleEvidence: "980 ops consumed, 1 anomaly",
 				LandingEvidence: "SIGKILL delivered; leader-lost in raft log", Artifacts: []string{"artifacts/S2/history.jsonl"},
 				Checkers:   []checker.Result{{Checker: "linearizable", Model: "register", Outcome: checker.Invalid, OpsConsumed: 980}},
 				RedFlags:   allChecks(CheckPass, map[int]Check{7: {N: 7, Name: redFlagNames[7], Status: CheckFail, Evidence: "2 panics in node2.log not accounted for"}}),

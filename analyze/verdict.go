@@ -228,7 +228,7 @@ func aggregateArms(arms []ScenarioResult) (Verdict, string) {
 	if len(notRun) == len(arms) {
 		// Nothing was attempted: the parent is NOT-RUN too, or a session
 		// where nothing ran could never be BLOCKED.
-		return NotRun, fmt.Sprintf("all %d arms NOT-RUN", len(arms))
+		return NotRun, fmt.Sprintf("all %d %s NOT-RUN", len(arms), plural(len(arms), "arm", "arms"))
 	}
 	if len(failR) > 0 {
 		return FailReproducible, "FAIL-reproducible arm: " + strings.Join(failR, ", ")

@@ -375,7 +375,7 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 	if n == 0 {
 		oracle = "oracle did not run"
 	} else {
-		oracle = fmt.Sprintf("%d ops consumed, %d anomalies", consumed, anomalies)
+		oracle = fmt.Sprintf("%d ops consumed, %d %s", consumed, anomalies, plural(anomalies, "anomaly", "anomalies"))
 		if n > 1 {
 			oracle += fmt.Sprintf(" over %d runs", n)
 		}

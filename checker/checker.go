@@ -55,5 +55,9 @@ type Anomaly struct {
 // Evidence renders the execution-evidence sentence of spec §5, e.g.
 // "4217 ops consumed, 0 anomalies".
 func (r Result) Evidence() string {
-	return fmt.Sprintf("%d ops consumed, %d anomalies", r.OpsConsumed, len(r.Anomalies))
+	word := "anomalies"
+	if len(r.Anomalies) == 1 {
+		word = "anomaly"
+	}
+	return fmt.Sprintf("%d ops consumed, %d %s", r.OpsConsumed, len(r.Anomalies), word)
 }
