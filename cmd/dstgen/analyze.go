@@ -97,8 +97,15 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if err != nil {
 		return badInput(fmt.Errorf("analyze: %w", err))
 	}
-	if p == nil && analyze.IsBenchRunDir(dir) {
+	if analyze.IsBenchRunDir(dir) {
+		// A run_<ts> that `task collect` brought back from the benchmark
+		// workflows holds no scenario records: judging it against the
+		// plan would only say NOT-RUN for every scenario, so it gets the
+		// benchmark analysis, with the plan named as not applicable.
 		if runs, _ := session.RunFiles(dir); len(runs) == 0 {
+			if p != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no scenario records (run.json): analyzed as a benchmark run; plan %s not applied\n", dir, f.planFile)
+			}
 			return analyzeBenchRun(cmd, dir, f)
 		}
 	}

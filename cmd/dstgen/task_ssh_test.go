@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +56,12 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 	if err := os.Chmod(remote, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	// The benchmark leaves a text marker and a dstgen-shaped JSON report,
+	// so the collected run can be analyzed like a real one.
+	benchCmd := `echo bench-ran > report.txt; ` +
+		`printf '%s\n' '{"name":"e2e","target_rate":10,"duration_s":3,"ops":30,"errors":{"timeout":0},"latency_ms":{"mean":1.5,"p50":1,"p95":2,"p99":3}}' > bench.json; sleep 3`
 	extra := "workdir: " + remote + "\n" +
-		"benchmark:\n  command: \"echo bench-ran > report.txt; sleep 3\"\n" +
+		"benchmark:\n  command: " + strconv.Quote(benchCmd) + "\n" +
 		"parameters:\n  bench_host: h1\n"
 	envSrc := k.WriteEnv(t, []*sshtest.Server{srv}, [][]string{{"tallyd", "client"}}, extra)
 	data, err := os.ReadFile(envSrc)
@@ -133,9 +138,26 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 		}
 		return nil
 	})
-	for _, f := range []string{"report.txt", "start_time", "end_time"} {
+	for _, f := range []string{"report.txt", "bench.json", "start_time", "end_time"} {
 		if !found[f] {
 			t.Errorf("collect did not bring back %s (got %v)", f, found)
 		}
+	}
+
+	// The generated analyze task judges what collect brought back: the
+	// benchmark analysis of run_e2e, not a plan verdict over no records.
+	code, out, errs := runDstgen(t, "", "task", "analyze", "RESULTS=results/run_e2e", "DSTGEN="+bin, "--dir", dir)
+	if code != 0 {
+		t.Fatalf("task analyze: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "benchmark_result=pass") {
+		t.Errorf("task analyze did not run the benchmark analysis:\n%s\n%s", out, errs)
+	}
+	rep, err := os.ReadFile(filepath.Join(runDir, "findings", "report.md"))
+	if err != nil {
+		t.Fatalf("no findings/report.md after task analyze: %v", err)
+	}
+	if !strings.Contains(string(rep), "30") {
+		t.Errorf("report does not show the 30 ops the benchmark reported:\n%s", rep)
 	}
 }
