@@ -38,22 +38,9 @@ func ids(s string, prefix byte, arms bool) []string {
 			continue
 		}
 		// A range: "C1–C3".
-		j := end
-		for j < len(s) && s[j] == ' ' {
-			j++
-		}
-		switch {
-		case strings.HasPrefix(s[j:], "–"), strings.HasPrefix(s[j:], "—"):
-			j += len("–")
-		case strings.HasPrefix(s[j:], ".."):
-			j += 2
-		case strings.HasPrefix(s[j:], "-"):
-			j++
-		default:
+		j, ok := skipRangeDash(s, end)
+		if !ok {
 			continue
-		}
-		for j < len(s) && s[j] == ' ' {
-			j++
 		}
 		id2, num2, end2, ok2 := idAt(s, j, prefix, false)
 		if !ok2 || strings.Contains(id2, "/") || num2 <= num || num2-num > maxRange {
@@ -65,6 +52,29 @@ func ids(s string, prefix byte, arms bool) []string {
 		i = end2 - 1
 	}
 	return out
+}
+
+// skipRangeDash returns the index just past a range separator ("–", "—",
+// "..", "-", spaces allowed around it) that starts at s[j], or false when
+// there is none.
+func skipRangeDash(s string, j int) (int, bool) {
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	switch {
+	case strings.HasPrefix(s[j:], "–"), strings.HasPrefix(s[j:], "—"):
+		j += len("–")
+	case strings.HasPrefix(s[j:], ".."):
+		j += 2
+	case strings.HasPrefix(s[j:], "-"):
+		j++
+	default:
+		return j, false
+	}
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	return j, true
 }
 
 // idAt parses an id starting exactly at s[i].

@@ -658,22 +658,9 @@ func claimIDs(s string) []string {
 
 // rangeTail returns the length of a "–C3" range continuation at s's start.
 func rangeTail(s string) int {
-	j := 0
-	for j < len(s) && s[j] == ' ' {
-		j++
-	}
-	switch {
-	case strings.HasPrefix(s[j:], "–"), strings.HasPrefix(s[j:], "—"):
-		j += len("–")
-	case strings.HasPrefix(s[j:], ".."):
-		j += 2
-	case strings.HasPrefix(s[j:], "-"):
-		j++
-	default:
+	j, ok := skipRangeDash(s, 0)
+	if !ok {
 		return 0
-	}
-	for j < len(s) && s[j] == ' ' {
-		j++
 	}
 	k := j
 	if k < len(s) && (s[k] == 'C' || s[k] == 'M') {
