@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +53,25 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(remote) })
+	t.Cleanup(func() {
+		// A test that fails between bench:start and bench:stop leaves the
+		// job and the metric samplers running: stop them by PID (the
+		// samplers' pids files, then anything still naming the work dir)
+		// before removing the dir they write to.
+		pidFiles, _ := filepath.Glob(filepath.Join(remote, "metrics", "*", "pids"))
+		for _, f := range pidFiles {
+			data, _ := os.ReadFile(f)
+			for _, field := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(field); err == nil && pid > 1 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		for _, pid := range sshtest.Pgrep(remote) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.RemoveAll(remote)
+	})
 	if err := os.Chmod(remote, 0o777); err != nil {
 		t.Fatal(err)
 	}
