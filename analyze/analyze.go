@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -99,7 +100,6 @@ func Analyze(ctx context.Context, sessionDir string, p *plan.Plan, opts Options)
 	if p != nil {
 		reqs = p.EnvReqs
 	}
-	results := map[string]*ScenarioResult{}
 	for _, id := range order {
 		g := units[id]
 		var res ScenarioResult
@@ -120,10 +120,7 @@ func Analyze(ctx context.Context, sessionDir string, p *plan.Plan, opts Options)
 		} else {
 			res = evaluate(g.parent, reqs)
 		}
-		results[id] = &res
-	}
-	for _, id := range order {
-		rep.Scenarios = append(rep.Scenarios, *results[id])
+		rep.Scenarios = append(rep.Scenarios, res)
 	}
 	rep.Warnings = append(rep.Warnings, tierWarnings(rep.Scenarios)...)
 	a.findings(units)
@@ -307,18 +304,6 @@ type group struct {
 	arms   []*unit
 }
 
-func claimInfo(p *plan.Plan, s *plan.Scenario) (map[string]bool, []string) {
-	cats := map[string]bool{}
-	for _, id := range s.Falsifies {
-		for _, c := range p.Claims {
-			if c.ID == id {
-				cats[c.Category] = true
-			}
-		}
-	}
-	return cats, s.Falsifies
-}
-
 // buildUnits matches run records to plan scenarios and arms. Runs for ids
 // the plan does not declare are analyzed on their own and reported.
 func (a *analysis) buildUnits(p *plan.Plan, runs []*loadedRun) (map[string]*group, []string) {
@@ -328,14 +313,15 @@ func (a *analysis) buildUnits(p *plan.Plan, runs []*loadedRun) (map[string]*grou
 	if p != nil {
 		for i := range p.Scenarios {
 			s := &p.Scenarios[i]
-			cats, claims := claimInfo(p, s)
-			serious := s.M != nil
-			for c := range cats {
-				serious = serious || plan.GatedModel(c)
+			cats := map[string]bool{}
+			for _, c := range p.Categories(s) {
+				cats[c] = true
 			}
+			claims := s.Falsifies
+			serious := s.M != nil || p.Serious(s)
 			var hypos []plan.Hypothesis
 			for _, h := range p.Hypotheses {
-				if contains(s.Closes, h.ID) {
+				if slices.Contains(s.Closes, h.ID) {
 					hypos = append(hypos, h)
 				}
 			}
@@ -458,7 +444,7 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 				}
 				if len(names) == 0 {
 					lr.checkErr = "the §7.M Checker field names no checker dstgen knows"
-					a.problem(a.planFile(u), fieldLine(u.model, "Checker"), u.id, fmt.Sprintf("§7.M Checker %q names no known checker", u.model.Checker))
+					a.problem(a.planFile(), fieldLine(u.model, "Checker"), u.id, fmt.Sprintf("§7.M Checker %q names no known checker", u.model.Checker))
 					continue
 				}
 				var mu sync.Mutex
@@ -482,7 +468,7 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 							if strings.Contains(err.Error(), "model") {
 								line = fieldLine(u.model, "Model under test")
 							}
-							a.problem(a.planFile(u), line, u.id, fmt.Sprintf("checker %s on %s: %v", name, lr.histRel, err))
+							a.problem(a.planFile(), line, u.id, fmt.Sprintf("checker %s on %s: %v", name, lr.histRel, err))
 							return nil
 						}
 						if res.HTML != "" {
@@ -522,7 +508,8 @@ func firstCategory(u *unit) string {
 	return ""
 }
 
-func (a *analysis) planFile(u *unit) string {
+// planFile names the plan in problems about its §7.M fields.
+func (a *analysis) planFile() string {
 	if a.rep.PlanPath != "" {
 		return a.rep.PlanPath
 	}

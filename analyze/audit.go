@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,7 +168,7 @@ func opsIn(lr *loadedRun, w session.FaultWindow) (int, bool) {
 				n++
 				continue
 			}
-			if w.InjectedAtNS != nil && op.InvokeTS >= *w.InjectedAtNS && (w.RevertedAtNS == nil || op.InvokeTS <= *w.RevertedAtNS) {
+			if invokedIn(op.InvokeTS, w) {
 				n++
 			}
 		}
@@ -188,6 +190,12 @@ func opsIn(lr *loadedRun, w session.FaultWindow) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// invokedIn reports whether an op invoked at t ran while w was injected
+// (an unreverted window stays open).
+func invokedIn(t int64, w session.FaultWindow) bool {
+	return w.InjectedAtNS != nil && t >= *w.InjectedAtNS && (w.RevertedAtNS == nil || t <= *w.RevertedAtNS)
 }
 
 func interval(r *session.Run) int64 {
@@ -392,14 +400,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 	{
 		var budget plan.Budget
 		if u.ps != nil {
-			switch claimed {
-			case TierRelease:
-				budget = u.ps.Release
-			case TierHardening:
-				budget = u.ps.Hardening
-			default:
-				budget = u.ps.Smoke
-			}
+			budget = budgetFor(u.ps, claimed)
 		}
 		t := plan.ParseTier(budget.Text)
 		switch {
@@ -510,7 +511,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 				add(10, CheckFail, "%s rests on %d %s %v; verdicts.md §4.2 needs ≥ 3 agreeing",
 					claimedPass(claimed), len(seeds), plural(len(seeds), "seed", "seeds"), seeds)
 			case len(verdicts) > 1:
-				add(10, CheckFail, "%d seeds disagree: %v", len(seeds), keys(verdicts))
+				add(10, CheckFail, "%d seeds disagree: %v", len(seeds), slices.Sorted(maps.Keys(verdicts)))
 			default:
 				add(10, CheckPass, "%d seeds %v, same verdict", len(seeds), seeds)
 			}
@@ -519,13 +520,16 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 	return out
 }
 
-func keys(m map[Verdict]bool) []Verdict {
-	var out []Verdict
-	for v := range m {
-		out = append(out, v)
+// budgetFor is the plan's budget for tier t; every tier below hardening
+// (none, unknown, smoke) reads the smoke budget.
+func budgetFor(ps *plan.Scenario, t Tier) plan.Budget {
+	switch t {
+	case TierRelease:
+		return ps.Release
+	case TierHardening:
+		return ps.Hardening
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return ps.Smoke
 }
 
 func tierName(t Tier) string {
@@ -594,16 +598,7 @@ func statistical(u *unit, claimed Tier) (bool, string) {
 	if u.ps == nil {
 		return false, notStat
 	}
-	var b plan.Budget
-	switch claimed {
-	case TierRelease:
-		b = u.ps.Release
-	case TierHardening:
-		b = u.ps.Hardening
-	default:
-		b = u.ps.Smoke
-	}
-	t := plan.ParseTier(b.Text)
+	t := plan.ParseTier(budgetFor(u.ps, claimed).Text)
 	return t.Seeds.Known && t.Seeds.N > 1, notStat
 }
 

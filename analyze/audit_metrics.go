@@ -74,16 +74,15 @@ func metricsFor(u *unit) *Metrics {
 	return m
 }
 
-// pct is the nearest-rank percentile of sorted values.
+// pct is the nearest-rank percentile (q in [0, 1]) of sorted values: the
+// value at rank ceil(q·n), so every reported percentile is an observed
+// sample. Session metrics and benchmark runs share it.
 func pct(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return sorted[i]
+	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // series buckets one run's ops by measurement interval: from the history

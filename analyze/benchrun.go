@@ -30,30 +30,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/session"
 )
 
 // Thresholds for the named patterns. They are fixed (not flags) so two
 // runs are always judged by the same yardstick; the report states them.
 const (
-	benchCPUSaturated   = 90.0 // % busy
-	benchIOWaitHigh     = 20.0 // % iowait
-	benchDiskSaturated  = 90.0 // % device utilisation
-	benchMemPressure    = 90.0 // % used
-	benchSustained      = 3    // consecutive samples that make a level "sustained"
-	benchTargetShortfal = 0.90 // achieved < 90% of target ⇒ below target
-	benchBurstFactor    = 3.0  // interval error ratio ≥ 3× the run's ⇒ burst
-	benchBurstMinRatio  = 0.01 // … and ≥ 1% of that interval's ops
-	benchPlateauGrowth  = 0.05 // throughput grew < 5% between halves …
-	benchLatencyClimb   = 1.5  // … while p99 rose ≥ 1.5×
-	benchRegression     = 0.20 // ±20% vs the previous run is worth naming
+	benchCPUSaturated    = 90.0 // % busy
+	benchIOWaitHigh      = 20.0 // % iowait
+	benchDiskSaturated   = 90.0 // % device utilisation
+	benchMemPressure     = 90.0 // % used
+	benchSustained       = 3    // consecutive samples that make a level "sustained"
+	benchTargetShortfall = 0.90 // achieved < 90% of target ⇒ below target
+	benchBurstFactor     = 3.0  // interval error ratio ≥ 3× the run's ⇒ burst
+	benchBurstMinRatio   = 0.01 // … and ≥ 1% of that interval's ops
+	benchPlateauGrowth   = 0.05 // throughput grew < 5% between halves …
+	benchLatencyClimb    = 1.5  // … while p99 rose ≥ 1.5×
+	benchRegression      = 0.20 // ±20% vs the previous run is worth naming
 )
 
 // DefaultMaxErrorRate is the error-rate threshold above which a benchmark
@@ -154,35 +158,10 @@ func IsBenchRunDir(dir string) bool {
 	if runDirRe.MatchString(filepath.Base(filepath.Clean(dir))) {
 		return true
 	}
-	if benchIsDir(filepath.Join(dir, "artifacts")) {
+	if benchIsDir(filepath.Join(dir, session.ArtifactsDir)) {
 		return false
 	}
-	return benchIsDir(filepath.Join(dir, "benchmark"))
-}
-
-// NewestBenchRun returns the newest run_<ts> directory under root ("" when
-// there is none); the timestamp format sorts lexically.
-func NewestBenchRun(root string) string {
-	runs := benchRunDirs(root)
-	if len(runs) == 0 {
-		return ""
-	}
-	return runs[len(runs)-1]
-}
-
-func benchRunDirs(root string) []string {
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() && runDirRe.MatchString(e.Name()) {
-			out = append(out, filepath.Join(root, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
+	return benchIsDir(filepath.Join(dir, session.BenchmarkDir))
 }
 
 func benchIsDir(p string) bool {
@@ -213,9 +192,9 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	if err := b.loadMetrics(ctx); err != nil {
 		return nil, err
 	}
-	if ents, err := os.ReadDir(filepath.Join(dir, "logs")); err == nil {
+	if ents, err := os.ReadDir(filepath.Join(dir, session.LogsDir)); err == nil {
 		for _, e := range ents {
-			b.Logs = append(b.Logs, filepath.Join("logs", e.Name()))
+			b.Logs = append(b.Logs, filepath.Join(session.LogsDir, e.Name()))
 		}
 	}
 	for _, r := range b.Benchmarks {
@@ -229,7 +208,9 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 		b.Totals.ErrorRate = float64(b.Totals.Failures) / float64(b.Totals.Ops)
 	}
 	if !opts.NoPrevious {
-		if prev := previousBenchRun(dir); prev != "" {
+		// session.Previous already knows run_<ts> siblings apart from
+		// plan sessions; it never fails, only answers "".
+		if prev, _ := session.Previous(dir); prev != "" {
 			p, err := AnalyzeBenchRun(ctx, prev, BenchRunOptions{MaxErrorRate: opts.MaxErrorRate, NoPrevious: true})
 			if err != nil {
 				b.Problems = append(b.Problems, fmt.Sprintf("%s: previous run not analysed: %v", prev, err))
@@ -246,16 +227,16 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 }
 
 func (b *BenchRun) loadBenchmarks(ctx context.Context) error {
-	files, _ := filepath.Glob(filepath.Join(b.Dir, "benchmark", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(b.Dir, session.BenchmarkDir, "*.json"))
 	sort.Strings(files)
 	if len(files) == 0 {
-		b.Problems = append(b.Problems, filepath.Join(b.ID, "benchmark")+": no benchmark/*.json summaries found")
+		b.Problems = append(b.Problems, filepath.Join(b.ID, session.BenchmarkDir)+": no benchmark/*.json summaries found")
 	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("benchmark run: %w", err)
 		}
-		rel := filepath.Join(b.ID, "benchmark", filepath.Base(f))
+		rel := filepath.Join(b.ID, session.BenchmarkDir, filepath.Base(f))
 		data, err := os.ReadFile(f)
 		if err != nil {
 			b.Problems = append(b.Problems, fmt.Sprintf("%s: %v", rel, err))
@@ -288,9 +269,9 @@ func (b *BenchRun) readEpoch(dir, name string) *time.Time {
 }
 
 func (b *BenchRun) loadMetrics(ctx context.Context) error {
-	mdir := filepath.Join(b.Dir, "metrics")
+	mdir := filepath.Join(b.Dir, session.MetricsDir)
 	if !benchIsDir(mdir) {
-		b.Problems = append(b.Problems, filepath.Join(b.ID, "metrics")+": no metrics directory; host resources unknown")
+		b.Problems = append(b.Problems, filepath.Join(b.ID, session.MetricsDir)+": no metrics directory; host resources unknown")
 		return nil
 	}
 	b.Start, b.End = b.readEpoch(mdir, "start_time"), b.readEpoch(mdir, "end_time")
@@ -305,12 +286,7 @@ func (b *BenchRun) loadMetrics(ctx context.Context) error {
 			}
 		}
 	}
-	keys := make([]string, 0, len(dirs))
-	for d := range dirs {
-		keys = append(keys, d)
-	}
-	sort.Strings(keys)
-	for _, d := range keys {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("benchmark run: %w", err)
 		}
@@ -339,12 +315,7 @@ func (b *BenchRun) loadMetrics(ctx context.Context) error {
 			}
 		}
 	}
-	names := make([]string, 0, len(hosts))
-	for h := range hosts {
-		names = append(names, h)
-	}
-	sort.Strings(names)
-	for _, h := range names {
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		u := hosts[h]
 		if len(u.CPU) > 0 {
 			u.MeanCPU = benchMean(u.CPU)
@@ -461,7 +432,7 @@ func (b *BenchRun) findPatterns() {
 		}
 	}
 	for _, r := range b.Benchmarks {
-		if r.TargetRate > 0 && r.Throughput < benchTargetShortfal*r.TargetRate {
+		if r.TargetRate > 0 && r.Throughput < benchTargetShortfall*r.TargetRate {
 			b.add("throughput-below-target", r.Name, "achieved %.1f ops/s of %.1f target (%.0f%%)", r.Throughput, r.TargetRate, 100*r.Throughput/r.TargetRate)
 		}
 		if rate := r.ErrorRate(); rate > b.MaxErrorRate {
@@ -547,7 +518,7 @@ func seriesP99(s []BenchPoint) float64 {
 
 func topCategory(m map[string]int64) string {
 	best, n := "none", int64(-1)
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] > n {
 			best, n = k, m[k]
 		}
@@ -556,15 +527,6 @@ func topCategory(m map[string]int64) string {
 		return best
 	}
 	return fmt.Sprintf("%q (%d)", best, n)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func (b *BenchRun) patternsOf(kind string) []BenchPattern {
@@ -662,22 +624,6 @@ func (b *BenchRun) headline() string {
 	return strings.Join(parts, "; ")
 }
 
-// previousBenchRun is the newest sibling run_<ts> older than dir.
-func previousBenchRun(dir string) string {
-	clean := filepath.Clean(dir)
-	name := filepath.Base(clean)
-	if !runDirRe.MatchString(name) {
-		return ""
-	}
-	prev := ""
-	for _, d := range benchRunDirs(filepath.Dir(clean)) {
-		if filepath.Base(d) < name {
-			prev = d
-		}
-	}
-	return prev
-}
-
 func compareBenchRuns(prev, cur *BenchRun) *BenchComparison {
 	c := &BenchComparison{Previous: prev.ID, HostCPU: map[string][2]float64{}}
 	before := map[string]BenchResult{}
@@ -773,7 +719,7 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	} else {
 		mdHeader(&s, "Benchmark", "Category", "Count", "Share of ops %")
 		for _, r := range b.Benchmarks {
-			for _, k := range sortedKeys(r.Errors) {
+			for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 				mdRow(&s, r.Name, k, strconv.FormatInt(r.Errors[k], 10), fmt.Sprintf("%.2f", 100*float64(r.Errors[k])/math.Max(1, float64(r.Ops))))
 			}
 		}
@@ -791,7 +737,7 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 
 	s.WriteString("\n## Saturation and error patterns\n\n")
 	fmt.Fprintf(&s, "Thresholds: cpu ≥ %.0f%% for ≥ %d consecutive samples; iowait ≥ %.0f%%; disk util ≥ %.0f%%; memory ≥ %.0f%%; throughput < %.0f%% of target; plateau = throughput grew < %.0f%% between halves while p99 rose ≥ %.1f×; error burst = interval error ratio ≥ %.0f× the run's and ≥ %.0f%%.\n\n",
-		benchCPUSaturated, benchSustained, benchIOWaitHigh, benchDiskSaturated, benchMemPressure, 100*benchTargetShortfal, 100*benchPlateauGrowth, benchLatencyClimb, benchBurstFactor, 100*benchBurstMinRatio)
+		benchCPUSaturated, benchSustained, benchIOWaitHigh, benchDiskSaturated, benchMemPressure, 100*benchTargetShortfall, 100*benchPlateauGrowth, benchLatencyClimb, benchBurstFactor, 100*benchBurstMinRatio)
 	if len(b.Patterns) == 0 {
 		s.WriteString("No saturation or error pattern detected.\n")
 	}
@@ -807,7 +753,7 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 				optMS(c.P99Before)+" → "+optMS(c.P99After)+deltaPct(c.P99Before, c.P99After),
 				pctPtr(c.ErrRateBefore)+" → "+pctPtr(c.ErrRateAfter))
 		}
-		for _, h := range sortedKeys(b.Previous.HostCPU) {
+		for _, h := range slices.Sorted(maps.Keys(b.Previous.HostCPU)) {
 			v := b.Previous.HostCPU[h]
 			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", mdLine(h), benchPct(v[0]), benchPct(v[1]))
 		}
@@ -920,6 +866,16 @@ func RenderBenchHTML(b *BenchRun) []byte {
 	return []byte(s.String())
 }
 
+// RenderBenchJSON renders a benchmark run's report.json (indented,
+// trailing newline).
+func RenderBenchJSON(b *BenchRun) ([]byte, error) {
+	js, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(js, '\n'), nil
+}
+
 // WriteBenchReport writes report.md, report.json and report.html into dir
 // (normally run_<ts>/findings), joining the errors of files it could not
 // write.
@@ -927,13 +883,13 @@ func WriteBenchReport(b *BenchRun, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write benchmark report: create %s: %w", dir, err)
 	}
-	js, err := json.MarshalIndent(b, "", "  ")
+	js, err := RenderBenchJSON(b)
 	if err != nil {
 		return fmt.Errorf("write benchmark report: %w", err)
 	}
 	return errors.Join(
 		writeFileAtomic(filepath.Join(dir, ReportMarkdownFile), RenderBenchMarkdown(b)),
-		writeFileAtomic(filepath.Join(dir, ReportJSONFile), append(js, '\n')),
+		writeFileAtomic(filepath.Join(dir, ReportJSONFile), js),
 		writeFileAtomic(filepath.Join(dir, ReportHTMLFile), RenderBenchHTML(b)),
 	)
 }

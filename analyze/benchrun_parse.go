@@ -166,13 +166,13 @@ func parseNativeBench(name, base string, data []byte) (BenchResult, error) {
 			r.Latency.Mean = fptr(benchMean(s))
 		}
 		if r.Latency.P50 == nil {
-			r.Latency.P50 = fptr(benchPercentile(s, 50))
+			r.Latency.P50 = fptr(pct(s, 0.50))
 		}
 		if r.Latency.P95 == nil {
-			r.Latency.P95 = fptr(benchPercentile(s, 95))
+			r.Latency.P95 = fptr(pct(s, 0.95))
 		}
 		if r.Latency.P99 == nil {
-			r.Latency.P99 = fptr(benchPercentile(s, 99))
+			r.Latency.P99 = fptr(pct(s, 0.99))
 		}
 	}
 	var seriesOps int64
@@ -378,23 +378,6 @@ func benchMean(s []float64) float64 {
 	return t / float64(len(s))
 }
 
-// percentile uses the nearest-rank method on sorted samples: the value at
-// rank ceil(p/100·n), so every reported percentile is an observed sample.
-func benchPercentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(n)))
-	if rank < 1 {
-		rank = 1
-	}
-	if rank > n {
-		rank = n
-	}
-	return sorted[rank-1]
-}
-
 // hostSample is one resource sample. Negative fields mean "not measured by
 // this source".
 type hostSample struct {
@@ -446,11 +429,7 @@ func parseVmstat(name string, data []byte) ([]hostSample, []string) {
 			continue
 		}
 		if f[0] == "r" {
-			col = map[string]int{}
-			for i, h := range f {
-				col[h] = i
-			}
-			ncol = len(f)
+			col, ncol = columns(f), len(f)
 			continue
 		}
 		idI, okID := col["id"]
@@ -482,6 +461,15 @@ func parseVmstat(name string, data []byte) ([]hostSample, []string) {
 		out = append(out, s)
 	}
 	return out, probs
+}
+
+// columns indexes a header row by name; of duplicate names the last wins.
+func columns(header []string) map[string]int {
+	col := make(map[string]int, len(header))
+	for i, h := range header {
+		col[h] = i
+	}
+	return col
 }
 
 func clampPct(v float64) float64 { return math.Max(0, math.Min(100, v)) }
@@ -523,11 +511,7 @@ func parseIostat(name string, data []byte) ([]hostSample, []string) {
 			state = "cpu"
 			continue
 		case strings.HasPrefix(f[0], "Device"):
-			devCol = map[string]int{}
-			for i, h := range f {
-				devCol[h] = i
-			}
-			devN = len(f)
+			devCol, devN = columns(f), len(f)
 			if cur == nil {
 				// iostat -d: no avg-cpu block, a device header starts a report.
 				reports++
@@ -600,11 +584,7 @@ func parseMpstat(name string, data []byte) ([]hostSample, []string) {
 			continue
 		}
 		if f[off] == "CPU" {
-			col = map[string]int{}
-			for i, h := range f[off:] {
-				col[h] = i
-			}
-			ncol = len(f) - off
+			col, ncol = columns(f[off:]), len(f)-off
 			continue
 		}
 		if f[off] != "all" {

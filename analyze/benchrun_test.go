@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dstgen/dstgen/session"
 )
 
 const (
@@ -238,11 +240,14 @@ func TestIsBenchRunDir(t *testing.T) {
 			t.Errorf("IsBenchRunDir(%s) = %v", dir, got)
 		}
 	}
-	if got := NewestBenchRun(benchFixtures); filepath.Base(got) != "run_20261129_100000" {
-		t.Errorf("NewestBenchRun = %q", got)
+	if got, err := session.Find(benchFixtures); err != nil || filepath.Base(got) != "run_20261129_100000" {
+		t.Errorf("session.Find(bench results) = %q, %v", got, err)
 	}
-	if got := previousBenchRun(benchPrev); got != "" {
+	if got, _ := session.Previous(benchPrev); got != "" {
 		t.Errorf("oldest run has a previous: %q", got)
+	}
+	if got, _ := session.Previous(benchCur); filepath.Clean(got) != filepath.Clean(benchPrev) {
+		t.Errorf("previous of newest run = %q, want %q", got, benchPrev)
 	}
 }
 
@@ -259,7 +264,7 @@ func TestPercentileNearestRank(t *testing.T) {
 		{[]float64{1, 2, 3, 4}, 0, 1},
 		{nil, 50, 0},
 	} {
-		if got := benchPercentile(tc.s, tc.p); got != tc.want {
+		if got := pct(tc.s, tc.p/100); got != tc.want {
 			t.Errorf("p%.0f of %v = %v, want %v", tc.p, tc.s, got, tc.want)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dstgen/dstgen/session"
 )
 
 // Comparison is what changed per scenario between two sessions.
@@ -122,7 +124,7 @@ func schemaOf(r *Report) string {
 
 // PreviousReportPath is where the previous session keeps its report.json.
 func PreviousReportPath(prevSessionDir string) string {
-	return filepath.Join(prevSessionDir, "findings", ReportJSONFile)
+	return filepath.Join(prevSessionDir, session.FindingsDir, ReportJSONFile)
 }
 
 func fmtOpt(p *float64, unit string) string {

@@ -236,7 +236,7 @@ func writeFinding(b *strings.Builder, f Finding) {
 	red := f.Reduction
 	if strings.TrimSpace(red) == "" {
 		// A guess is not allowed (verdicts.md §9); the interim value is.
-		red = "unknown — pending re-run on alternative harness/host"
+		red = BlamePending
 	}
 	fmt.Fprintf(b, "- **Reduction classification:** %s\n", mdLine(red))
 	fmt.Fprintf(b, "- **Classification:** %s\n", mdLine(f.Classification))

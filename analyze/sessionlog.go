@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-)
 
-// SessionLogFile is the session log's name inside a session directory.
-const SessionLogFile = "session-log.md"
+	"github.com/dstgen/dstgen/session"
+)
 
 // AppendSessionLog appends the "Scenario verdicts" table of report-format
 // §2 (one row per scenario and arm: budget tier met, verdict, notes) to
@@ -18,7 +17,7 @@ const SessionLogFile = "session-log.md"
 // log is append-only: each analysis adds a dated block and rewrites nothing,
 // so an earlier verdict stays readable beside a later one.
 func AppendSessionLog(r *Report, sessionDir string, now time.Time) error {
-	path := filepath.Join(sessionDir, SessionLogFile)
+	path := filepath.Join(sessionDir, session.SessionLog)
 	var b strings.Builder
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		slug := r.PlanSlug
@@ -28,19 +27,19 @@ func AppendSessionLog(r *Report, sessionDir string, now time.Time) error {
 		fmt.Fprintf(&b, "# Session log: %s @ %s\n\n**Session dir:** %s\n", slug, filepath.Base(sessionDir), sessionDir)
 	}
 	fmt.Fprintf(&b, "\n## Scenario verdicts\n\n_dstgen analyze at %s — session verdict %s_\n\n",
-		now.UTC().Format("20060102T150405Z"), r.SessionVerdict)
-	b.WriteString("| Scenario / arm | Budget tier met | Verdict | Notes |\n|---|---|---|---|\n")
+		now.UTC().Format(session.StampLayout), r.SessionVerdict)
+	mdHeader(&b, "Scenario / arm", "Budget tier met", "Verdict", "Notes")
 	var row func(s ScenarioResult)
 	row = func(s ScenarioResult) {
 		tier := string(s.TierMet)
-		if tier == "" || s.TierMet == TierNone {
-			tier = "—"
+		if s.TierMet == TierNone {
+			tier = "" // mdCell shows it as —
 		}
 		note := ""
 		if n := len(s.Reasons); n > 0 {
 			note = s.Reasons[n-1].String()
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(s.ID), tier, s.Verdict, mdCell(note))
+		mdRow(&b, s.ID, tier, string(s.Verdict), note)
 		for _, a := range s.Arms {
 			row(a)
 		}

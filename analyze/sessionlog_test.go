@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/session"
 )
 
 func TestAppendSessionLog(t *testing.T) {
@@ -22,7 +24,7 @@ func TestAppendSessionLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, SessionLogFile))
+	data, err := os.ReadFile(filepath.Join(dir, session.SessionLog))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestAppendSessionLog(t *testing.T) {
 
 func TestAppendSessionLogKeepsRunnerLog(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, SessionLogFile)
+	path := filepath.Join(dir, session.SessionLog)
 	runner := "# Session log: kv @ 20261129T090000Z\n\n## Toolbox discovered\n- `tools/x` — driver\n"
 	if err := os.WriteFile(path, []byte(runner), 0o644); err != nil {
 		t.Fatal(err)

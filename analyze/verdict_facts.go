@@ -242,7 +242,7 @@ type measured struct {
 
 func measure(runs []*loadedRun) measured {
 	m := measured{size: map[string]int{}, faults: -1}
-	for i, lr := range runs {
+	for _, lr := range runs {
 		r := lr.run
 		sz := map[string]int{"nodes": r.Nodes}
 		for k, v := range r.ConfigSize {
@@ -253,9 +253,6 @@ func measure(runs []*loadedRun) measured {
 			if old, ok := m.size[k]; !ok || v < old {
 				m.size[k] = v
 			}
-		}
-		if d := r.Duration(); i == 0 || d < m.duration {
-			m.duration = d
 		}
 		landed := 0
 		for _, w := range r.FaultWindows {
@@ -270,6 +267,7 @@ func measure(runs []*loadedRun) measured {
 	if m.faults < 0 {
 		m.faults = 0
 	}
+	m.duration = minDuration(runs)
 	m.seeds = len(distinctSeeds(runs))
 	return m
 }
@@ -478,14 +476,7 @@ func windowsExpected(u *unit, lr *loadedRun) bool {
 	if u.ps == nil {
 		return true
 	}
-	b := u.ps.Smoke
-	switch lr.run.Tier {
-	case "hardening":
-		b = u.ps.Hardening
-	case "release":
-		b = u.ps.Release
-	}
-	t := plan.ParseTier(b.Text)
+	t := plan.ParseTier(budgetFor(u.ps, Tier(lr.run.Tier)).Text)
 	return !t.Faults.Known || t.Faults.N > 0
 }
 
@@ -497,8 +488,7 @@ func overlaps(lr *loadedRun) bool {
 			continue
 		}
 		for i := range lr.ops {
-			t := lr.ops[i].InvokeTS
-			if t >= *w.InjectedAtNS && (w.RevertedAtNS == nil || t <= *w.RevertedAtNS) {
+			if invokedIn(lr.ops[i].InvokeTS, w) {
 				return true
 			}
 		}

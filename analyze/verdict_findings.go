@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,8 +20,7 @@ const BlamePending = "unknown — pending re-run on alternative harness/host"
 // crash-recovery, time/slow ⇒ timing, version ⇒ upgrade, config ⇒ config.
 func taxdc(nemeses []string) string {
 	for _, n := range nemeses {
-		switch {
-		case networkNemeses[n] && n != "latency" && n != "slow-follower" && n != "bandwidth":
+		if networkNemeses[n] && n != "latency" && n != "slow-follower" && n != "bandwidth" {
 			return "partition"
 		}
 	}
@@ -139,6 +137,15 @@ func severity(tags []string) string {
 func (a *analysis) findings(groups map[string]*group) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("F%d", n) }
+	// record files f under the scenario or arm t, and under its parent s
+	// too when t is an arm, so the aggregate row lists its arms' findings.
+	record := func(s, t *ScenarioResult, f Finding) {
+		t.Findings = append(t.Findings, f.ID)
+		if t != s {
+			s.Findings = append(s.Findings, f.ID)
+		}
+		a.rep.Findings = append(a.rep.Findings, f)
+	}
 	for i := range a.rep.Scenarios {
 		s := &a.rep.Scenarios[i]
 		g := groups[s.ID]
@@ -156,11 +163,7 @@ func (a *analysis) findings(groups map[string]*group) {
 			if t.Verdict.IsFail() {
 				f := failFinding(u, t)
 				f.ID = next()
-				t.Findings = append(t.Findings, f.ID)
-				if t != s {
-					s.Findings = append(s.Findings, f.ID)
-				}
-				a.rep.Findings = append(a.rep.Findings, f)
+				record(s, t, f)
 			}
 			for _, c := range t.RedFlags {
 				if c.N == 7 && c.Status == CheckFail {
@@ -174,11 +177,7 @@ func (a *analysis) findings(groups map[string]*group) {
 						RootCause:  "not determined — errors may be swallowed by the SUT or expected under the fault",
 						NextAction: "read the listed log hits and either account for them in the oracle or file them against the SUT",
 					}
-					t.Findings = append(t.Findings, f.ID)
-					if t != s {
-						s.Findings = append(s.Findings, f.ID)
-					}
-					a.rep.Findings = append(a.rep.Findings, f)
+					record(s, t, f)
 				}
 			}
 		}
@@ -280,7 +279,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 	}
 	sub := ""
 	if u.ps != nil {
-		for _, h := range planHypotheses(u) {
+		for _, h := range u.hypos {
 			if strings.TrimSpace(h.Subsystem) != "" {
 				sub = h.Subsystem
 				break
@@ -310,11 +309,6 @@ func titleKind(kinds []string) string {
 	return "oracle violation"
 }
 
-// planHypotheses returns the plan hypotheses the unit's scenario closes.
-func planHypotheses(u *unit) []plan.Hypothesis {
-	return u.hypos
-}
-
 // planSections fills the plan-derived report sections: hypothesis
 // coverage, surface coverage, release disclosures, adequacy, confidence.
 func planSections(rep *Report, p *plan.Plan) {
@@ -330,7 +324,7 @@ func planSections(rep *Report, p *plan.Plan) {
 	for _, h := range p.Hypotheses {
 		row := HypothesisCoverage{ID: h.ID, Title: h.Title}
 		for _, s := range p.Scenarios {
-			if contains(s.Closes, h.ID) {
+			if slices.Contains(s.Closes, h.ID) {
 				row.Scenarios = append(row.Scenarios, s.ID)
 				if r := byID[s.ID]; r != nil {
 					row.Verdicts = append(row.Verdicts, r.Verdict)
@@ -391,7 +385,7 @@ func planSections(rep *Report, p *plan.Plan) {
 	for _, ad := range p.Adequacy {
 		row := AdequacyRow{Claim: ad.Claim, PlanArgument: strings.TrimSpace(ad.Why + " (" + ad.Scenarios + ")")}
 		var ran, weak []string
-		for _, id := range scenarioIDs(ad.Scenarios) {
+		for _, id := range ad.ScenarioIDs { // parsed by plan, ranges ("S1–S3") expanded
 			r := byID[id]
 			if r == nil {
 				weak = append(weak, id+" not in the plan")
@@ -417,7 +411,7 @@ func planSections(rep *Report, p *plan.Plan) {
 		var vs []string
 		best, fail := Verdict(""), false
 		for _, s := range p.Scenarios {
-			if !contains(s.Falsifies, c.ID) {
+			if !slices.Contains(s.Falsifies, c.ID) {
 				continue
 			}
 			r := byID[s.ID]
@@ -444,17 +438,4 @@ func planSections(rep *Report, p *plan.Plan) {
 			rep.Confidence.Less = append(rep.Confidence.Less, line+" — not validated as the plan hoped")
 		}
 	}
-}
-
-var scenarioIDRE = regexp.MustCompile(`\bS[0-9]+(/[A-Za-z0-9_-]+)?\b`)
-
-func scenarioIDs(text string) []string { return uniq(scenarioIDRE.FindAllString(text, -1)) }
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

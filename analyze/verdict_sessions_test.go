@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -358,7 +359,7 @@ func TestFixtureFindings(t *testing.T) {
 	}
 	f := findingByID(rep, s1.Findings[0])
 	if f.ID != "F1" || f.Scenario != "S1" || f.Hypothesis != "H1" || f.Reduction != BlamePending ||
-		f.Severity != "P0" || !contains(f.Tags, "safety") || f.Classification == "" ||
+		f.Severity != "P0" || !slices.Contains(f.Tags, "safety") || f.Classification == "" ||
 		!strings.Contains(f.WhatHappened, "nonlinearizable") && !strings.Contains(f.WhatHappened, "linearizab") ||
 		!strings.Contains(f.Reproducer, "seed 7") || len(f.Evidence) == 0 {
 		t.Errorf("finding %+v", f)
@@ -616,6 +617,40 @@ func TestTornHistoryLineIsNotACompleteCheck(t *testing.T) {
 		}
 		if !strings.Contains(fmt.Sprint(rep.Problems), "history.jsonl:62:") {
 			t.Errorf("tail %q: no file:line problem: %v", tail, rep.Problems)
+		}
+	}
+}
+
+// TestAdequacyRangeOfScenarios: a §7b Scenarios cell written as a range
+// ("S1–S3") covers every scenario in it, as the plan parser reads it.
+func TestAdequacyRangeOfScenarios(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "plan.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "| C1 | (a) stale lease read, (b) split brain | S1 (a, b) |"
+	if !strings.Contains(string(src), row) {
+		t.Fatalf("fixture plan lacks the C1 adequacy row")
+	}
+	path := filepath.Join(t.TempDir(), "plan.md")
+	if err := os.WriteFile(path, []byte(strings.Replace(string(src), row, "| C1 | (a) stale lease read, (b) split brain | S1–S3 (a, b) |", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Parse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), filepath.Join("testdata", sessMixed), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Adequacy) == 0 {
+		t.Fatal("no adequacy rows")
+	}
+	got := rep.Adequacy[0].WhatRan
+	for _, id := range []string{"S1 ", "S2 ", "S3 "} {
+		if !strings.Contains(got, id) {
+			t.Errorf("adequacy of C1 over S1–S3 lacks %s: %q", id, got)
 		}
 	}
 }

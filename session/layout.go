@@ -106,12 +106,19 @@ func Find(root string) (string, error) {
 	if IsSession(root) {
 		return root, nil
 	}
-	cands := sessionsIn(root)
+	// One listing of root serves both levels: run_<ts>/ directly in it and
+	// <plan-slug>/<ts>/ one below.
+	var cands []candidate
 	if ents, err := os.ReadDir(root); err == nil {
 		for _, e := range ents {
-			if e.IsDir() {
-				cands = append(cands, sessionsIn(filepath.Join(root, e.Name()))...)
+			if !e.IsDir() {
+				continue
 			}
+			sub := filepath.Join(root, e.Name())
+			if t, ok := stamp(e.Name()); ok {
+				cands = append(cands, candidate{sub, t})
+			}
+			cands = append(cands, sessionsIn(sub)...)
 		}
 	}
 	if len(cands) == 0 {

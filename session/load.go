@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -204,15 +205,6 @@ func fieldByTag(t reflect.Type, key string) (reflect.Type, bool) {
 	return nil, false
 }
 
-func oneOf(v string, allowed ...string) bool {
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	return false
-}
-
 func (r *Run) errAt(field, format string, args ...any) error {
 	ln := r.Lines[field]
 	if ln == 0 {
@@ -243,9 +235,9 @@ func (r *Run) validate() error {
 		return r.errAt("scenario", "scenario id %q must be a non-empty id like S1", r.Scenario)
 	case r.Arm != "" && !strings.HasPrefix(r.Arm, r.Scenario+"/"):
 		return r.errAt("arm", "arm %q must start with %q", r.Arm, r.Scenario+"/")
-	case !oneOf(r.Clock, "", "monotonic", "wall"):
+	case !slices.Contains([]string{"", "monotonic", "wall"}, r.Clock):
 		return r.errAt("clock", "clock %q must be monotonic or wall", r.Clock)
-	case !oneOf(r.Tier, "", "smoke", "hardening", "release"):
+	case !slices.Contains([]string{"", "smoke", "hardening", "release"}, r.Tier):
 		return r.errAt("tier", "tier %q must be smoke, hardening or release", r.Tier)
 	case !r.StartedAt.IsZero() && !r.EndedAt.IsZero() && r.EndedAt.Before(r.StartedAt):
 		return r.errAt("ended_at", "ended_at %s is before started_at %s", r.EndedAt.Format(time.RFC3339), r.StartedAt.Format(time.RFC3339))
@@ -296,15 +288,21 @@ func (r *Run) validate() error {
 			return r.errAt(at+".reverted_at_ns", "fault window %s reverted before it was injected", w.FaultEpoch)
 		}
 		seen[w.FaultEpoch] = true
-		for name, e := range map[string]*Evidence{"injector_evidence": w.InjectorEvidence, "victim_evidence": w.VictimEvidence, "target_check": w.TargetCheck} {
-			if e != nil && !oneOf(e.Verdict, "", SignalChanged, SignalUnchanged, SignalAmbiguous, SignalAbsent) {
+		// A slice, not a map, so the first bad field reported is always the
+		// same one.
+		for _, ev := range []struct {
+			name string
+			e    *Evidence
+		}{{"injector_evidence", w.InjectorEvidence}, {"victim_evidence", w.VictimEvidence}, {"target_check", w.TargetCheck}} {
+			name, e := ev.name, ev.e
+			if e != nil && !slices.Contains([]string{"", SignalChanged, SignalUnchanged, SignalAmbiguous, SignalAbsent}, e.Verdict) {
 				return r.errAt(at+"."+name+".verdict", "evidence verdict %q must be changed, unchanged, ambiguous or absent", e.Verdict)
 			}
 		}
 	}
 	if o := r.Oracle; o != nil {
 		switch {
-		case !oneOf(o.Outcome, "", "valid", "invalid", "unknown"):
+		case !slices.Contains([]string{"", "valid", "invalid", "unknown"}, o.Outcome):
 			return r.errAt("oracle.outcome", "oracle outcome %q must be valid, invalid or unknown", o.Outcome)
 		case o.OpsConsumed < 0 || o.Anomalies < 0:
 			return r.errAt("oracle", "oracle counts must be ≥ 0")
@@ -313,7 +311,7 @@ func (r *Run) validate() error {
 	if l := r.LogScan; l != nil && (l.Found < 0 || l.Accounted < 0) {
 		return r.errAt("log_scan", "log_scan counts must be ≥ 0")
 	}
-	if rec := r.Recorder; rec != nil && !oneOf(rec.Mechanism, "", "in-process", "external probe", "server-side audit", "combined") {
+	if rec := r.Recorder; rec != nil && !slices.Contains([]string{"", "in-process", "external probe", "server-side audit", "combined"}, rec.Mechanism) {
 		return r.errAt("recorder.mechanism", "recorder mechanism %q must be in-process, external probe, server-side audit or combined", rec.Mechanism)
 	}
 	return nil

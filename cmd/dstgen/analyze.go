@@ -112,7 +112,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 
 	out := f.out
 	if out == "" {
-		out = filepath.Join(dir, "findings")
+		out = filepath.Join(dir, session.FindingsDir)
 	}
 	// Violations get their porcupine visualization beside the report.
 	// A directory that cannot be made is reported by the report writer.
@@ -135,7 +135,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	}
 
 	opts.HTMLDir = "" // never write into the previous session
-	cmp := previousComparison(cmd, rep, dir, p, opts)
+	cmp := previousComparison(cmd, rep, p, opts)
 	if werr := analyze.WriteReportCompared(rep, cmp, out); werr != nil {
 		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
 	}
@@ -168,11 +168,9 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 // previousComparison finds the earlier session of the same plan and
 // compares with it: from its report.json when analyze already ran there,
 // else by analyzing it now (in memory, nothing written into it).
-func previousComparison(cmd *cobra.Command, rep *analyze.Report, dir string, p *plan.Plan, opts analyze.Options) *analyze.Comparison {
+func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, opts analyze.Options) *analyze.Comparison {
+	// analyze.Analyze already looked for the previous session.
 	prevDir := rep.PreviousDir
-	if prevDir == "" {
-		prevDir, _ = session.Previous(dir)
-	}
 	if prevDir == "" {
 		return nil
 	}
@@ -202,15 +200,15 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	}
 	out := f.out
 	if out == "" {
-		out = filepath.Join(dir, "findings")
+		out = filepath.Join(dir, session.FindingsDir)
 	}
 	if werr := analyze.WriteBenchReport(b, out); werr != nil {
 		return reportNotWritten(stdout, out, werr, analyze.RenderBenchMarkdown(b))
 	}
 	if f.asJSON {
-		data, err := os.ReadFile(filepath.Join(out, analyze.ReportJSONFile))
+		data, err := analyze.RenderBenchJSON(b)
 		if err != nil {
-			return badInput(fmt.Errorf("analyze: %w", err))
+			return badInput(fmt.Errorf("analyze: render report.json: %w", err))
 		}
 		stdout.Write(data)
 	} else {

@@ -203,3 +203,28 @@ func TestAnalyzeOutDirAndWriteFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeBenchRunJSON: --json on a benchmark run prints exactly the
+// report.json it wrote, and that is the benchmark-run schema.
+func TestAnalyzeBenchRunJSON(t *testing.T) {
+	fx := analyzeFixtures(t)
+	run := filepath.Join(fx, "benchruns", "results", "run_20261128_100000")
+	code, stdout, stderr := runAnalyzeCLI(t, run, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	var rep struct {
+		Schema string `json:"schema"`
+		ID     string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Schema != "dst-benchrun/1" || rep.ID != "run_20261128_100000" {
+		t.Fatalf("--json output %+v, %v:\n%.300s", rep, err, stdout)
+	}
+	written, err := os.ReadFile(filepath.Join(run, "findings", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(written) != stdout {
+		t.Errorf("--json output differs from findings/report.json")
+	}
+}
