@@ -226,7 +226,7 @@ func dropUnobserved(p *partition) {
 // checkLinearizable runs porcupine per partition on a bounded worker pool.
 // ctx carries the hard time limit; a partition cut short is Unknown.
 func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []history.Op) (Result, error) {
-	res := Result{Checker: "linearizability", Model: spec.Model, OpsConsumed: len(ops),
+	res := Result{Checker: Linearizability, Model: spec.Model, OpsConsumed: len(ops),
 		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
 			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
 	parts, err := buildPartitions(m, ops)
@@ -314,15 +314,7 @@ func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []histor
 		res.Reason = fmt.Sprintf("%d of %d keys not decided before the time limit", unknown, len(parts))
 	}
 	// Report failing keys in key order for stable output.
-	slices.SortFunc(failing, func(a, b int) int {
-		if parts[a].key < parts[b].key {
-			return -1
-		}
-		if parts[a].key > parts[b].key {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(failing, func(a, b int) int { return cmp.Compare(parts[a].key, parts[b].key) })
 	htmlDone := spec.HTMLPath == ""
 	for n, i := range failing {
 		p := parts[i]
@@ -374,14 +366,20 @@ func checkPart(ctx context.Context, m *modelDef, ops []porcupine.Operation, limi
 	return partResult{res: r, aborted: aborted.Load()}
 }
 
+// timeLeft is the time until ctx's deadline, or def when it has none:
+// porcupine takes a duration, not a context.
+func timeLeft(ctx context.Context, def time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return def
+}
+
 // detail re-checks a failing partition verbosely and names the shortest
 // failing window: the op, outside the longest linearizable prefix, whose
 // response came first — no order of the ops before it can explain it.
 func detail(ctx context.Context, m *modelDef, p *partition, ph int, ops []history.Op, a *Anomaly) (porcupine.LinearizationInfo, bool) {
-	budget := 30 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl)
-	}
+	budget := timeLeft(ctx, 30*time.Second)
 	if ph >= 0 {
 		o, hop := p.ops[ph], &ops[p.idx[ph]]
 		a.OpIDs = []string{hop.OpID}
@@ -463,11 +461,7 @@ func writeHTML(ctx context.Context, spec Spec, m *modelDef, p *partition, info p
 				cut = append(cut, o)
 			}
 		}
-		budget := 10 * time.Second
-		if dl, ok := ctx.Deadline(); ok {
-			budget = time.Until(dl)
-		}
-		r, info2 := porcupine.CheckOperationsVerbose(pm, cut, budget)
+		r, info2 := porcupine.CheckOperationsVerbose(pm, cut, timeLeft(ctx, 10*time.Second))
 		if r != porcupine.Illegal || porcupine.Visualize(pm, info2, &buf) != nil || int64(buf.Len()) > limit {
 			return
 		}

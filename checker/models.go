@@ -189,15 +189,15 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 		return porcupine.Operation{}, false, fmt.Errorf("line %d: op_type %q is not an operation of model %q (want one of %s)",
 			op.Line, op.OpType, m.name, strings.Join(m.verbNames(), ", "))
 	}
-	unknown := op.TimeoutMarker || op.CompleteTS == nil
-	if op.Error != "" && !unknown {
-		return porcupine.Operation{}, false, nil // definitely did not take effect
+	if failed(op) {
+		return porcupine.Operation{}, false, nil
 	}
-	if unknown && (verb == vRead) {
+	known := !unknown(op)
+	if !known && verb == vRead {
 		return porcupine.Operation{}, false, nil
 	}
 	in := linIn{verb: verb}
-	out := linOut{known: !unknown, n: -1}
+	out := linOut{known: known, n: -1}
 	var err error
 	switch verb {
 	case vWrite, vAppend, vAdd, vEnqueue:
@@ -248,7 +248,7 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 		}
 	}
 	ret := infinity
-	if !unknown {
+	if known {
 		ret = *op.CompleteTS
 	}
 	pin, pout := slab.put(in, out)
@@ -303,13 +303,9 @@ func seqValue(raw json.RawMessage, sorted bool) (string, error) {
 	if len(raw) == 0 {
 		return "", nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	s, isArr := elements(raw)
+	if !isArr {
 		return "", fmt.Errorf("want a JSON array, got %.40s", string(raw))
-	}
-	s := make([]string, len(elems))
-	for i, e := range elems {
-		s[i] = canon(e)
 	}
 	if sorted {
 		slices.Sort(s)
@@ -357,7 +353,7 @@ func (m *modelDef) porcupineModel(abort func() bool) porcupine.Model {
 			if m.init.s == "null" {
 				return st.s
 			}
-			return "[" + strings.ReplaceAll(strings.TrimSuffix(st.s, sep), sep, ", ") + "]"
+			return showSeq(st.s)
 		},
 	}
 	if abort != nil {
@@ -395,9 +391,9 @@ func describeOp(input, output any) string {
 			if out.n >= 0 && out.s == "" {
 				res = strconv.FormatInt(out.n, 10)
 			} else {
-				res = "[" + strings.ReplaceAll(strings.TrimSuffix(out.s, sep), sep, ", ") + "]"
-				if !strings.Contains(out.s, sep) {
-					res = out.s
+				res = out.s
+				if strings.Contains(out.s, sep) {
+					res = showSeq(out.s)
 				}
 			}
 		case vDequeue:
@@ -407,4 +403,9 @@ func describeOp(input, output any) string {
 		}
 	}
 	return fmt.Sprintf("%s(%s) -> %s", verbNames[in.verb], args, res)
+}
+
+// showSeq renders a sequence state or read ("a\x00b\x00") as "[a, b]".
+func showSeq(s string) string {
+	return "[" + strings.ReplaceAll(strings.TrimSuffix(s, sep), sep, ", ") + "]"
 }

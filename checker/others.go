@@ -3,6 +3,7 @@ package checker
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -20,9 +21,13 @@ const maxAnomalies = 100
 func ok(o *history.Op) bool      { return !o.TimeoutMarker && o.CompleteTS != nil && o.Error == "" }
 func unknown(o *history.Op) bool { return o.TimeoutMarker || o.CompleteTS == nil }
 
+// failed is an op that definitely did not take effect: an error answer, as
+// opposed to a timeout, which may have.
+func failed(o *history.Op) bool { return o.Error != "" && !unknown(o) }
+
 // end is an op's completion, +inf when unknown.
 func end(o *history.Op) int64 {
-	if o.CompleteTS == nil || o.TimeoutMarker {
+	if unknown(o) {
 		return math.MaxInt64
 	}
 	return *o.CompleteTS
@@ -110,7 +115,7 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 	for i := range ops {
 		o := &ops[i]
 		v, isW := written(o)
-		if !isW || (o.Error != "" && !unknown(o)) {
+		if !isW || failed(o) {
 			continue
 		}
 		if _, seen := byKey[o.Key]; !seen {
@@ -235,10 +240,7 @@ func checkExactlyOnce(ops []history.Op, f *FinalState, params map[string]string)
 	if k := params["effects_key"]; k != "" {
 		lists = []string{k}
 	} else {
-		for k := range f.Keys {
-			lists = append(lists, k)
-		}
-		sort.Strings(lists)
+		lists = slices.Sorted(maps.Keys(f.Keys))
 	}
 	effects := map[string]int{}
 	for _, k := range lists {
@@ -388,11 +390,7 @@ func sumNumbers(raw json.RawMessage) float64 {
 // first (by name); all must be equal.
 func checkReconciliation(f *FinalState) Result {
 	res := Result{Scope: "compares dumps taken at quiescence; divergence that converged before the dump is not seen"}
-	nodes := make([]string, 0, len(f.Replicas))
-	for n := range f.Replicas {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
+	nodes := slices.Sorted(maps.Keys(f.Replicas))
 	if len(nodes) < 2 {
 		res.Outcome = Unknown
 		res.Reason = fmt.Sprintf("reconciliation needs at least 2 replica dumps, have %d", len(nodes))
@@ -404,11 +402,7 @@ func checkReconciliation(f *FinalState) Result {
 			keys[k] = true
 		}
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
+	sorted := slices.Sorted(maps.Keys(keys))
 	res.OpsConsumed = len(sorted) * len(nodes)
 	var an anomalies
 	ref := nodes[0]
@@ -451,7 +445,7 @@ func checkSession(ops []history.Op) (Result, error) {
 	writes := map[string][]*history.Op{}
 	for i := range ops {
 		o := &ops[i]
-		if _, isW := written(o); isW && !(o.Error != "" && !unknown(o)) {
+		if _, isW := written(o); isW && !failed(o) {
 			writes[o.Key] = append(writes[o.Key], o)
 		}
 	}
@@ -619,7 +613,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 	var prod []*history.Op
 	for i := range ops {
 		o := &ops[i]
-		if (o.OpType == "enqueue" || o.OpType == "append") && !(o.Error != "" && !unknown(o)) {
+		if (o.OpType == "enqueue" || o.OpType == "append") && !failed(o) {
 			prod = append(prod, o)
 		}
 	}
@@ -737,8 +731,8 @@ func checkSLO(ops []history.Op, params map[string]string) (Result, error) {
 	for k, dst := range map[string]*float64{"error_rate": &errRate, "throughput": &tput} {
 		if s := params[k]; s != "" {
 			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return res, fmt.Errorf("slo: %s: want a number, got %q", k, s)
+			if err != nil || !(v >= 0) { // NaN or negative would silently disable the check
+				return res, fmt.Errorf("slo: %s: want a non-negative number, got %q", k, s)
 			}
 			*dst = v
 		}
@@ -781,13 +775,8 @@ func checkSLO(ops []history.Op, params map[string]string) (Result, error) {
 			bk.errors++
 		}
 	}
-	idx := make([]int64, 0, len(buckets))
-	for b := range buckets {
-		idx = append(idx, b)
-	}
-	slices.Sort(idx)
 	var an anomalies
-	for _, b := range idx {
+	for _, b := range slices.Sorted(maps.Keys(buckets)) {
 		bk := buckets[b]
 		slices.Sort(bk.lat)
 		ws, we := lo+b*win, lo+(b+1)*win
@@ -854,7 +843,7 @@ func ParseFairness(formula string) (FairnessSpec, error) {
 		for _, ft := range fairTerm {
 			if s, found := strings.CutPrefix(t, ft.prefix); found {
 				v, err := strconv.ParseFloat(s, 64)
-				if err != nil || v < 0 {
+				if err != nil || !(v >= 0) { // NaN would silently disable the check
 					return f, fmt.Errorf("fairness: bad threshold in %q", strings.TrimSpace(term))
 				}
 				ft.set(&f, v)
@@ -956,13 +945,8 @@ func checkFairness(ops []history.Op, params map[string]string) (Result, error) {
 	slices.Sort(all)
 	agg := percentile(all, 99)
 	span := float64(hi-lo+1) / 1e9
-	names := make([]string, 0, len(groups))
-	for n := range groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var an anomalies
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(groups)) {
 		x := groups[n]
 		slices.Sort(x.lat)
 		if p := percentile(x.lat, 99); f.MaxP99Ratio >= 0 && agg > 0 && float64(p)/float64(agg) > f.MaxP99Ratio {

@@ -197,6 +197,9 @@ func TestRunBadInput(t *testing.T) {
 		{"needs final", Spec{Model: "log", Checker: NoLostAck}, nil, "needs a final state"},
 		{"no default", Spec{Model: "weird"}, nil, "no default checker"},
 		{"slo without thresholds", Spec{Checker: SLO}, nil, "no threshold"},
+		{"slo NaN threshold", Spec{Checker: SLO, Params: map[string]string{"error_rate": "NaN"}}, nil, "non-negative number"},
+		{"slo negative threshold", Spec{Checker: SLO, Params: map[string]string{"throughput": "-1"}}, nil, "non-negative number"},
+		{"fairness NaN threshold", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; repeat_spread <= NaN"}}, nil, "bad threshold"},
 		{"bad predicate", Spec{Checker: Invariant, Params: map[string]string{"predicate": "x"}}, &FinalState{}, "unknown predicate"},
 		{"fairness no group", Spec{Checker: Fairness, Params: map[string]string{"formula": "error_rate_by_group == 0"}}, nil, "group"},
 		{"exactly-once vacuous", Spec{Checker: ExactlyOnce}, &FinalState{}, "no write carries"},
@@ -266,6 +269,12 @@ func TestNeeds(t *testing.T) {
 	}
 	if n := Needs(Session, "session"); n.NodeSeen || n.MonotonicClock || !n.TimeoutMarkers {
 		t.Errorf("session needs %+v", n)
+	}
+	if n := Needs(NoLostAck, "register"); !n.NodeSeen || n.Key || n.MonotonicClock || !n.TimeoutMarkers {
+		t.Errorf("register no-lost-ack needs %+v", n)
+	}
+	if n := Needs(Reconciliation, "membership-table"); !n.NodeSeen || n.Key || n.TimeoutMarkers {
+		t.Errorf("membership-table reconciliation needs %+v", n)
 	}
 }
 
@@ -350,4 +359,30 @@ func TestMonotonicReadsPassesLinearizableHistories(t *testing.T) {
 			}
 		}
 	}
+}
+
+func FuzzParseFairness(f *testing.F) {
+	f.Add("group=key; worst_group_p99 / aggregate_p99 <= 1.5; min_group_throughput >= 10; error_rate_by_group == 0; repeat_spread <= 0.2")
+	f.Add("group=input.tenant;;")
+	f.Add("worst_group_p99/aggregate_p99<=-1")
+	f.Add("group=k; repeat_spread <= NaN")
+	f.Fuzz(func(t *testing.T, formula string) {
+		fs, err := ParseFairness(formula)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fairness: ") {
+				t.Fatalf("error does not say which parser: %v", err)
+			}
+			return
+		}
+		// Accepted: a group, and every threshold either unset (-1) or a
+		// usable non-negative number.
+		if fs.Group == "" {
+			t.Fatalf("%q accepted without a group", formula)
+		}
+		for _, v := range []float64{fs.MaxP99Ratio, fs.MinTput, fs.RepeatSpread} {
+			if v != -1 && !(v >= 0) {
+				t.Fatalf("%q: threshold %v", formula, v)
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,11 +60,11 @@ type FinalState struct {
 
 // ParseFinalState decodes a final-state document; name is used in errors.
 func ParseFinalState(data []byte, name string) (*FinalState, error) {
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f FinalState
 	if err := dec.Decode(&f); err != nil {
-		line := 1 + strings.Count(string(data[:min(int(dec.InputOffset()), len(data))]), "\n")
+		line := 1 + bytes.Count(data[:min(int(dec.InputOffset()), len(data))], []byte("\n"))
 		return nil, fmt.Errorf("%s:%d: final state: %v", name, line, err)
 	}
 	if dec.More() {
@@ -232,20 +233,15 @@ func Needs(checker, model string) history.Needs {
 	model = normalizeModel(model)
 	var n history.Needs
 	switch model {
-	case "register", "map", "kv":
+	case "map", "kv":
+		n.Key, n.NodeSeen = true, true
+	case "register", "membership-table":
 		n.NodeSeen = true
-	case "membership-table":
-		n.NodeSeen = true
-	}
-	if model == "map" || model == "kv" {
-		n.Key = true
 	}
 	switch checker {
 	case Linearizability, Prefix:
 		n.MonotonicClock, n.TimeoutMarkers = true, true
-	case NoLostAck, ExactlyOnce:
-		n.TimeoutMarkers = true
-	case Session, MonotonicReads:
+	case NoLostAck, ExactlyOnce, Session, MonotonicReads:
 		n.TimeoutMarkers = true
 	case Reconciliation:
 		n.NodeSeen = true

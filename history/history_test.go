@@ -22,6 +22,9 @@ func TestReadLines(t *testing.T) {
 		{"good", goodLine, ""},
 		{"extra spaces", " " + strings.ReplaceAll(goodLine, ":", " : ") + " ", ""},
 		{"escaped string", strings.Replace(goodLine, `"p1"`, `"p\u00e9\n"`, 1), ""},
+		{"escaped column name", strings.Replace(goodLine, `"op_id"`, `"op\u005fid"`, 1), ""},
+		{"bad escape in input", strings.Replace(goodLine, `{"v":[1,2]}`, `"\q"`, 1), "bad string"},
+		{"bad escape in op_id", strings.Replace(goodLine, `"op_id":"1"`, `"op_id":"\q"`, 1), "bad string"},
 		{"unknown column tolerated", strings.Replace(goodLine, `{"op_id"`, `{"x":[{}],"op_id"`, 1), ""},
 		{"garbage", `not json`, "want a JSON object"},
 		{"truncated", goodLine[:60], ""}, // message varies; just must fail
@@ -122,8 +125,6 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%s\n%s", a, b)
 	}
 	// Every column present, nulls for empty nullable ones.
-	line := strings.Split(buf.String(), "\n")[0]
-	_ = line
 	var m map[string]any
 	var w bytes.Buffer
 	_ = Write(&w, nil, ops[1:])

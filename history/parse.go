@@ -70,9 +70,11 @@ func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool
 		}
 		rawName := p.b[p.i+1 : keyEnd-1]
 		if esc {
-			if rawName, err = p.unescape(p.i, keyEnd); err != nil {
+			unq, err := p.unescape(p.i, keyEnd)
+			if err != nil {
 				return op, err
 			}
+			rawName = []byte(unq)
 		}
 		p.i = keyEnd
 		p.ws()
@@ -192,12 +194,14 @@ func colOf(b []byte) int {
 	return 0
 }
 
-func (p *parser) unescape(start, end int) ([]byte, error) {
+// unescape decodes the quoted string at p.b[start:end] the slow way, for
+// the rare string with escapes or invalid UTF-8.
+func (p *parser) unescape(start, end int) (string, error) {
 	var s string
 	if err := json.Unmarshal(p.b[start:end], &s); err != nil {
-		return nil, fmt.Errorf("col %d: bad string: %v", start+1, err)
+		return "", fmt.Errorf("col %d: bad string: %v", start+1, err)
 	}
-	return []byte(s), nil
+	return s, nil
 }
 
 func (p *parser) errf(format string, a ...any) error {
@@ -270,11 +274,7 @@ func (p *parser) str() (string, error) {
 		}
 		return s, nil
 	}
-	var s string
-	if err := json.Unmarshal(p.b[start:end], &s); err != nil {
-		return "", fmt.Errorf("col %d: bad string: %v", start+1, err)
-	}
-	return s, nil
+	return p.unescape(start, end)
 }
 
 func (p *parser) reqStr(name string) (string, error) {
@@ -360,9 +360,8 @@ func (p *parser) skip(depth int) error {
 			return err
 		}
 		if esc {
-			var s string
-			if err := json.Unmarshal(p.b[p.i:end], &s); err != nil {
-				return p.errf("bad string: %v", err)
+			if _, err := p.unescape(p.i, end); err != nil {
+				return err
 			}
 		}
 		p.i = end

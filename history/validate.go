@@ -7,11 +7,15 @@ import (
 	"slices"
 )
 
-// valueReturning lists op types whose output carries a value, for which
-// spec §2.1 rule 4 forbids an output beside an error.
-var valueReturning = map[string]bool{
-	"read": true, "get": true, "cas": true, "dequeue": true, "view": true,
-	"balance": true, "inc": true, "add": true, "acquire": true,
+// valueReturning reports op types whose output carries a value, for which
+// spec §2.1 rule 4 forbids an output beside an error. A switch, not a map:
+// no package-level state anyone could change.
+func valueReturning(opType string) bool {
+	switch opType {
+	case "read", "get", "cas", "dequeue", "view", "balance", "inc", "add", "acquire":
+		return true
+	}
+	return false
 }
 
 // Validate applies the record-level rules of spec §2.1. A non-empty result
@@ -52,7 +56,7 @@ func Validate(name string, ops []Op, schedule []string) []error {
 		if !op.TimeoutMarker && op.CompleteTS != nil && *op.CompleteTS < op.InvokeTS {
 			at(op, "op %q: complete_ts %d before invoke_ts %d", op.OpID, *op.CompleteTS, op.InvokeTS)
 		}
-		if op.Error != "" && op.Output != nil && valueReturning[op.OpType] {
+		if op.Error != "" && op.Output != nil && valueReturning(op.OpType) {
 			at(op, "op %q: %s has both error and output", op.OpID, op.OpType)
 		}
 		if sched != nil && op.FaultEpoch != "" && !sched[op.FaultEpoch] {

@@ -128,7 +128,7 @@ real-time order between writes). An empty history is bad input, never valid.`,
 		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
 		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness}, ", "))
 	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
-	f.StringVar(&spec.HTMLPath, "html", "", "write porcupine's visualization of a violation here (capped at 5 MB)")
+	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write porcupine's visualization of a violation here (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
 	f.StringVar(&finalPath, "final", "", "final-state JSON for no-lost-ack, exactly-once, invariant, reconciliation")
 	f.StringArrayVar(&params, "param", nil, "checker parameter name=value (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")

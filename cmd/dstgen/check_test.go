@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,10 +30,10 @@ func checkOpLine(id, proc string, inv, comp int64, typ, input, output string) st
 	}
 	return `{"op_id":"` + id + `","process_id":"` + proc + `","invoke_ts":` + checkItoa(inv) + `,"complete_ts":` + c +
 		`,"op_type":"` + typ + `","key":"k","input":` + input + `,"output":` + output +
-		`,"error":null,"timeout_marker":` + map[bool]string{true: "true", false: "false"}[comp < 0] + `,"node_seen":"n1","fault_epoch":null}` + "\n"
+		`,"error":null,"timeout_marker":` + strconv.FormatBool(comp < 0) + `,"node_seen":"n1","fault_epoch":null}` + "\n"
 }
 
-func checkItoa(v int64) string { b, _ := json.Marshal(v); return string(b) }
+func checkItoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 func TestCheckCommand(t *testing.T) {
 	meta := `{"_meta":{"scenario":"S1","clock":"monotonic","schema":"dst-history/1"}}` + "\n"
