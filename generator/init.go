@@ -64,17 +64,14 @@ type LintError struct {
 
 // Error is one line: how many lint errors, and the first as file:line.
 func (e *LintError) Error() string {
-	n := 0
 	first := ""
 	for _, p := range e.Problems {
-		if p.Severity == "error" {
-			if n == 0 {
-				first = p.String()
-			}
-			n++
+		if p.Severity == plan.SevError {
+			first = p.String()
+			break
 		}
 	}
-	return fmt.Sprintf("plan fails lint with %d error(s); first: %s", n, first)
+	return fmt.Sprintf("plan fails lint with %d error(s); first: %s", plan.Errors(e.Problems), first)
 }
 
 // Init scans the SUT, reads and lints the plan, asks or records the open
@@ -107,16 +104,22 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var planData []byte
 	if planPath != "" {
-		p, err := plan.Parse(planPath)
+		// One read: the bytes linted and rendered are the bytes hashed
+		// into plan_sha256, even if the plan is edited meanwhile.
+		// One byte past the limit lets ParseBytes refuse an oversized
+		// plan, and a device such as /dev/zero cannot exhaust memory.
+		if planData, _, err = readLimited(planPath, plan.MaxSize+1); err != nil {
+			return nil, fmt.Errorf("read plan: %w", err)
+		}
+		p, err := plan.ParseBytes(planPath, planData)
 		if err != nil {
-			return nil, err // already "read plan: …" or file:line
+			return nil, err // file:line
 		}
 		probs := plan.Lint(p)
-		for _, pr := range probs {
-			if pr.Severity == "error" {
-				return nil, &LintError{Problems: probs}
-			}
+		if plan.Errors(probs) > 0 {
+			return nil, &LintError{Problems: probs}
 		}
 		res.Plan, res.PlanPath, res.Warnings = p, planPath, probs
 	}
@@ -158,11 +161,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		in.SUTRel = sut
 	}
 	in.SUTRel = filepath.ToSlash(in.SUTRel)
-	var planData []byte
 	if planPath != "" {
-		if planData, err = os.ReadFile(planPath); err != nil {
-			return nil, fmt.Errorf("read plan: %w", err)
-		}
 		in.PlanSHA = sum(planData)
 		in.PlanPath = relSlash(out, planPath)
 		in.PlanRel = relSlash(sut, planPath)

@@ -261,6 +261,20 @@ func TestInitLintFailingPlanWritesNothing(t *testing.T) {
 	if !hasErr {
 		t.Errorf("lint problems carry no error with a line: %+v", le.Problems)
 	}
+	// The one-line reason counts the errors (not the warnings) and names the
+	// first error as file:line.
+	n, first := 0, ""
+	for _, p := range le.Problems {
+		if p.Severity == "error" {
+			if n == 0 {
+				first = p.String()
+			}
+			n++
+		}
+	}
+	if want := fmt.Sprintf("plan fails lint with %d error(s); first: %s", n, first); le.Error() != want {
+		t.Errorf("LintError.Error() = %q, want %q", le.Error(), want)
+	}
 	if _, err := os.Stat(filepath.Join(sut, "testing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("testing/ written for a plan that fails lint")
 	}
@@ -295,6 +309,9 @@ func TestInitBadInputs(t *testing.T) {
 		{"out is a file", InitOptions{SUT: sut, Out: file}, "is a file"},
 		{"missing plan", InitOptions{SUT: sut, Plan: filepath.Join(sut, "nope.md")}, "does not exist"},
 		{"several plans", InitOptions{SUT: twoPlans}, "--plan"},
+		// A device stats as a 0-byte file but never ends; the read stops
+		// at plan.MaxSize instead of exhausting memory.
+		{"endless plan", InitOptions{SUT: sut, Plan: "/dev/zero"}, "limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := testInit(context.Background(), tc.o)

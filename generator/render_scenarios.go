@@ -385,7 +385,6 @@ var (
 	everyRE = regexp.MustCompile(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
 	timesRE = regexp.MustCompile(`(?i)\b(\d+)\s*(times|x)\b`)
 	onceRE  = regexp.MustCompile(`(?i)\bonce\b`)
-	noneRE  = regexp.MustCompile(`(?i)^\s*(none|no faults?|n/a)\b`)
 )
 
 // dur normalises "45s", "10 min" to seconds text ("45s", "600s").
@@ -432,7 +431,9 @@ func faultsFor(id, text, mNemesis string) []FaultEntry {
 		return []FaultEntry{{Nemesis: fmt.Sprintf("TODO(%s.faults): the plan has no Faults field", id),
 			Targets: todo(id, 0, "targets"), At: todo(id, 0, "at"), For: todo(id, 0, "for")}}
 	}
-	if noneRE.MatchString(text) {
+	// The plan package owns what "no faults" looks like ("`none`",
+	// "—", "None: smoke only"); a private regexp here had drifted from it.
+	if !(&plan.Scenario{Faults: text}).FaultsPlanned() {
 		return nil
 	}
 	var out []FaultEntry

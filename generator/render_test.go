@@ -44,6 +44,13 @@ func TestFaultsFor(t *testing.T) {
 		want          []FaultEntry
 	}{
 		{"none", "none", "", nil},
+		// The plan's own reading of "no faults" (plan.Scenario.FaultsPlanned)
+		// decides: markup and dashes around "none" schedule nothing.
+		{"backticked none", "`none`", "", nil},
+		{"bold none", "**None.**", "", nil},
+		{"em dash", "—", "", nil},
+		{"no fault", "No fault injected (smoke only)", "", nil},
+		{"none colon", "None: smoke only", "", nil},
 		{"window with repeat", "isolate current leader at T+120s for 45s; repeat every 150s", "",
 			[]FaultEntry{{Nemesis: "leader-isolation", Targets: "leader", At: "120s", For: "45s", Every: "150s"}}},
 		{"two kills", "kill -9 a random follower every 60s; kill -9 the leader once at T+150s", "",

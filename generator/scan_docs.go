@@ -175,7 +175,7 @@ func parseMarkdown(data []byte) []mdSection {
 		line := lines[i]
 		trim := strings.TrimLeft(line, " ")
 		if fence != "" {
-			if strings.HasPrefix(trim, fence) && strings.TrimSpace(strings.TrimLeft(trim, fence[:1])) == "" {
+			if isFenceClose(line, fence) {
 				fence = ""
 				continue
 			}

@@ -237,6 +237,13 @@ func TestParseErrors(t *testing.T) {
 	if _, err := Parse(t.TempDir()); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("directory: err = %v", err)
 	}
+	// A device stats as size 0 yet never ends: the read must stop at the
+	// limit instead of exhausting memory.
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := Parse("/dev/zero"); err == nil || !strings.Contains(err.Error(), "limit") {
+			t.Errorf("/dev/zero: err = %v, want the size limit", err)
+		}
+	}
 }
 
 func TestParseTier(t *testing.T) {
@@ -327,6 +334,9 @@ func TestHelpers(t *testing.T) {
 		want   bool
 	}{
 		{"none", false}, {"None.", false}, {"", false}, {"none — smoke only", false}, {"n/a", false},
+		{"`none`", false}, {"No fault injected", false}, {"no faults", false},
+		{"None: smoke only", false}, {"`none` (smoke only)", false}, {"n/a;", false},
+		{"no-op restart", true}, {"non-leader kill", true},
 		{"kill -9 leader", true}, {"nonexistent-node restart", true},
 	} {
 		if got := (&Scenario{Faults: c.faults}).FaultsPlanned(); got != c.want {

@@ -109,8 +109,10 @@ func (s *Scenario) FaultsPlanned() bool {
 	if t == "" {
 		return false
 	}
-	for _, none := range []string{"none", "n/a", "no faults", "-", "—"} {
-		if t == none || strings.HasPrefix(t, none+" ") || strings.HasPrefix(t, none+",") || strings.HasPrefix(t, none+";") {
+	for _, none := range []string{"none", "n/a", "no faults", "no fault", "-", "—"} {
+		// The word must end there: "none: smoke only" and "`none` (smoke)"
+		// plan nothing, "nonexistent-node restart" does.
+		if rest, ok := strings.CutPrefix(t, none); ok && (rest == "" || strings.IndexByte(" ,;:(`*_", rest[0]) >= 0) {
 			return false
 		}
 	}

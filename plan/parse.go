@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -43,9 +44,16 @@ func Parse(path string) (*Plan, error) {
 	if fi.Size() > MaxSize {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("plan is %d bytes, larger than the %d-byte limit", fi.Size(), MaxSize)}
 	}
-	data, err := os.ReadFile(path)
+	// Stat sizes only regular files: a device or pipe reports 0, so the
+	// read itself is bounded too and ParseBytes rejects what overflows.
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
 	}
 	return ParseBytes(path, data)
 }

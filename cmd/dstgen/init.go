@@ -105,10 +105,12 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 		verb = "Would write (dry run, nothing written)"
 	}
 	fmt.Fprintf(w, "%s %s:\n", verb, res.Out)
-	counts := map[string]int{}
+	skipped := 0
 	for _, a := range res.Actions {
 		fmt.Fprintf(w, "  %-26s %s\n", a.Action, a.Path)
-		counts[a.Action]++
+		if a.Action == generator.ActSkip {
+			skipped++
+		}
 	}
 	// With an env.yml already there, "cp env.example.yml env.yml" would
 	// destroy the user's hosts and settings: never suggest it then.
@@ -119,8 +121,8 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 	} else {
 		fmt.Fprintf(w, "  %-26s %s\n", "never written", "env.yml (cp env.example.yml env.yml)")
 	}
-	if n := counts[generator.ActSkip]; n > 0 {
-		fmt.Fprintf(w, "%d edited file(s) kept; --force overwrites them\n", n)
+	if skipped > 0 {
+		fmt.Fprintf(w, "%d edited file(s) kept; --force overwrites them\n", skipped)
 	}
 	if !res.DryRun {
 		dir := rel(mustWd(), res.Out)

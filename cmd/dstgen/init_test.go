@@ -61,6 +61,22 @@ func TestInitCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "unchanged") || strings.Contains(out, "create ") {
 		t.Errorf("dry-run re-run: exit %d\n%s", code, out)
 	}
+	// A hand-edited generated file is kept, and the summary says how to
+	// overwrite it; with nothing edited that hint must not appear.
+	if strings.Contains(out, "--force overwrites") {
+		t.Errorf("re-run with nothing edited mentions --force:\n%s", out)
+	}
+	readme := filepath.Join(sut, "testing", "README.md")
+	if err := os.WriteFile(readme, []byte("my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runDstgen(t, "", "init", "--sut", sut)
+	if code != 0 || !strings.Contains(out, "skip (edited)") || !strings.Contains(out, "1 edited file(s) kept; --force overwrites them") {
+		t.Errorf("re-run after editing README.md: exit %d\n%s", code, out)
+	}
+	if got, _ := os.ReadFile(readme); string(got) != "my notes\n" {
+		t.Errorf("edited README.md overwritten: %q", got)
+	}
 }
 
 func TestInitCommandBadInput(t *testing.T) {

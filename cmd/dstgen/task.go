@@ -66,8 +66,7 @@ Exit codes: the task's own exit code (0 ok, 1 e.g. bench:status running);
 				return nil
 			}
 			if code, ok := gotask.ExitCode(err); ok {
-				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %s\n", oneLine(err.Error()))
-				return withCode(code, nil)
+				return withCode(code, errors.New(oneLine(err.Error())))
 			}
 			return badInput(fmt.Errorf("task: %s", oneLine(err.Error())))
 		},

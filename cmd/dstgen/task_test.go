@@ -29,6 +29,10 @@ func TestTaskCommandRunsGeneratedTask(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "env.yml not found") {
 		t.Errorf("validate without env.yml: exit %d, stderr %q; want 1 and the reason", code, errs)
 	}
+	// The failing task is also named on dstgen's own one-line reason.
+	if !strings.Contains(errs, "\ndstgen: ") || !strings.Contains(errs, `"validate"`) {
+		t.Errorf("validate without env.yml: stderr %q lacks dstgen's one-line reason naming the task", errs)
+	}
 	// env.yml copied from the example still holds TODO values: refused.
 	ex, _ := os.ReadFile(filepath.Join(dir, "env.example.yml"))
 	if err := os.WriteFile(filepath.Join(dir, "env.yml"), ex, 0o644); err != nil {

@@ -25,7 +25,7 @@ import (
 // Taskfile is the file name Check and Run read in their directory.
 const Taskfile = "Taskfile.yml"
 
-func newExecutor(dir string, stdin io.Reader, stdout, stderr io.Writer) (*task.Executor, error) {
+func newExecutor(dir string, stdout, stderr io.Writer) (*task.Executor, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("taskfile dir %s: %w", dir, err)
@@ -36,13 +36,11 @@ func newExecutor(dir string, stdin io.Reader, stdout, stderr io.Writer) (*task.E
 	if _, err := os.Stat(entry); err != nil {
 		return nil, fmt.Errorf("taskfile: %w", err)
 	}
-	if stdin == nil {
-		stdin = strings.NewReader("")
-	}
 	e := task.NewExecutor(
 		task.WithDir(abs),
 		task.WithEntrypoint(entry),
-		task.WithStdin(stdin),
+		// Tasks never read the terminal: a prompt must fail, not hang.
+		task.WithStdin(strings.NewReader("")),
 		task.WithStdout(stdout),
 		task.WithStderr(stderr),
 		task.WithVersionCheck(true),
@@ -63,7 +61,7 @@ func newExecutor(dir string, stdin io.Reader, stdout, stderr io.Writer) (*task.E
 // evaluated as go-task evaluates them (in dstgen's generated Taskfile they
 // only read env.yml and the clock). It returns nil or the first problem.
 func Check(dir string) error {
-	e, err := newExecutor(dir, nil, io.Discard, io.Discard)
+	e, err := newExecutor(dir, io.Discard, io.Discard)
 	if err != nil {
 		return err
 	}
@@ -101,7 +99,7 @@ func Check(dir string) error {
 
 // Tasks returns the names of the tasks in dir/Taskfile.yml, sorted.
 func Tasks(dir string) ([]string, error) {
-	e, err := newExecutor(dir, nil, io.Discard, io.Discard)
+	e, err := newExecutor(dir, io.Discard, io.Discard)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +116,7 @@ func Tasks(dir string) ([]string, error) {
 // Taskfile's global vars). Cancelling ctx stops the running commands.
 // Use ExitCode to turn the error into the exit status `task -x` would give.
 func Run(ctx context.Context, dir, name string, vars map[string]string, stdout, stderr io.Writer) error {
-	e, err := newExecutor(dir, nil, stdout, stderr)
+	e, err := newExecutor(dir, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -139,10 +137,7 @@ func Run(ctx context.Context, dir, name string, vars map[string]string, stdout, 
 	if _, err := e.GetTask(&task.Call{Task: name}); err != nil {
 		return err
 	}
-	if err := e.Run(ctx, &task.Call{Task: name}); err != nil {
-		return err
-	}
-	return nil
+	return e.Run(ctx, &task.Call{Task: name})
 }
 
 // ExitCode maps an error from Run to a process exit status: a failing
