@@ -23,11 +23,7 @@ func benchHosts(b *testing.B) (*env.Env, []*sshtest.Server, *sshtest.Keys) {
 	b.Helper()
 	sshtest.Require(b)
 	k := sshtest.NewKeys(b)
-	var srvs []*sshtest.Server
-	for range 4 {
-		srvs = append(srvs, sshtest.Start(b, k, sshtest.Options{}))
-	}
-	k.Trust(b, srvs...)
+	srvs := sshtest.StartTrusted(b, k, 4)
 	e, err := env.Load(k.WriteEnv(b, srvs, nil, ""))
 	if err != nil {
 		b.Fatal(err)
@@ -185,7 +181,7 @@ func BenchmarkJobStartStatus(b *testing.B) {
 	k := sshtest.NewKeys(b)
 	srv := sshtest.Start(b, k, sshtest.Options{})
 	k.Trust(b, srv)
-	wd := userWorkdir(b)
+	wd := sshtest.Workdir(b)
 	e, err := env.Load(k.WriteEnv(b, []*sshtest.Server{srv}, nil, ""))
 	if err != nil {
 		b.Fatal(err)

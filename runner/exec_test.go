@@ -17,11 +17,7 @@ func testPool(t *testing.T, n int, extra string, o Options) (*Pool, *env.Env, []
 	t.Helper()
 	sshtest.Require(t)
 	k := sshtest.NewKeys(t)
-	var srvs []*sshtest.Server
-	for i := 0; i < n; i++ {
-		srvs = append(srvs, sshtest.Start(t, k, sshtest.Options{}))
-	}
-	k.Trust(t, srvs...)
+	srvs := sshtest.StartTrusted(t, k, n)
 	e, err := env.Load(k.WriteEnv(t, srvs, nil, extra))
 	if err != nil {
 		t.Fatal(err)

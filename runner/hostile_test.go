@@ -51,7 +51,7 @@ func TestHostileJobInputs(t *testing.T) {
 	h := e.Hosts[0]
 	canary := newCanary(t)
 	ctx := context.Background()
-	base := userWorkdir(t)
+	base := sshtest.Workdir(t)
 	var outputs bytes.Buffer
 
 	// Hostile job IDs and scenario names are rejected before any round trip.
@@ -123,7 +123,7 @@ func TestHostileFileNames(t *testing.T) {
 	canary := newCanary(t)
 	ctx := context.Background()
 	src := t.TempDir()
-	remote := userWorkdir(t)
+	remote := sshtest.Workdir(t)
 	var locals []string
 	for _, s := range hostileStrings(canary) {
 		n := strings.ReplaceAll(s, "/", "_")
@@ -218,7 +218,7 @@ func TestHostileHostAndEnvValues(t *testing.T) {
 	p, e, _, _ := testPool(t, 1, "", Options{})
 	h := e.Hosts[0]
 	h.Name = "h1;touch " + canary
-	wd := userWorkdir(t)
+	wd := sshtest.Workdir(t)
 	st, err := StartJob(context.Background(), p, h, wd, "named", []string{"true"})
 	if err != nil || st.Host != h.Name {
 		t.Errorf("start with a hostile host label = %+v, %v", st, err)

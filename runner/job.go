@@ -227,10 +227,7 @@ func (s poolShell) runScript(ctx context.Context, script string) ([]byte, []byte
 		errOut.Reset()
 		res, err = s.p.Run(ctx, s.h, script, nil, &out, &errOut)
 	}
-	if err != nil {
-		return out.Bytes(), errOut.Bytes(), res.ExitCode, err
-	}
-	return out.Bytes(), errOut.Bytes(), res.ExitCode, nil
+	return out.Bytes(), errOut.Bytes(), res.ExitCode, err
 }
 
 // StartJob launches argv detached on host as job id under

@@ -11,32 +11,10 @@ import (
 	"github.com/dstgen/dstgen/internal/sshtest"
 )
 
-// userWorkdir makes a remote workdir the sshtest login user can write:
-// t.TempDir's parents are private to root.
-func userWorkdir(t testing.TB) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "dstgen-wd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Kill whatever jobs the test left, by their recorded pgid.
-		gs, _ := filepath.Glob(filepath.Join(d, "jobs", "*", "pgid"))
-		for _, g := range gs {
-			killJobGroup(filepath.Dir(g))
-		}
-		_ = os.RemoveAll(d)
-	})
-	return d
-}
-
 func TestJobOverSSH(t *testing.T) {
 	p, e, srvs, _ := testPool(t, 1, "", Options{})
 	h := e.Hosts[0]
-	wd := userWorkdir(t)
+	wd := sshtest.Workdir(t)
 	ctx := context.Background()
 
 	t0 := time.Now()
@@ -119,7 +97,7 @@ func TestJobOverSSH(t *testing.T) {
 func TestJobStopOverSSH(t *testing.T) {
 	p, e, _, _ := testPool(t, 1, "", Options{})
 	h := e.Hosts[0]
-	wd := userWorkdir(t)
+	wd := sshtest.Workdir(t)
 	ctx := context.Background()
 	st, err := StartJob(ctx, p, h, wd, "stubborn", []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.2; done"})
 	if err != nil {

@@ -52,19 +52,19 @@ func (h HostCaps) Cap(name string) (Cap, bool) {
 // Probe builds every host's capability matrix, hosts in parallel. Each host
 // costs one round trip for the probe script and three tiny ones for clock
 // offset and RTT (the fastest of three is kept). An unreachable host is a
-// HostCaps with Reachable false, not an error.
-func Probe(ctx context.Context, pool *Pool, hosts []env.Host) ([]HostCaps, error) {
+// HostCaps with Reachable false and Err set, so Probe itself cannot fail.
+func Probe(ctx context.Context, pool *Pool, hosts []env.Host) []HostCaps {
 	out := make([]HostCaps, len(hosts))
-	g, gctx := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	g.SetLimit(8)
 	for i, h := range hosts {
 		g.Go(func() error {
-			out[i] = probeHost(gctx, poolShell{pool, h}, h.Name, pool.env.Workdir)
+			out[i] = probeHost(ctx, poolShell{pool, h}, h.Name, pool.env.Workdir)
 			return nil
 		})
 	}
 	_ = g.Wait()
-	return out, nil
+	return out
 }
 
 func probeHost(ctx context.Context, sh hostShell, host, workdir string) HostCaps {

@@ -632,17 +632,6 @@ func HostDirName(host string) error {
 	return nil
 }
 
-// AnyFailed reports whether some result is not FileOK: the exit-1 test of
-// push and collect.
-func AnyFailed(rs []FileResult) bool {
-	for _, r := range rs {
-		if r.Status != FileOK {
-			return true
-		}
-	}
-	return false
-}
-
 // Push uploads locals (files, or directories recursively) into remoteDir on
 // every host, hosts in parallel (at most parallel at once, 0 = 8). A relative
 // remoteDir is relative to the login home, as with scp. progress receives

@@ -270,3 +270,14 @@ func FuzzCheckName(f *testing.F) {
 		}
 	})
 }
+
+// AnyFailed reports whether some result is not FileOK. Only tests need it:
+// the CLI grades results itself (cmd/dstgen filesExit).
+func AnyFailed(rs []FileResult) bool {
+	for _, r := range rs {
+		if r.Status != FileOK {
+			return true
+		}
+	}
+	return false
+}

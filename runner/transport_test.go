@@ -638,7 +638,7 @@ func TestCollectStuckSFTPServerBounded(t *testing.T) {
 	p := NewPool(e, Options{Timeout: bound})
 	t.Cleanup(func() { _ = p.Close() })
 	h := e.Hosts[0]
-	wd := userWorkdir(t)
+	wd := sshtest.Workdir(t)
 	mustRun(t, p, h, "head -c 1000000 /dev/zero >"+Quote(wd+"/f"))
 	if _, err := p.SFTP(context.Background(), h); err != nil {
 		t.Fatal(err)

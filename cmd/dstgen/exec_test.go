@@ -27,11 +27,7 @@ func execEnv(t *testing.T, n int) (string, []*sshtest.Server, *sshtest.Keys) {
 	t.Helper()
 	sshtest.Require(t)
 	k := sshtest.NewKeys(t)
-	var srvs []*sshtest.Server
-	for i := 0; i < n; i++ {
-		srvs = append(srvs, sshtest.Start(t, k, sshtest.Options{}))
-	}
-	k.Trust(t, srvs...)
+	srvs := sshtest.StartTrusted(t, k, n)
 	return k.WriteEnv(t, srvs, [][]string{{"db"}, {"db"}}, ""), srvs, k
 }
 

@@ -69,16 +69,14 @@ func (f *jobFlags) target(e *env.Env, idx runner.JobIndex) (env.Host, error) {
 }
 
 // open validates the id, loads env.yml and returns what every job
-// subcommand needs. Errors are exit-2 material.
-func (f *jobFlags) open(needID bool) (*env.Env, *runner.Pool, env.Host, runner.JobIndex, error) {
+// subcommand on one job (all but list) needs. Errors are exit-2 material.
+func (f *jobFlags) open() (*env.Env, *runner.Pool, env.Host, runner.JobIndex, error) {
 	idx := runner.NewJobIndex(f.session)
-	if needID {
-		if f.id == "" {
-			return nil, nil, env.Host{}, idx, errors.New("--id is required")
-		}
-		if err := runner.ValidateJobID(f.id); err != nil {
-			return nil, nil, env.Host{}, idx, err
-		}
+	if f.id == "" {
+		return nil, nil, env.Host{}, idx, errors.New("--id is required")
+	}
+	if err := runner.ValidateJobID(f.id); err != nil {
+		return nil, nil, env.Host{}, idx, err
 	}
 	e, pool, err := f.runnerFlags.open()
 	if err != nil {
@@ -90,6 +88,17 @@ func (f *jobFlags) open(needID bool) (*env.Env, *runner.Pool, env.Host, runner.J
 		return nil, nil, env.Host{}, idx, err
 	}
 	return e, pool, h, idx, nil
+}
+
+// recordStatus notes the status just seen in the index entry of a job the
+// index already knows (one it never recorded stays unrecorded). The stored
+// entry is updated, not replaced, so what start recorded (address, port)
+// survives. Failing to note it only costs a later --host, so it is ignored.
+func recordStatus(idx runner.JobIndex, host, id, workdir, status string) {
+	if ent, known, _ := idx.Find(host, id); known {
+		ent.Workdir, ent.Status = workdir, status
+		_ = idx.Put(ent)
+	}
 }
 
 func printJob(w io.Writer, asJSON, oneLine bool, st runner.JobStatus) error {
@@ -161,7 +170,7 @@ Exit: 0 started or already running; 2 bad input or error.`,
 			if len(args) == 1 {
 				argv = []string{"sh", "-c", args[0]}
 			}
-			e, pool, h, idx, err := f.open(true)
+			e, pool, h, idx, err := f.open()
 			if err != nil {
 				return badInput(fmt.Errorf("job start: %w", err))
 			}
@@ -199,7 +208,7 @@ lost means no process and no rc (killed, or the host rebooted).
 Exit: 0 finished; 1 running; 2 lost, absent or error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, pool, h, idx, err := f.open(true)
+			e, pool, h, idx, err := f.open()
 			if err != nil {
 				return badInput(fmt.Errorf("job status: %w", err))
 			}
@@ -208,9 +217,7 @@ Exit: 0 finished; 1 running; 2 lost, absent or error.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if _, known, _ := idx.Find(h.Name, f.id); known {
-				_ = idx.Put(runner.IndexEntry{Host: h.Name, ID: f.id, Workdir: e.Workdir, Status: st.Status})
-			}
+			recordStatus(idx, h.Name, f.id, e.Workdir, st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
 				return err
 			}
@@ -237,7 +244,7 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error.`,
 			if grace < 0 || grace > runner.MaxStopGrace {
 				return badInput(fmt.Errorf("job stop: --grace %v outside 0..%v", grace, runner.MaxStopGrace))
 			}
-			e, pool, h, idx, err := f.open(true)
+			e, pool, h, idx, err := f.open()
 			if err != nil {
 				return badInput(fmt.Errorf("job stop: %w", err))
 			}
@@ -246,9 +253,7 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if _, known, _ := idx.Find(h.Name, f.id); known {
-				_ = idx.Put(runner.IndexEntry{Host: h.Name, ID: f.id, Workdir: e.Workdir, Status: st.Status})
-			}
+			recordStatus(idx, h.Name, f.id, e.Workdir, st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
 				return err
 			}
@@ -344,7 +349,7 @@ Exit: 0 printed; 2 absent job, bad input or error.`,
 			if lines <= 0 || lines > runner.MaxLogLines {
 				return badInput(fmt.Errorf("job logs: --lines %d outside 1..%d", lines, runner.MaxLogLines))
 			}
-			e, pool, h, _, err := f.open(true)
+			e, pool, h, _, err := f.open()
 			if err != nil {
 				return badInput(fmt.Errorf("job logs: %w", err))
 			}

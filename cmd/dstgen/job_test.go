@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,31 +22,9 @@ import (
 func jobCLIEnv(t *testing.T, n int) (string, string, []*sshtest.Server, *sshtest.Keys) {
 	t.Helper()
 	sshtest.Require(t)
-	wd, err := os.MkdirTemp("", "dstgen-cliwd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(wd, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		gs, _ := filepath.Glob(filepath.Join(wd, "jobs", "*", "pgid"))
-		for _, g := range gs {
-			var pg int
-			if b, err := os.ReadFile(g); err == nil {
-				if _, err := fmt.Sscan(string(b), &pg); err == nil && pg > 1 {
-					_ = syscall.Kill(-pg, syscall.SIGKILL)
-				}
-			}
-		}
-		_ = os.RemoveAll(wd)
-	})
+	wd := sshtest.Workdir(t)
 	k := sshtest.NewKeys(t)
-	var srvs []*sshtest.Server
-	for range n {
-		srvs = append(srvs, sshtest.Start(t, k, sshtest.Options{}))
-	}
-	k.Trust(t, srvs...)
+	srvs := sshtest.StartTrusted(t, k, n)
 	return k.WriteEnv(t, srvs, nil, "workdir: "+wd+"\n"), wd, srvs, k
 }
 
@@ -209,7 +185,10 @@ func TestJobResumeAfterRunnerKilled(t *testing.T) {
 		t.Errorf("stop by index: %d %q %q", code, stop, errOut)
 	}
 	idx, _ := os.ReadFile(filepath.Join(sess, ".dstgen", "jobs.json"))
-	if !strings.Contains(string(idx), `"job": "resume-1"`) || !strings.Contains(string(idx), `"status": "finished"`) {
+	// status and stop update the entry start wrote; they must not drop
+	// what only start knew (the host's address and port).
+	if !strings.Contains(string(idx), `"job": "resume-1"`) || !strings.Contains(string(idx), `"status": "finished"`) ||
+		!strings.Contains(string(idx), `"address": "`) || !strings.Contains(string(idx), `"port": `) {
 		t.Errorf("index = %s", idx)
 	}
 	key, _ := os.ReadFile(keys.Key)

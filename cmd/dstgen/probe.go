@@ -58,10 +58,7 @@ missing; 2 a host unreachable or bad input (plan errors as file:line).`,
 			if err != nil {
 				return badInput(fmt.Errorf("probe: %s: %w", e.Path, err))
 			}
-			caps, err := runner.Probe(cmd.Context(), pool, hosts)
-			if err != nil {
-				return badInput(err)
-			}
+			caps := runner.Probe(cmd.Context(), pool, hosts)
 			var rows []runner.ReqRow
 			if p != nil {
 				rows = runner.MapRequirements(p.EnvReqs, caps)

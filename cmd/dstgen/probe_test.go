@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/internal/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 )
@@ -62,12 +62,7 @@ func TestProbeCLI(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "env.yml")
 	b, _ := os.ReadFile(envPath)
 	// A host nobody listens on: unreachable is exit 2.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	closed := sshtest.FreePort(t)
 	env := regexp.MustCompile(`port: [0-9]+`).ReplaceAllString(string(b), "port: "+strconv.Itoa(closed))
 	if err := os.WriteFile(bad, []byte(env), 0o600); err != nil {
 		t.Fatal(err)

@@ -490,3 +490,44 @@ func Pgrep(pattern string) []int {
 	}
 	return out
 }
+
+// Workdir makes a remote workdir the login User can write (t.TempDir's
+// parents are private to root). At cleanup it SIGKILLs the process group of
+// every job left under it (jobs/*/pgid, as dstgen job start records it),
+// so a detached job never outlives its test, then removes the directory.
+func Workdir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "dstgen-wd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gs, _ := filepath.Glob(filepath.Join(d, "jobs", "*", "pgid"))
+		for _, g := range gs {
+			b, err := os.ReadFile(g)
+			if err != nil {
+				continue
+			}
+			if pg, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pg > 1 {
+				_ = syscall.Kill(-pg, syscall.SIGKILL)
+			}
+		}
+		_ = os.RemoveAll(d)
+	})
+	return d
+}
+
+// StartTrusted starts n default servers for k and records their host keys
+// in k's known_hosts: the usual fixture of a multi-host test.
+func StartTrusted(t testing.TB, k *Keys, n int) []*Server {
+	t.Helper()
+	srvs := make([]*Server, n)
+	for i := range srvs {
+		srvs[i] = Start(t, k, Options{})
+	}
+	k.Trust(t, srvs...)
+	return srvs
+}

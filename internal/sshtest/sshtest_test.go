@@ -4,6 +4,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,5 +169,48 @@ func TestDescendants(t *testing.T) {
 	}
 	if got := descendants(cmd.Process.Pid, "nonexistent-comm"); len(got) != 0 {
 		t.Fatalf("filter by comm failed: %v", got)
+	}
+}
+
+// TestWorkdirKillsJobsAndCleans: a job group recorded under jobs/*/pgid is
+// killed when the test that made the workdir ends, and the dir is removed;
+// a pgid file holding junk is skipped, not fatal.
+func TestWorkdirKillsJobsAndCleans(t *testing.T) {
+	job := exec.Command("sleep", "60")
+	job.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- job.Wait() }()
+	defer func() { _ = job.Process.Kill() }()
+
+	var wd string
+	t.Run("use", func(t *testing.T) {
+		wd = Workdir(t)
+		st, err := os.Stat(wd)
+		if err != nil || st.Mode().Perm() != 0o777 {
+			t.Fatalf("workdir %s: %v %v, want mode 0777", wd, st, err)
+		}
+		for id, pgid := range map[string]string{"j1": strconv.Itoa(job.Process.Pid) + "\n", "junk": "x1\n"} {
+			d := filepath.Join(wd, "jobs", id)
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "pgid"), []byte(pgid), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	select {
+	case err := <-exited:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Errorf("job ended with %v, want SIGKILL", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("job group still running after the workdir's test ended")
+	}
+	if _, err := os.Stat(wd); !os.IsNotExist(err) {
+		t.Errorf("workdir %s not removed: %v", wd, err)
 	}
 }
