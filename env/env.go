@@ -21,15 +21,14 @@ type Env struct {
 
 // SSH is how every host is reached unless the host overrides it.
 type SSH struct {
-	User           string `yaml:"user"`        // default root
-	Key            string `yaml:"key"`         // private key path; "" = agent only
-	Agent          bool   `yaml:"agent"`       // also offer the agent's keys; the agent (SSH_AUTH_SOCK) is always used when key is empty or passphrase-protected
-	KnownHosts     string `yaml:"known_hosts"` // default ~/.ssh/known_hosts
-	Port           int    `yaml:"port"`        // default 22
-	TimeoutS       int    `yaml:"timeout_s"`   // per round trip; default and ceiling 30
-	KeepaliveS     int    `yaml:"keepalive_s"` // default 5
-	Jump           *Jump  `yaml:"jump"`        // ProxyJump host, optional
-	AcceptNewHosts bool   `yaml:"-"`           // trust-on-first-use; only from a CLI flag
+	User       string `yaml:"user"`        // default root
+	Key        string `yaml:"key"`         // private key path; "" = agent only
+	Agent      bool   `yaml:"agent"`       // also offer the agent's keys; the agent (SSH_AUTH_SOCK) is always used when key is empty or passphrase-protected
+	KnownHosts string `yaml:"known_hosts"` // default ~/.ssh/known_hosts
+	Port       int    `yaml:"port"`        // default 22
+	TimeoutS   int    `yaml:"timeout_s"`   // per round trip; default and ceiling 30
+	KeepaliveS int    `yaml:"keepalive_s"` // default 5
+	Jump       *Jump  `yaml:"jump"`        // ProxyJump host, optional
 }
 
 // Jump is a ProxyJump host.

@@ -44,7 +44,6 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e.SSH.AcceptNewHosts = f.acceptNew
 	// Diagnostics go to stderr so that trust-on-first-use is never silent:
 	// the user sees which fingerprint was written to known_hosts.
 	var log io.Writer
