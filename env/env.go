@@ -11,6 +11,7 @@ type Env struct {
 	Hosts      []Host         `yaml:"hosts"`
 	Benchmark  Benchmark      `yaml:"benchmark"`
 	Parameters map[string]any `yaml:"parameters"` // SUT-specific values for scripts
+	SUT        SUT            `yaml:"sut"`        // how deploy installs, configures, runs and checks the SUT
 	Dstgen     Dstgen         `yaml:"dstgen"`
 
 	// Remote and Bastion are the single-host form of real-env-test.md §6;
@@ -47,7 +48,13 @@ type Host struct {
 	User    string   `yaml:"user"`
 	Key     string   `yaml:"key"`
 	Roles   []string `yaml:"roles"`
-	Line    int      `yaml:"-"` // line in env.yml
+	// Workdir is this host's remote work dir (default: the top-level
+	// workdir). Hosts that share one filesystem (network namespaces,
+	// containers with a shared mount) need one each.
+	Workdir string `yaml:"workdir"`
+	// Vars are this host's own template values; they win over parameters.
+	Vars map[string]any `yaml:"vars"`
+	Line int            `yaml:"-"` // line in env.yml
 }
 
 // Benchmark holds the parameters the runner may override (real-env-test §10.1).
@@ -56,7 +63,50 @@ type Benchmark struct {
 	Dataset  string  `yaml:"dataset"`
 	Rate     float64 `yaml:"rate"`
 	Duration int     `yaml:"duration"` // seconds
-	Command  string  `yaml:"command"`  // workload command run by bench:start
+	Command  string  `yaml:"command"`  // workload command run by bench:start; a per-host template
+	// Driver is a local Go main package (relative to env.yml) that deploy
+	// builds for each client host's OS/arch and uploads as
+	// <workdir>/bin/<base name>; "" = the command needs no upload.
+	Driver string `yaml:"driver"`
+	Seed   int64  `yaml:"seed"` // 0 = derived from the run id
+}
+
+// SUT says how deploy brings the system under test up on the hosts of its
+// roles. Command, DataDir, config destinations and health commands are
+// per-host templates (see Facts).
+type SUT struct {
+	Name  string   `yaml:"name"`  // short name: job id sut-<name>, transient unit dstgen-<name>
+	Roles []string `yaml:"roles"` // hosts with one of these roles run the SUT; deploy touches no other
+	// Run is how the SUT process is supervised: auto (systemd when the
+	// host has it, else a dstgen job), systemd (a transient unit) or job.
+	Run     string   `yaml:"run"`
+	Install Install  `yaml:"install"`
+	Command string   `yaml:"command"`  // the SUT's foreground command on one host
+	DataDir string   `yaml:"data_dir"` // the SUT's real data dir; clean:data wipes it
+	Configs []Config `yaml:"configs"`
+	// Health is one command per role that exits 0 when the SUT answers
+	// on this host ("" = no check for that role).
+	Health map[string]string `yaml:"health"`
+	// StopUnits are systemd units (e.g. the distro package's own) stopped
+	// before dstgen starts the SUT, so they cannot hold its ports.
+	StopUnits []string `yaml:"stop_units"`
+	// ReadyTimeoutS bounds how long deploy waits for health after start.
+	ReadyTimeoutS int `yaml:"ready_timeout_s"`
+}
+
+// Install is what deploy installs on a SUT host and how it verifies it.
+type Install struct {
+	Package  string `yaml:"package"`  // distro package(s) installed when Binary is missing
+	Artifact string `yaml:"artifact"` // local build output (relative to env.yml) uploaded to <workdir>/bin
+	Binary   string `yaml:"binary"`   // path or name on the host that must exist after install
+	Version  string `yaml:"version"`  // command that prints the installed version
+}
+
+// Config is one config template rendered per host and installed at Dest.
+type Config struct {
+	Template string `yaml:"template"` // local template file (relative to env.yml)
+	Dest     string `yaml:"dest"`     // remote path (a per-host template); default <workdir>/etc/<base>
+	Line     int    `yaml:"-"`
 }
 
 // Dstgen is the dstgen: section (real-env-test.md §6 "dstgen additions").

@@ -1,0 +1,143 @@
+package env
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/dstgen/dstgen/templates"
+)
+
+// HostFacts is what a template knows about one host.
+type HostFacts struct {
+	Name    string
+	Address string
+	Port    int
+	Workdir string
+	Roles   []string
+	Vars    map[string]any // the host's own vars: (parameters are in Facts.Vars)
+}
+
+// Facts is the data every per-host template sees: the SUT's config
+// templates, sut.command, sut.data_dir, health commands and the workload
+// command. A member's config is rendered from its own facts, never copied.
+//
+//	{{ .Host.Name }} {{ .Host.Address }} {{ .Host.Workdir }}
+//	{{ range .Roles.etcd }}{{ .Name }}={{ .Address }}{{ end }}
+//	{{ .Vars.client_port }}   parameters, overridden by the host's vars
+//	{{ .DataDir }}            sut.data_dir rendered for this host
+//	{{ .Benchmark.Rate }}     benchmark.* (after overrides)
+type Facts struct {
+	Host      HostFacts
+	Hosts     []HostFacts            // every host, in env.yml order
+	Roles     map[string][]HostFacts // hosts by role, in env.yml order
+	Vars      map[string]any         // parameters with this host's vars on top
+	DataDir   string                 // "" in the facts sut.data_dir itself is rendered from
+	Benchmark Benchmark
+	SUT       SUTFacts
+}
+
+// SUTFacts are the SUT values a template may cite.
+type SUTFacts struct {
+	Name  string
+	Roles []string
+}
+
+// HostWorkdir is h's work dir: its own, or the top-level one.
+func (e *Env) HostWorkdir(h Host) string {
+	if h.Workdir != "" {
+		return h.Workdir
+	}
+	return e.Workdir
+}
+
+func (e *Env) hostFacts(h Host) HostFacts {
+	return HostFacts{Name: h.Name, Address: h.Address, Port: h.Port, Workdir: e.HostWorkdir(h),
+		Roles: slices.Clone(h.Roles), Vars: maps.Clone(h.Vars)}
+}
+
+// FactsFor returns the template data of host h. DataDir is rendered from
+// sut.data_dir (default <workdir>/data) with the same facts.
+func (e *Env) FactsFor(h Host) (Facts, error) {
+	f := Facts{Host: e.hostFacts(h), Roles: map[string][]HostFacts{}, Vars: map[string]any{},
+		Benchmark: e.Benchmark, SUT: SUTFacts{Name: e.SUT.Name, Roles: slices.Clone(e.SUT.Roles)}}
+	for _, o := range e.Hosts {
+		hf := e.hostFacts(o)
+		f.Hosts = append(f.Hosts, hf)
+		for _, r := range o.Roles {
+			f.Roles[r] = append(f.Roles[r], hf)
+		}
+	}
+	maps.Copy(f.Vars, e.Parameters)
+	maps.Copy(f.Vars, h.Vars)
+	dd := e.SUT.DataDir
+	if dd == "" {
+		f.DataDir = path.Join(f.Host.Workdir, "data")
+		return f, nil
+	}
+	out, err := Render("sut.data_dir", dd, f)
+	if err != nil {
+		return Facts{}, err
+	}
+	f.DataDir = strings.TrimSpace(out)
+	if !strings.HasPrefix(f.DataDir, "/") || path.Clean(f.DataDir) == "/" {
+		return Facts{}, fmt.Errorf("sut.data_dir for host %s renders to %q: want an absolute path other than /", h.Name, f.DataDir)
+	}
+	f.DataDir = path.Clean(f.DataDir)
+	return f, nil
+}
+
+// HostsWithRole returns the hosts that carry any of roles, in env.yml order.
+func (e *Env) HostsWithRole(roles ...string) []Host {
+	var out []Host
+	for _, h := range e.Hosts {
+		if slices.ContainsFunc(h.Roles, func(r string) bool { return slices.Contains(roles, r) }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// SUTHosts are the hosts that run the SUT: those of sut.roles, or every
+// host when sut.roles is empty.
+func (e *Env) SUTHosts() []Host {
+	if len(e.SUT.Roles) == 0 {
+		return slices.Clone(e.Hosts)
+	}
+	return e.HostsWithRole(e.SUT.Roles...)
+}
+
+var tmplLineRE = regexp.MustCompile(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
+
+// Render executes text as a text/template with sprig's functions (the
+// engine dstgen init uses) on f. An unknown field or map key is an error,
+// never "<no value>": "NAME:LINE: unknown value .Host.Nme: ...", so the
+// person editing the template sees which line to fix.
+func Render(name, text string, f Facts) (string, error) {
+	t, err := template.New(name).Funcs(templates.Funcs()).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", templateErr(name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, f); err != nil {
+		return "", templateErr(name, err)
+	}
+	return b.String(), nil
+}
+
+func templateErr(name string, err error) error {
+	msg := err.Error()
+	if m := tmplLineRE.FindStringSubmatch(msg); m != nil {
+		what := m[4]
+		if m[3] != "" {
+			what = "unknown value " + m[3] + ": " + what
+		}
+		return fmt.Errorf("%s:%s: %s", name, m[2], what)
+	}
+	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "template: "))
+}

@@ -1,0 +1,66 @@
+package env
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRenderPerHostFacts(t *testing.T) {
+	e, err := Parse("env.yml", []byte(`
+workdir: /opt/d
+parameters: {client_port: 2379}
+sut:
+  roles: [etcd]
+  data_dir: "{{ .Host.Workdir }}/data/etcd"
+hosts:
+  - {name: etcd-1, address: 10.77.0.2, roles: [etcd], workdir: /opt/d/n1}
+  - {name: etcd-2, address: 10.77.0.3, roles: [etcd], vars: {client_port: 3379}}
+  - {name: client-1, address: 10.77.0.4, roles: [client]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := `name: {{ .Host.Name }}
+data-dir: {{ .DataDir }}
+advertise: http://{{ .Host.Address }}:{{ .Vars.client_port }}
+initial-cluster: {{ range $i, $h := .Roles.etcd }}{{ if $i }},{{ end }}{{ $h.Name }}=http://{{ $h.Address }}:2380{{ end }}`
+	cases := []struct {
+		host int
+		want []string
+	}{
+		{0, []string{"name: etcd-1", "data-dir: /opt/d/n1/data/etcd", "advertise: http://10.77.0.2:2379"}},
+		{1, []string{"name: etcd-2", "data-dir: /opt/d/data/etcd", "advertise: http://10.77.0.3:3379"}},
+	}
+	for _, c := range cases {
+		f, err := e.FactsFor(e.Hosts[c.host])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Render("etcd.conf.yml.tmpl", tmpl, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range append(c.want, "initial-cluster: etcd-1=http://10.77.0.2:2380,etcd-2=http://10.77.0.3:2380") {
+			if !strings.Contains(out, w) {
+				t.Errorf("host %d: rendered config lacks %q:\n%s", c.host, w, out)
+			}
+		}
+	}
+	if got := len(e.SUTHosts()); got != 2 {
+		t.Errorf("SUTHosts = %d hosts, want the 2 of role etcd", got)
+	}
+}
+
+func TestRenderUnknownValueNamesLine(t *testing.T) {
+	f := Facts{Host: HostFacts{Name: "h"}, Vars: map[string]any{}}
+	for _, c := range []struct{ tmpl, want string }{
+		{"a: 1\nb: {{ .Host.Nme }}\n", "cfg.tmpl:2: unknown value .Host.Nme"},
+		{"a: 1\n\nc: {{ .Vars.missing }}\n", "cfg.tmpl:3: unknown value .Vars.missing"},
+		{"a: {{ .Host.Name\n", "cfg.tmpl:2: unclosed action"},
+	} {
+		_, err := Render("cfg.tmpl", c.tmpl, f)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Render(%q) error = %v, want prefix %q", c.tmpl, err, c.want)
+		}
+	}
+}
