@@ -54,7 +54,15 @@ type Host struct {
 	Workdir string `yaml:"workdir"`
 	// Vars are this host's own template values; they win over parameters.
 	Vars map[string]any `yaml:"vars"`
-	Line int            `yaml:"-"` // line in env.yml
+	// KnownHosts and Jump override ssh.known_hosts and ssh.jump for this
+	// host ("" / nil = the ssh: value); ~/.ssh/config may fill them.
+	KnownHosts string `yaml:"known_hosts"`
+	Jump       *Jump  `yaml:"jump"`
+	// Sources says where each SSH value of this host came from, by field
+	// (address, port, user, key, known_hosts, jump): "env.yml:12",
+	// "~/.ssh/config:4" or "default". Filled by Load.
+	Sources map[string]string `yaml:"-"`
+	Line    int               `yaml:"-"` // line in env.yml
 }
 
 // Benchmark holds the parameters the runner may override (real-env-test §10.1).
@@ -69,6 +77,10 @@ type Benchmark struct {
 	// <workdir>/bin/<base name>; "" = the command needs no upload.
 	Driver string `yaml:"driver"`
 	Seed   int64  `yaml:"seed"` // 0 = derived from the run id
+	// Model and Checker name the oracle analyze runs on a collected
+	// benchmark history (dstgen check --model/--checker); "" = none.
+	Model   string `yaml:"model"`
+	Checker string `yaml:"checker"`
 }
 
 // SUT says how deploy brings the system under test up on the hosts of its
