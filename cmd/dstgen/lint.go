@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/dstgen/dstgen/plan"
 	"github.com/spf13/cobra"
@@ -16,6 +18,10 @@ type lintReport struct {
 	Problems []plan.Problem `json:"problems"`
 	Errors   int            `json:"errors"`
 	Warnings int            `json:"warnings"`
+	// Claims and Scenarios count what was parsed (§1b rows, §7 scenarios),
+	// so a reader can tell an empty plan from a clean one.
+	Claims    int `json:"claims"`
+	Scenarios int `json:"scenarios"`
 }
 
 func newLintCmd() *cobra.Command {
@@ -24,7 +30,11 @@ func newLintCmd() *cobra.Command {
 		Use:   "lint FILE",
 		Short: "Check a test plan against the plan-format rules",
 		Long: `Parse a claim-driven test plan and check it against the plan-format lint
-rules. Prints one "file:line: message" per problem (warnings say "warning:").
+rules. Prints one "file:line: message" per problem (warnings say "warning:"),
+then, when the plan passes, one summary line:
+
+  plan=FILE errors=0 warnings=N claims=N scenarios=N
+
 FILE "-" reads the plan from standard input.
 
 Exit status: 0 when there are no errors (warnings allowed unless --strict),
@@ -51,7 +61,7 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 		// --json readers see the same shape as for lint errors.
 		prob := plan.Problem{File: pe.File, Line: pe.Line, Severity: plan.SevError, Rule: "parse", Message: pe.Msg}
 		if asJSON {
-			if err := writeLintJSON(cmd, file, []plan.Problem{prob}); err != nil {
+			if err := writeLintJSON(cmd, file, p, []plan.Problem{prob}); err != nil {
 				return err
 			}
 			return withCode(exitBadInput, nil)
@@ -60,7 +70,7 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 	}
 	probs := plan.Lint(p)
 	if asJSON {
-		if err := writeLintJSON(cmd, file, probs); err != nil {
+		if err := writeLintJSON(cmd, file, p, probs); err != nil {
 			return err
 		}
 	} else {
@@ -83,17 +93,40 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 		}
 		return withCode(exitBadInput, nil)
 	}
+	if !asJSON {
+		// Every dstgen command prints key=value lines; a silent success
+		// could not be told from a lint that read nothing.
+		if _, err := fmt.Fprintf(out, "plan=%s errors=0 warnings=%d claims=%d scenarios=%d\n",
+			kvValue(file), len(probs)-errs, len(p.Claims), len(p.Scenarios)); err != nil {
+			return fmt.Errorf("lint: write: %w", err)
+		}
+	}
 	return nil
 }
 
-func writeLintJSON(cmd *cobra.Command, file string, probs []plan.Problem) error {
+// kvValue quotes a key=value value only when it would otherwise not read
+// back as one field (spaces, quotes, '=' or nothing at all).
+func kvValue(v string) string {
+	if v == "" || strings.ContainsAny(v, " \t\n\"=") {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// writeLintJSON writes the --json report; p may be nil or partial when the
+// plan could not be parsed, and the counts are what was read.
+func writeLintJSON(cmd *cobra.Command, file string, p *plan.Plan, probs []plan.Problem) error {
 	errs := plan.Errors(probs)
 	if probs == nil {
 		probs = []plan.Problem{}
 	}
+	rep := lintReport{File: file, Problems: probs, Errors: errs, Warnings: len(probs) - errs}
+	if p != nil {
+		rep.Claims, rep.Scenarios = len(p.Claims), len(p.Scenarios)
+	}
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(lintReport{File: file, Problems: probs, Errors: errs, Warnings: len(probs) - errs}); err != nil {
+	if err := enc.Encode(rep); err != nil {
 		return fmt.Errorf("lint: write json: %w", err)
 	}
 	return nil
