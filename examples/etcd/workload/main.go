@@ -4,13 +4,47 @@
 //
 // It speaks etcd v3's JSON gRPC gateway over plain HTTP (POST /v3/kv/put,
 // /v3/kv/range, /v3/kv/txn with base64 keys and values), so it needs no
-// etcd client library and runs against any etcd 3.4+. Values are unique
-// JSON integers; a cas is a txn comparing the key's value. Every op is
-// recorded: a response is ok, a refused connection is a failure (the
-// request never left), and anything else without a definite answer —
-// timeouts, resets, server errors — is a timeout (may or may not have
-// taken effect). After such an op the client continues as a new process,
-// as the history spec requires for a reconnect.
+// etcd client library and runs against any etcd 3.4+. A cas is a txn
+// comparing the key's value. Every op is recorded: a response is ok, a
+// refused connection is a failure (the request never left), and anything
+// else without a definite answer — timeouts, resets, server errors — is a
+// timeout (may or may not have taken effect). After such an op the client
+// continues as a new process, as the history spec requires for a reconnect.
+//
+// # Settings: flags over the DSTGEN_* contract
+//
+// dstgen's runner passes a language-neutral contract as environment
+// variables to every workload and benchmark command. A flag, when given,
+// wins over its variable; an empty variable counts as unset.
+//
+//	flag          variable            meaning
+//	-out          DSTGEN_HISTORY      history file to write (default history.jsonl)
+//	-run-id       DSTGEN_RUN_ID       run id; default local-<UTC time>-<pid>
+//	-seed         DSTGEN_SEED         random seed; 0 or unset: a stable hash of the run id
+//	-duration     DSTGEN_DURATION_S   how long to run (flag: Go duration; variable: seconds); default 10s
+//	-rate         DSTGEN_RATE         target ops/s over all clients; 0 or unset: as fast as the clients go
+//	-mode         DSTGEN_MODE         read (8 reads, 1 write, 1 cas in 10), write (1/7/2), mixed (4/3/3, the default); else exit 2
+//	-keys         DSTGEN_DATASET      number of keys (default 5); a non-integer dataset is ignored with a note
+//	-scenario     DSTGEN_SCENARIO     scenario id, in the history header
+//	-tier         DSTGEN_TIER         tier, in the history header (_meta.tier)
+//	-endpoints    DSTGEN_SUT_HOSTS    client URLs; from the hosts: http://<addr>:<-client-port> each
+//	-client-port                      etcd client port for DSTGEN_SUT_HOSTS (default 2379)
+//	-prefix                           key prefix (default dstgen/<run id>)
+//	-clients, -ops, -timeout          concurrency (1..256), op budget, per-op timeout
+//
+// DSTGEN_HOSTS_<ROLE> (the hosts of each role) is part of the contract but
+// unused here: the SUT hosts are the etcd members.
+//
+// # Keys and values never collide across runs
+//
+// Every key is <prefix>/k<n>, so a run never reads what an earlier run left
+// behind on the same cluster (a stale value would be a false
+// linearizability violation). Every value is a JSON integer below 2^53:
+// 20 bits from a hash of run id and seed, 8 bits of client id and a 25-bit
+// per-client counter, so values are unique per op within a run and differ
+// across runs even under one prefix. The header records the run id
+// (_meta.run_id) next to the seed; readers ignore _meta fields they do not
+// know. The closing summary line on stderr repeats run_id, seed and prefix.
 package main
 
 import (
@@ -26,6 +60,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,76 +68,119 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/dstgen/dstgen/history"
 )
-
-// config is the workload's flags.
-type config struct {
-	endpoints []string
-	clients   int
-	keys      int
-	duration  time.Duration
-	maxOps    int64
-	seed      int64
-	out       string
-	timeout   time.Duration
-	scenario  string
-}
 
 // stats counts outcomes for the closing summary line.
 type stats struct {
 	ok, failed, unknown atomic.Int64
+	exhausted           atomic.Int64 // clients that stopped at maxSeq
 }
 
+func (s *stats) total() int64 { return s.ok.Load() + s.failed.Load() + s.unknown.Load() }
+
 func main() {
-	var cfg config
-	var endpoints string
-	flag.StringVar(&endpoints, "endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs")
-	flag.IntVar(&cfg.clients, "clients", 4, "concurrent clients")
-	flag.IntVar(&cfg.keys, "keys", 5, "number of keys")
-	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long to run")
-	flag.Int64Var(&cfg.maxOps, "ops", 0, "stop after this many ops (0: no limit)")
-	flag.Int64Var(&cfg.seed, "seed", 1, "random seed")
-	flag.StringVar(&cfg.out, "out", "history.jsonl", "history file to write")
-	flag.DurationVar(&cfg.timeout, "timeout", time.Second, "per-op timeout; an op that outlives it is recorded as timed out")
-	flag.StringVar(&cfg.scenario, "scenario", "", "scenario id for the history header")
-	flag.Parse()
-	for _, e := range strings.Split(endpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			cfg.endpoints = append(cfg.endpoints, strings.TrimRight(e, "/"))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := realMain(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// realMain is the whole command minus the process: exit code 0 ok, 1 the
+// run failed, 2 bad input.
+func realMain(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := configFrom(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "workload: %v\n", err)
+		return 2
+	}
+	if dir := filepath.Dir(cfg.out); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "workload: create history directory: %v\n", err)
+			return 2
 		}
 	}
-	if len(cfg.endpoints) == 0 || cfg.clients < 1 || cfg.keys < 1 || cfg.duration <= 0 || cfg.timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "workload: need -endpoints, and positive -clients, -keys, -duration, -timeout")
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	f, err := os.Create(cfg.out)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "workload: create history: %v\n", err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "workload: create history: %v\n", err)
+		return 2
 	}
 	st, err := run(ctx, cfg, f)
 	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close history: %w", cerr)
+		err = fmt.Errorf("close history %s: %w", cfg.out, cerr)
 	}
-	fmt.Fprintf(os.Stderr, "workload: ops=%d ok=%d failed=%d unknown=%d out=%s\n",
-		st.ok.Load()+st.failed.Load()+st.unknown.Load(), st.ok.Load(), st.failed.Load(), st.unknown.Load(), cfg.out)
+	if n := st.exhausted.Load(); n > 0 {
+		fmt.Fprintf(stderr, "workload: note: %d client(s) stopped after %d ops, the most whose values stay unique\n", n, maxSeq)
+	}
+	fmt.Fprintf(stderr, "workload: ops=%d ok=%d failed=%d unknown=%d out=%s run_id=%s seed=%d prefix=%s\n",
+		st.total(), st.ok.Load(), st.failed.Load(), st.unknown.Load(), cfg.out, cfg.runID, cfg.seed, cfg.prefix)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "workload: %v\n", err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "workload: %v\n", err)
+		return 1
 	}
+	return 0
+}
+
+// headerWriter adds run_id and tier to the recorder's _meta header, which
+// is its first Write: history.Meta has no fields for them, and readers
+// ignore _meta fields they do not know. Any other first write passes
+// through unchanged.
+type headerWriter struct {
+	w     io.Writer
+	extra map[string]string
+	done  bool
+}
+
+func (h *headerWriter) Write(p []byte) (int, error) {
+	if h.done {
+		return h.w.Write(p)
+	}
+	h.done = true
+	var hdr map[string]map[string]json.RawMessage // raw: the seed stays exact
+	if err := json.Unmarshal(p, &hdr); err != nil || hdr["_meta"] == nil {
+		return h.w.Write(p)
+	}
+	for k, v := range h.extra {
+		if v != "" {
+			b, _ := json.Marshal(v) // a string always marshals
+			hdr["_meta"][k] = b
+		}
+	}
+	b, err := json.Marshal(hdr)
+	if err != nil {
+		return 0, fmt.Errorf("encode history header: %w", err)
+	}
+	if _, err := h.w.Write(append(b, '\n')); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // run drives the workload until the duration or op budget is spent and
 // writes the history to w.
 func run(ctx context.Context, cfg config, w io.Writer) (*stats, error) {
-	rec := history.NewRecorder(w, history.Meta{Scenario: cfg.scenario, Seed: cfg.seed})
+	if cfg.mix.name == "" {
+		cfg.mix, _ = mixFor("mixed")
+	}
+	hw := &headerWriter{w: w, extra: map[string]string{"run_id": cfg.runID, "tier": cfg.tier}}
+	rec := history.NewRecorder(hw, history.Meta{Scenario: cfg.scenario, Seed: cfg.seed})
 	ctx, cancel := context.WithTimeout(ctx, cfg.duration)
 	defer cancel()
 	st := &stats{}
 	var issued atomic.Int64
+	var lim *rate.Limiter
+	if cfg.rate > 0 {
+		// Burst 1: ops start no faster than the rate in total; Wait
+		// refuses a wait past the run's deadline, so the limit never
+		// stretches the run.
+		lim = rate.NewLimiter(rate.Limit(cfg.rate), 1)
+	}
+	base := valueBase(cfg.runID, cfg.seed)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.clients}}
 	defer hc.CloseIdleConnections()
 	var wg sync.WaitGroup
@@ -111,12 +189,20 @@ func run(ctx context.Context, cfg config, w io.Writer) (*stats, error) {
 		go func() {
 			defer wg.Done()
 			cl := &client{hc: hc, endpoint: cfg.endpoints[c%len(cfg.endpoints)], timeout: cfg.timeout,
-				rng: rand.New(rand.NewPCG(uint64(cfg.seed), uint64(c))), id: c, seen: map[string]json.RawMessage{}}
+				rng: rand.New(rand.NewPCG(uint64(cfg.seed), uint64(c))), id: c, base: base, mix: cfg.mix,
+				seen: map[string]json.RawMessage{}}
 			for ctx.Err() == nil {
+				if lim != nil && lim.Wait(ctx) != nil {
+					return
+				}
 				if cfg.maxOps > 0 && issued.Add(1) > cfg.maxOps {
 					return
 				}
-				cl.step(ctx, rec, cfg.keys, st)
+				if cl.seq >= maxSeq {
+					st.exhausted.Add(1)
+					return
+				}
+				cl.step(ctx, rec, &cfg, st)
 			}
 		}()
 	}
@@ -138,28 +224,30 @@ type client struct {
 	rng      *rand.Rand
 	id, gen  int
 	seq      int
+	base     uint64 // the run's bits of every value
+	mix      opMix
 	seen     map[string]json.RawMessage // last value this client saw per key, for cas
 }
 
 func (c *client) process() string { return fmt.Sprintf("c%d.%d", c.id, c.gen) }
 
-func (c *client) step(ctx context.Context, rec *history.Recorder, keys int, st *stats) {
-	key := "k" + strconv.Itoa(c.rng.IntN(keys))
+func (c *client) step(ctx context.Context, rec *history.Recorder, cfg *config, st *stats) {
+	key := cfg.key(c.rng.IntN(cfg.keys))
 	c.seq++
-	val := json.RawMessage(strconv.Itoa(c.id*100_000_000 + c.seq)) // unique per op
+	val := json.RawMessage(strconv.FormatUint(opValue(c.base, c.id, c.seq), 10)) // unique per op
 	var p *history.Pending
 	var err error
 	opCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	switch r := c.rng.IntN(10); {
-	case r < 4:
+	case r < c.mix.read:
 		p = rec.Invoke(c.process(), "read", key, nil).SetNode(c.endpoint)
 		var v json.RawMessage
 		if v, err = c.get(opCtx, key); err == nil {
 			c.seen[key] = v
 			err = p.Ok(v)
 		}
-	case r < 7 || c.seen[key] == nil:
+	case r < c.mix.read+c.mix.write || c.seen[key] == nil:
 		p = rec.Invoke(c.process(), "write", key, val).SetNode(c.endpoint)
 		if err = c.put(opCtx, key, val); err == nil {
 			c.seen[key] = val

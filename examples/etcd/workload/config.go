@@ -1,0 +1,282 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// opMix is the share of reads and writes in every 10 ops; the rest are cas.
+type opMix struct {
+	name        string
+	read, write int
+}
+
+// mixFor maps DSTGEN_MODE / -mode onto an op mix. Every mix keeps some
+// writes and cas so reads observe values and cas exercises the compare.
+func mixFor(mode string) (opMix, bool) {
+	switch m := strings.ToLower(strings.TrimSpace(mode)); m {
+	case "read":
+		return opMix{name: m, read: 8, write: 1}, true
+	case "write":
+		return opMix{name: m, read: 1, write: 7}, true
+	case "mixed":
+		return opMix{name: m, read: 4, write: 3}, true
+	}
+	return opMix{}, false
+}
+
+// Value layout: a JSON integer below 2^53, so every JSON parser (and every
+// checker) reads it exactly. The high runBits come from a hash of the run
+// id and seed, then the client id, then the client's op counter, so a value
+// is unique per op within a run and, with overwhelming probability, across
+// runs even if two runs were pointed at the same prefix.
+const (
+	seqBits    = 25
+	clientBits = 8
+	runBits    = 53 - seqBits - clientBits
+	maxClients = 1 << clientBits
+	maxSeq     = 1<<seqBits - 1
+)
+
+// config is the workload's settings after flags and the DSTGEN_* contract
+// are merged.
+type config struct {
+	endpoints []string
+	clients   int
+	keys      int
+	duration  time.Duration
+	maxOps    int64
+	seed      int64
+	out       string
+	timeout   time.Duration
+	scenario  string
+	tier      string
+	runID     string
+	prefix    string
+	rate      float64 // total ops/s across clients; 0: unlimited
+	mix       opMix
+}
+
+// key is the n-th key of the run, inside its prefix.
+func (c *config) key(n int) string {
+	if c.prefix == "" {
+		return "k" + strconv.Itoa(n)
+	}
+	return c.prefix + "/k" + strconv.Itoa(n)
+}
+
+// valueBase is the run's share of every value: the top runBits of a hash of
+// run id and seed.
+func valueBase(runID string, seed int64) uint64 {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "dstgen-value\x00%s\x00%d", runID, seed) // hash writes cannot fail
+	return h.Sum64() >> (64 - runBits) << (clientBits + seqBits)
+}
+
+// opValue is the value a client writes with its seq-th op.
+func opValue(base uint64, client, seq int) uint64 {
+	return base | uint64(client)<<seqBits | uint64(seq)
+}
+
+// deriveSeed is the seed of a run that was given none: a stable hash of the
+// run id, non-zero and below 2^53 so the history header carries it exactly.
+func deriveSeed(runID string) int64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, "dstgen-seed\x00"+runID)
+	s := int64(h.Sum64() & (1<<53 - 1))
+	if s == 0 {
+		s = 1
+	}
+	return s
+}
+
+// endpointsFromHosts turns DSTGEN_SUT_HOSTS addresses into client URLs on
+// port: an address that already has a scheme is kept; a port on an address
+// (an SSH port, say) is replaced by the client port.
+func endpointsFromHosts(hosts string, port int) []string {
+	var eps []string
+	for _, h := range strings.Split(hosts, ",") {
+		h = strings.TrimSpace(h)
+		switch {
+		case h == "":
+			continue
+		case strings.Contains(h, "://"):
+			eps = append(eps, strings.TrimRight(h, "/"))
+			continue
+		}
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+		eps = append(eps, "http://"+net.JoinHostPort(h, strconv.Itoa(port)))
+	}
+	return eps
+}
+
+// normalizeEndpoint gives a bare host:port the http scheme the gateway
+// speaks, so "-endpoints 127.0.0.1:2379" works as written.
+func normalizeEndpoint(e string) string {
+	if !strings.Contains(e, "://") {
+		e = "http://" + e
+	}
+	return strings.TrimRight(e, "/")
+}
+
+// configFrom merges flags (args) over the DSTGEN_* environment (getenv)
+// over the defaults. Notes about ignored input go to notes. The error is a
+// one-line reason naming the flag or variable at fault.
+func configFrom(args []string, getenv func(string) string, notes io.Writer) (config, error) {
+	var cfg config
+	var endpoints, mode string
+	var clientPort int
+	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a bad flag is one line from realMain, not the usage
+	fs.StringVar(&endpoints, "endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs (default from DSTGEN_SUT_HOSTS when set)")
+	fs.IntVar(&clientPort, "client-port", 2379, "etcd client port for the DSTGEN_SUT_HOSTS addresses")
+	fs.IntVar(&cfg.clients, "clients", 4, fmt.Sprintf("concurrent clients (1..%d)", maxClients))
+	fs.IntVar(&cfg.keys, "keys", 5, "number of keys (env DSTGEN_DATASET when an integer)")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long to run (env DSTGEN_DURATION_S, in seconds)")
+	fs.Int64Var(&cfg.maxOps, "ops", 0, "stop after this many ops (0: no limit)")
+	fs.Int64Var(&cfg.seed, "seed", 0, "random seed; 0: derived from the run id (env DSTGEN_SEED)")
+	fs.StringVar(&cfg.out, "out", "history.jsonl", "history file to write (env DSTGEN_HISTORY)")
+	fs.DurationVar(&cfg.timeout, "timeout", time.Second, "per-op timeout; an op that outlives it is recorded as timed out")
+	fs.StringVar(&cfg.scenario, "scenario", "", "scenario id for the history header (env DSTGEN_SCENARIO)")
+	fs.StringVar(&cfg.tier, "tier", "", "tier for the history header (env DSTGEN_TIER)")
+	fs.StringVar(&cfg.runID, "run-id", "", "run id (env DSTGEN_RUN_ID; default local-<UTC time>-<pid>)")
+	fs.StringVar(&cfg.prefix, "prefix", "", "key prefix; keys are <prefix>/k<n> (default dstgen/<run id>; empty when given: bare k<n>)")
+	fs.Float64Var(&cfg.rate, "rate", 0, "target ops/s across all clients; 0: as fast as the clients go (env DSTGEN_RATE)")
+	fs.StringVar(&mode, "mode", "mixed", "op mix: read (mostly reads), write (mostly writes) or mixed (env DSTGEN_MODE)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(notes)
+			fmt.Fprintln(notes, "usage: workload [flags]; every flag not given falls back to its DSTGEN_* variable")
+			fs.PrintDefaults()
+		}
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (the workload takes flags only)", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// env returns the variable's value when the flag was not given.
+	env := func(flagName, name string) (string, bool) {
+		if given[flagName] {
+			return "", false
+		}
+		v := strings.TrimSpace(getenv(name))
+		return v, v != ""
+	}
+
+	if v, ok := env("out", "DSTGEN_HISTORY"); ok {
+		cfg.out = v
+	}
+	if v, ok := env("run-id", "DSTGEN_RUN_ID"); ok {
+		cfg.runID = v
+	}
+	if v, ok := env("scenario", "DSTGEN_SCENARIO"); ok {
+		cfg.scenario = v
+	}
+	if v, ok := env("tier", "DSTGEN_TIER"); ok {
+		cfg.tier = v
+	}
+	if v, ok := env("seed", "DSTGEN_SEED"); ok {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return cfg, fmt.Errorf("DSTGEN_SEED=%q: not an integer", v)
+		}
+		cfg.seed = s
+	}
+	if v, ok := env("duration", "DSTGEN_DURATION_S"); ok {
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(d > 0) || d > float64(math.MaxInt64/time.Second) {
+			return cfg, fmt.Errorf("DSTGEN_DURATION_S=%q: want a positive number of seconds", v)
+		}
+		cfg.duration = time.Duration(d * float64(time.Second))
+	}
+	if v, ok := env("rate", "DSTGEN_RATE"); ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+			return cfg, fmt.Errorf("DSTGEN_RATE=%q: want ops/s ≥ 0 (0: unlimited)", v)
+		}
+		cfg.rate = r
+	}
+	modeSrc := "-mode"
+	if v, ok := env("mode", "DSTGEN_MODE"); ok {
+		mode, modeSrc = v, "DSTGEN_MODE"
+	}
+	mix, ok := mixFor(mode)
+	if !ok {
+		return cfg, fmt.Errorf("%s %q: unknown mode (want read, write or mixed)", modeSrc, mode)
+	}
+	cfg.mix = mix
+	if v, ok := env("keys", "DSTGEN_DATASET"); ok {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			fmt.Fprintf(notes, "workload: note: DSTGEN_DATASET=%q is not an integer; ignored, using %d keys\n", v, cfg.keys)
+		case n < 1:
+			return cfg, fmt.Errorf("DSTGEN_DATASET=%q: want a positive number of keys", v)
+		default:
+			cfg.keys = n
+		}
+	}
+	if given["endpoints"] {
+		for _, e := range strings.Split(endpoints, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				cfg.endpoints = append(cfg.endpoints, normalizeEndpoint(e))
+			}
+		}
+	} else if v, ok := env("endpoints", "DSTGEN_SUT_HOSTS"); ok {
+		if clientPort < 1 || clientPort > 65535 {
+			return cfg, fmt.Errorf("-client-port %d: want 1..65535", clientPort)
+		}
+		cfg.endpoints = endpointsFromHosts(v, clientPort)
+	} else {
+		cfg.endpoints = []string{normalizeEndpoint(endpoints)}
+	}
+
+	switch {
+	case len(cfg.endpoints) == 0:
+		return cfg, errors.New("no endpoint: -endpoints or DSTGEN_SUT_HOSTS lists none")
+	case cfg.clients < 1 || cfg.clients > maxClients:
+		return cfg, fmt.Errorf("-clients %d: want 1..%d", cfg.clients, maxClients)
+	case cfg.keys < 1:
+		return cfg, fmt.Errorf("-keys %d: want at least 1", cfg.keys)
+	case cfg.duration <= 0:
+		return cfg, fmt.Errorf("-duration %v: want a positive duration", cfg.duration)
+	case cfg.timeout <= 0:
+		return cfg, fmt.Errorf("-timeout %v: want a positive duration", cfg.timeout)
+	case cfg.rate < 0 || math.IsInf(cfg.rate, 0) || math.IsNaN(cfg.rate):
+		return cfg, fmt.Errorf("-rate %v: want ops/s ≥ 0 (0: unlimited)", cfg.rate)
+	case cfg.maxOps < 0:
+		return cfg, fmt.Errorf("-ops %d: want ≥ 0 (0: no limit)", cfg.maxOps)
+	case cfg.out == "":
+		return cfg, errors.New("-out is empty: need a history file path")
+	}
+
+	if cfg.runID == "" {
+		// Not run by dstgen: still never share a run id (and so a key
+		// prefix and a seed) with an earlier run.
+		cfg.runID = fmt.Sprintf("local-%s-%d", time.Now().UTC().Format("20060102_150405"), os.Getpid())
+		fmt.Fprintf(notes, "workload: note: no DSTGEN_RUN_ID or -run-id; using run id %s\n", cfg.runID)
+	}
+	if cfg.seed == 0 {
+		cfg.seed = deriveSeed(cfg.runID)
+	}
+	if given["prefix"] {
+		cfg.prefix = strings.TrimRight(cfg.prefix, "/")
+	} else {
+		cfg.prefix = "dstgen/" + cfg.runID
+	}
+	return cfg, nil
+}
