@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -140,4 +141,59 @@ func templateErr(name string, err error) error {
 		return fmt.Errorf("%s:%s: %s", name, m[2], what)
 	}
 	return fmt.Errorf("%s: %s", name, strings.TrimPrefix(msg, "template: "))
+}
+
+// WorkloadInput is what one workload or benchmark run is told through the
+// driver contract's environment variables (docs: testing/README.md "The
+// driver contract").
+type WorkloadInput struct {
+	RunID       string
+	Seed        int64 // 0 = not set: the driver derives one from RunID
+	HistoryPath string
+	Scenario    string
+	Tier        string
+	Benchmark   Benchmark // rate, duration, mode, dataset after overrides
+}
+
+// WorkloadEnv returns the DSTGEN_* variables of the driver contract:
+// DSTGEN_RUN_ID, DSTGEN_SEED, DSTGEN_HISTORY, DSTGEN_DURATION_S,
+// DSTGEN_RATE, DSTGEN_MODE, DSTGEN_DATASET, DSTGEN_SCENARIO, DSTGEN_TIER,
+// DSTGEN_SUT_HOSTS (addresses of the SUT's hosts) and DSTGEN_HOSTS_<ROLE>
+// for every role (upper case, '-' and '.' as '_'). Values are plain; the
+// caller quotes them for the shell.
+func (e *Env) WorkloadEnv(in WorkloadInput) []string {
+	b := in.Benchmark
+	kv := []string{
+		"DSTGEN_RUN_ID=" + in.RunID,
+		"DSTGEN_HISTORY=" + in.HistoryPath,
+		fmt.Sprintf("DSTGEN_DURATION_S=%d", b.Duration),
+		"DSTGEN_RATE=" + strconv.FormatFloat(b.Rate, 'f', -1, 64),
+		"DSTGEN_MODE=" + b.Mode,
+		"DSTGEN_DATASET=" + b.Dataset,
+		"DSTGEN_SCENARIO=" + in.Scenario,
+		"DSTGEN_TIER=" + in.Tier,
+	}
+	if in.Seed != 0 {
+		kv = append(kv, fmt.Sprintf("DSTGEN_SEED=%d", in.Seed))
+	}
+	var sut []string
+	for _, h := range e.SUTHosts() {
+		sut = append(sut, h.Address)
+	}
+	kv = append(kv, "DSTGEN_SUT_HOSTS="+strings.Join(sut, ","))
+	roles := map[string][]string{}
+	var order []string
+	for _, h := range e.Hosts {
+		for _, r := range h.Roles {
+			if _, ok := roles[r]; !ok {
+				order = append(order, r)
+			}
+			roles[r] = append(roles[r], h.Address)
+		}
+	}
+	for _, r := range order {
+		name := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(r))
+		kv = append(kv, "DSTGEN_HOSTS_"+name+"="+strings.Join(roles[r], ","))
+	}
+	return kv
 }
