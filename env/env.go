@@ -30,6 +30,10 @@ type SSH struct {
 	TimeoutS   int    `yaml:"timeout_s"`   // per round trip; default and ceiling 30
 	KeepaliveS int    `yaml:"keepalive_s"` // default 5
 	Jump       *Jump  `yaml:"jump"`        // ProxyJump host, optional
+	// Config is the OpenSSH client config file whose Host blocks fill
+	// what env.yml leaves unset (default ~/.ssh/config, "none" = do not
+	// read one; the DSTGEN_SSH_CONFIG environment variable wins over it).
+	Config string `yaml:"config"`
 }
 
 // Jump is a ProxyJump host.
@@ -42,7 +46,12 @@ type Jump struct {
 
 // Host is one machine under test.
 type Host struct {
-	Name    string   `yaml:"name"`
+	Name string `yaml:"name"`
+	// Address is what you would type after ssh: an IP, a DNS name, or a
+	// Host alias of the OpenSSH config (ssh.config). For an alias, the
+	// config's HostName, Port, User, IdentityFile, UserKnownHostsFile and
+	// ProxyJump fill what env.yml does not set; after Load, Address is the
+	// resolved HostName.
 	Address string   `yaml:"address"`
 	Port    int      `yaml:"port"`
 	User    string   `yaml:"user"`

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v4"
 )
 
 // Defaults and ceilings of the remote contract (DESIGN.md "The remote contract").
@@ -58,7 +58,7 @@ func Parse(name string, data []byte) (*Env, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, l.errf(1, "empty file; expected hosts: or remote:")
 		}
-		return nil, l.yamlErr(err)
+		return nil, l.yamlErr(err, data)
 	}
 	if len(doc.Content) == 0 {
 		return nil, l.errf(1, "empty file; expected hosts: or remote:")
@@ -77,7 +77,7 @@ func Parse(name string, data []byte) (*Env, error) {
 	}
 	var e Env
 	if err := root.Decode(&e); err != nil {
-		return nil, l.yamlErr(err)
+		return nil, l.yamlErr(err, data)
 	}
 	e.Path = name
 	l.root = root
@@ -99,20 +99,69 @@ func (l *loader) errf(line int, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", l.name, line, fmt.Sprintf(format, args...))
 }
 
-var lineRE = regexp.MustCompile(`line (\d+): (.*)`)
+// maxPrefixProbes bounds how far yamlErr looks back for the start of an
+// unclosed quote or flow collection (one short parse per line).
+const maxPrefixProbes = 200
 
-// yamlErr turns yaml.v3's "yaml: line N: msg" / TypeError into file:line form.
-func (l *loader) yamlErr(err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
+// yamlErr turns a yaml load error into one "file:line: reason" line naming
+// the line of the offending token. yaml.v3 reported the line where the
+// enclosing construct started (and, for parser errors, 0-based: the line
+// above it, often a comment), so errors pointed several lines too high;
+// yaml v4's LoadError carries the problem mark itself. data is the whole
+// document, used to find where an unclosed quote began.
+func (l *loader) yamlErr(err error, data []byte) error {
+	var le *yaml.LoadError
+	if !errors.As(err, &le) {
+		return l.errf(1, "%s", firstLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
-	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return l.errf(n, "%s", firstLine(m[2]))
+	msg := firstLine(le.Message)
+	line := le.Mark.Line
+	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != line {
+		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
 	}
-	return l.errf(1, "%s", firstLine(strings.TrimPrefix(msg, "yaml: ")))
+	if le.Stage == yaml.ScannerStage || le.Stage == yaml.ParserStage {
+		if start, why := l.unclosedBefore(data, line); start > 0 {
+			return l.errf(start, "%s (yaml then failed at line %d: %s)", why, line, firstLine(le.Message))
+		}
+	}
+	return l.errf(line, "%s", msg)
+}
+
+// unclosedBefore finds an unclosed quoted scalar or flow collection that
+// opened before line bad and swallowed the lines up to it (the usual cause
+// of "did not find expected key" far below a missing closing quote). Every
+// prefix of a YAML document cut at a line end parses, except one that ends
+// inside such a construct; so the first line of the run of failing
+// prefixes just above bad is where the construct opened. It returns 0 when
+// the prefix just above bad parses (the error is on line bad itself).
+func (l *loader) unclosedBefore(data []byte, bad int) (int, string) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if bad-1 > len(lines) {
+		return 0, ""
+	}
+	why := ""
+	for j, probes := bad-1, 0; j >= 1 && probes < maxPrefixProbes; j, probes = j-1, probes+1 {
+		var n yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:j], nil), &n)
+		if err == nil {
+			if j == bad-1 {
+				return 0, ""
+			}
+			return j + 1, why
+		}
+		var le *yaml.LoadError
+		if !errors.As(err, &le) {
+			return 0, ""
+		}
+		why = "unclosed " + strings.TrimPrefix(le.ContextMsg, "while scanning ")
+		if le.ContextMsg == "" {
+			why = firstLine(le.Message)
+		}
+		if strings.HasPrefix(le.ContextMsg, "while parsing a flow") {
+			why = "unclosed " + strings.TrimPrefix(le.ContextMsg, "while parsing a ")
+		}
+	}
+	return 0, ""
 }
 
 func firstLine(s string) string {
@@ -292,8 +341,15 @@ func (l *loader) line(path ...any) int {
 	return best
 }
 
+// explicitSSH records which ssh: values env.yml set, before defaults are
+// filled: an explicit value wins over ~/.ssh/config, a default does not.
+type explicitSSH struct {
+	user, port, key, knownHosts, jump bool
+}
+
 func (l *loader) normalize(e *Env) error {
 	s := &e.SSH
+	ex := explicitSSH{user: s.User != "", port: s.Port != 0, key: s.Key != "", knownHosts: s.KnownHosts != ""}
 	if s.User == "" {
 		s.User = DefaultUser
 	} else if !userRE.MatchString(s.User) {
@@ -323,44 +379,71 @@ func (l *loader) normalize(e *Env) error {
 	if s.KnownHosts, err = l.path(e, s.KnownHosts, l.line("ssh", "known_hosts")); err != nil {
 		return err
 	}
-	if err := l.workdir(e); err != nil {
+	if e.Workdir == "" {
+		e.Workdir = DefaultWorkdir
+	} else if e.Workdir, err = l.workdir(e.Workdir, "workdir", l.line("workdir")); err != nil {
 		return err
 	}
 	if err := l.foldShorthand(e); err != nil {
 		return err
 	}
-	if err := l.hosts(e); err != nil {
+	if j := s.Jump; j != nil {
+		ex.jump = true
+		if err := l.jump(e, j, "jump host", l.sshJumpLine(e)); err != nil {
+			return err
+		}
+	}
+	sc, err := l.loadSSHConfig(e)
+	if err != nil {
 		return err
 	}
-	if j := s.Jump; j != nil {
-		base := []any{"ssh", "jump"}
-		if e.Bastion != nil {
-			base = []any{"bastion"}
-		}
-		ln := l.line(base...)
-		if j.Host == "" {
-			return l.errf(ln, "jump host: host is empty")
-		}
-		if !addrRE.MatchString(j.Host) || strings.HasPrefix(j.Host, "-") {
-			return l.errf(ln, "jump host: %q is not a host name or IP address", j.Host)
-		}
-		if j.Port == 0 {
-			j.Port = DefaultPort
-		} else if err := l.port(j.Port, "jump port", ln); err != nil {
-			return err
-		}
-		if j.User == "" {
-			j.User = s.User
-		} else if !userRE.MatchString(j.User) {
-			return l.errf(ln, "jump user %q is not a valid user name", j.User)
-		}
-		if j.Key == "" {
-			j.Key = s.Key
-		} else if j.Key, err = l.path(e, j.Key, ln); err != nil {
+	if err := l.hosts(e, ex, sc); err != nil {
+		return err
+	}
+	if err := l.sut(e); err != nil {
+		return err
+	}
+	if err := l.benchmark(e); err != nil {
+		return err
+	}
+	return l.dstgen(e)
+}
+
+// sshJumpLine is the line of ssh.jump, or of bastion: when that set it.
+func (l *loader) sshJumpLine(e *Env) int {
+	if e.Bastion != nil && e.Bastion.Enabled {
+		return l.line("bastion")
+	}
+	return l.line("ssh", "jump")
+}
+
+// jump validates a jump host and fills its defaults from ssh:.
+func (l *loader) jump(e *Env, j *Jump, what string, ln int) error {
+	if j.Host == "" {
+		return l.errf(ln, "%s: host is empty", what)
+	}
+	if !addrRE.MatchString(j.Host) || strings.HasPrefix(j.Host, "-") {
+		return l.errf(ln, "%s: %q is not a host name or IP address", what, j.Host)
+	}
+	if j.Port == 0 {
+		j.Port = DefaultPort
+	} else if err := l.port(j.Port, what+" port", ln); err != nil {
+		return err
+	}
+	if j.User == "" {
+		j.User = e.SSH.User
+	} else if !userRE.MatchString(j.User) {
+		return l.errf(ln, "%s user %q is not a valid user name", what, j.User)
+	}
+	if j.Key == "" {
+		j.Key = e.SSH.Key
+	} else {
+		var err error
+		if j.Key, err = l.path(e, j.Key, ln); err != nil {
 			return err
 		}
 	}
-	return l.dstgen(e)
+	return nil
 }
 
 func (l *loader) port(p int, what string, line int) error {
@@ -422,30 +505,25 @@ func (l *loader) path(e *Env, p string, line int) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-func (l *loader) workdir(e *Env) error {
-	if e.Workdir == "" {
-		e.Workdir = DefaultWorkdir
-		return nil
-	}
-	ln := l.line("workdir")
-	w := e.Workdir
+// workdir checks a remote work dir (what names it in errors) and returns
+// it cleaned.
+func (l *loader) workdir(w, what string, ln int) (string, error) {
 	if !strings.HasPrefix(w, "/") {
-		return l.errf(ln, "workdir must be an absolute remote path")
+		return "", l.errf(ln, "%s must be an absolute remote path", what)
 	}
 	if strings.ContainsAny(w, "\x00\n\r") {
-		return l.errf(ln, "workdir contains a control character")
+		return "", l.errf(ln, "%s contains a control character", what)
 	}
 	for _, part := range strings.Split(w, "/") {
 		if part == ".." {
-			return l.errf(ln, "workdir must not contain ..")
+			return "", l.errf(ln, "%s must not contain ..", what)
 		}
 	}
 	// Cleanup tasks remove things under the workdir; "/" would be a disaster.
 	if c := pathClean(w); c == "/" {
-		return l.errf(ln, "workdir must not be /")
+		return "", l.errf(ln, "%s must not be /", what)
 	}
-	e.Workdir = pathClean(w)
-	return nil
+	return pathClean(w), nil
 }
 
 func pathClean(p string) string {
@@ -472,11 +550,37 @@ func (l *loader) foldShorthand(e *Env) error {
 	return nil
 }
 
-func (l *loader) hosts(e *Env) error {
+// varRE is a template-usable key: {{ .Vars.client_port }} needs an
+// identifier, so a key such as "client-port" would only be reachable
+// through index and is almost certainly a typo.
+var varRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// hostField maps a Host field to its key in hosts[i] and in remote:.
+var hostField = map[string][2]string{
+	"address": {"address", "host"}, "port": {"port", "port"}, "user": {"user", "user"},
+	"key": {"key", "ssh_key"}, "known_hosts": {"known_hosts", ""}, "jump": {"jump", ""},
+	"workdir": {"workdir", ""}, "vars": {"vars", ""},
+}
+
+// hostLine is the line of field in host i (or of the host entry).
+func (l *loader) hostLine(e *Env, i int, field string) int {
+	if e.Remote != nil {
+		if k := hostField[field][1]; k != "" {
+			return l.line("remote", k)
+		}
+		return l.line("remote")
+	}
+	return l.line("hosts", i, hostField[field][0])
+}
+
+func (l *loader) at(line int) string { return fmt.Sprintf("%s:%d", l.name, line) }
+
+func (l *loader) hosts(e *Env, ex explicitSSH, sc *sshConfig) error {
 	if len(e.Hosts) == 0 {
 		return l.errf(l.line("hosts"), "no hosts: set hosts: (a list) or remote.host")
 	}
 	seen := map[string]bool{}
+	addrs := map[string]string{} // address|port -> first host name
 	for i := range e.Hosts {
 		h := &e.Hosts[i]
 		at := []any{"hosts", i}
@@ -506,29 +610,258 @@ func (l *loader) hosts(e *Env) error {
 		if !addrRE.MatchString(h.Address) || strings.HasPrefix(h.Address, "-") {
 			return l.errf(ln, "host %s: address %q is not a host name or IP address", h.Name, h.Address)
 		}
-		if h.Port == 0 {
-			h.Port = e.SSH.Port
-		} else if err := l.port(h.Port, "host "+h.Name+": port", ln); err != nil {
+		if err := l.hostSSH(e, i, ex, sc); err != nil {
 			return err
 		}
-		if h.User == "" {
-			h.User = e.SSH.User
-		} else if !userRE.MatchString(h.User) {
-			return l.errf(ln, "host %s: user %q is not a valid user name", h.Name, h.User)
+		k := strings.ToLower(h.Address) + "|" + strconv.Itoa(h.Port)
+		if first, dup := addrs[k]; dup {
+			return l.errf(ln, "host %s: address %s port %d is already host %s's (two entries for one sshd)", h.Name, h.Address, h.Port, first)
 		}
-		if h.Key == "" {
-			h.Key = e.SSH.Key
-		} else {
-			var err error
-			if h.Key, err = l.path(e, h.Key, ln); err != nil {
-				return err
-			}
-		}
+		addrs[k] = h.Name
 		for _, r := range h.Roles {
 			if !nameRE.MatchString(r) || strings.HasPrefix(r, "-") {
 				return l.errf(ln, "host %s: role %q: use only letters, digits, '.', '_' and '-'", h.Name, r)
 			}
 		}
+		if h.Workdir != "" {
+			var err error
+			if h.Workdir, err = l.workdir(h.Workdir, "host "+h.Name+": workdir", l.hostLine(e, i, "workdir")); err != nil {
+				return err
+			}
+		}
+		if e.Remote == nil {
+			if vn := l.node("hosts", i, "vars"); vn != nil && vn.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(vn.Content); j += 2 {
+					if k := vn.Content[j]; !varRE.MatchString(k.Value) {
+						return l.errf(k.Line, "host %s: vars key %q: use letters, digits and '_', not starting with a digit (templates read it as .Vars.%s)", h.Name, k.Value, k.Value)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hostSSH resolves the SSH fields of host i by precedence: the host's own
+// value, an explicit ssh: value, the OpenSSH config's Host block for the
+// address, the default; and records each one's source in h.Sources.
+func (l *loader) hostSSH(e *Env, i int, ex explicitSSH, sc *sshConfig) error {
+	h := &e.Hosts[i]
+	s := &e.SSH
+	ln := h.Line
+	alias := h.Address
+	h.Sources = map[string]string{"address": l.at(l.hostLine(e, i, "address"))}
+	hn, v, err := sc.hostName(alias)
+	if err != nil {
+		return err
+	}
+	if hn != "" {
+		h.Address = hn
+		h.Sources["address"] = sc.src(v)
+	}
+
+	switch v, ok := sc.get(alias, "Port"); {
+	case h.Port != 0:
+		if err := l.port(h.Port, "host "+h.Name+": port", ln); err != nil {
+			return err
+		}
+		h.Sources["port"] = l.at(l.hostLine(e, i, "port"))
+	case ex.port:
+		h.Port, h.Sources["port"] = s.Port, l.at(l.line("ssh", "port"))
+	case ok:
+		if h.Port, err = sc.port(v); err != nil {
+			return err
+		}
+		h.Sources["port"] = sc.src(v)
+	default:
+		h.Port, h.Sources["port"] = s.Port, "default"
+	}
+
+	switch v, ok := sc.get(alias, "User"); {
+	case h.User != "":
+		if !userRE.MatchString(h.User) {
+			return l.errf(ln, "host %s: user %q is not a valid user name", h.Name, h.User)
+		}
+		h.Sources["user"] = l.at(l.hostLine(e, i, "user"))
+	case ex.user:
+		h.User, h.Sources["user"] = s.User, l.at(l.line("ssh", "user"))
+	case ok:
+		if h.User, err = sc.user(v); err != nil {
+			return err
+		}
+		h.Sources["user"] = sc.src(v)
+	default:
+		h.User, h.Sources["user"] = s.User, "default"
+	}
+
+	switch v, ok := sc.get(alias, "IdentityFile"); {
+	case h.Key != "":
+		if h.Key, err = l.path(e, h.Key, ln); err != nil {
+			return err
+		}
+		h.Sources["key"] = l.at(l.hostLine(e, i, "key"))
+	case ex.key:
+		h.Key, h.Sources["key"] = s.Key, l.at(l.line("ssh", "key"))
+	case ok && !strings.EqualFold(v.val, "none"):
+		if h.Key, err = sc.path(v, alias, h.User); err != nil {
+			return err
+		}
+		h.Sources["key"] = sc.src(v)
+	default:
+		h.Key, h.Sources["key"] = s.Key, "default" // "" = the agent only
+	}
+
+	kh, kv, err := sc.knownHosts(alias, h.User)
+	if err != nil {
+		return err
+	}
+	switch {
+	case h.KnownHosts != "":
+		kl := l.hostLine(e, i, "known_hosts")
+		if h.KnownHosts, err = l.path(e, h.KnownHosts, kl); err != nil {
+			return err
+		}
+		h.Sources["known_hosts"] = l.at(kl)
+	case ex.knownHosts:
+		h.KnownHosts, h.Sources["known_hosts"] = s.KnownHosts, l.at(l.line("ssh", "known_hosts"))
+	case kh != "":
+		h.KnownHosts, h.Sources["known_hosts"] = kh, sc.src(kv)
+	default:
+		h.KnownHosts, h.Sources["known_hosts"] = s.KnownHosts, "default"
+	}
+
+	switch v, ok := sc.get(alias, "ProxyJump"); {
+	case h.Jump != nil:
+		jl := l.hostLine(e, i, "jump")
+		if err := l.jump(e, h.Jump, "host "+h.Name+": jump host", jl); err != nil {
+			return err
+		}
+		h.Sources["jump"] = l.at(jl)
+	case ex.jump:
+		j := *s.Jump
+		h.Jump, h.Sources["jump"] = &j, l.at(l.sshJumpLine(e))
+	case ok:
+		if h.Jump, err = sc.jump(v, s.User, s.Key); err != nil {
+			return err
+		}
+		h.Sources["jump"] = sc.src(v) // also for ProxyJump none (nil)
+	default:
+		h.Sources["jump"] = "default" // nil: connect directly
+	}
+	return nil
+}
+
+// node returns the node at path (string keys, int indices), or nil.
+func (l *loader) node(path ...any) *yaml.Node {
+	n := l.root
+	for _, p := range path {
+		if n == nil {
+			return nil
+		}
+		var next *yaml.Node
+		switch p := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == p {
+						next = n.Content[i+1]
+						break
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && p >= 0 && p < len(n.Content) {
+				next = n.Content[p]
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+// Defaults of the sut: section.
+const (
+	DefaultSUTName       = "sut"
+	DefaultReadyTimeoutS = 60
+	maxSUTName           = 32
+)
+
+// sutNameRE keeps sut.name usable as a job id (sut-<name>) and a systemd
+// unit name (dstgen-<name>) without quoting.
+var sutNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+
+func (l *loader) sut(e *Env) error {
+	u := &e.SUT
+	switch u.Run {
+	case "":
+		u.Run = "auto"
+	case "auto", "systemd", "job":
+	default:
+		return l.errf(l.line("sut", "run"), "sut.run %q: want auto, systemd or job", u.Run)
+	}
+	if u.Name == "" {
+		u.Name = DefaultSUTName
+	} else if !sutNameRE.MatchString(u.Name) || len(u.Name) > maxSUTName {
+		return l.errf(l.line("sut", "name"), "sut.name %q: use 1-%d letters, digits, '_' and '-' (not leading '-'); it names the job and the systemd unit", u.Name, maxSUTName)
+	}
+	have := map[string]bool{}
+	for _, h := range e.Hosts {
+		for _, r := range h.Roles {
+			have[r] = true
+		}
+	}
+	for i, r := range u.Roles {
+		if !have[r] {
+			return l.errf(l.line("sut", "roles", i), "sut.roles: no host has role %q", r)
+		}
+	}
+	switch {
+	case u.ReadyTimeoutS == 0:
+		u.ReadyTimeoutS = DefaultReadyTimeoutS
+	case u.ReadyTimeoutS < 0:
+		return l.errf(l.line("sut", "ready_timeout_s"), "sut.ready_timeout_s must not be negative")
+	}
+	var err error
+	if u.Install.Artifact, err = l.path(e, u.Install.Artifact, l.line("sut", "install", "artifact")); err != nil {
+		return err
+	}
+	for i := range u.Configs {
+		c := &u.Configs[i]
+		c.Line = l.line("sut", "configs", i)
+		tl := l.line("sut", "configs", i, "template")
+		if c.Template == "" {
+			return l.errf(c.Line, "sut.configs[%d]: template is empty", i)
+		}
+		if c.Template, err = l.path(e, c.Template, tl); err != nil {
+			return err
+		}
+		st, err := os.Stat(c.Template)
+		if err != nil {
+			return l.errf(tl, "sut.configs[%d].template: %v", i, err)
+		}
+		if !st.Mode().IsRegular() {
+			return l.errf(tl, "sut.configs[%d].template %s is not a regular file", i, c.Template)
+		}
+	}
+	return nil
+}
+
+func (l *loader) benchmark(e *Env) error {
+	b := &e.Benchmark
+	if b.Driver == "" {
+		return nil
+	}
+	ln := l.line("benchmark", "driver")
+	var err error
+	if b.Driver, err = l.path(e, b.Driver, ln); err != nil {
+		return err
+	}
+	st, err := os.Stat(b.Driver)
+	if err != nil {
+		return l.errf(ln, "benchmark.driver: %v", err)
+	}
+	if !st.IsDir() {
+		return l.errf(ln, "benchmark.driver %s is not a directory (a Go main package)", b.Driver)
 	}
 	return nil
 }
