@@ -90,6 +90,8 @@ func newRootCmd() *cobra.Command {
 		newLintCmd(), newScanCmd(), newInitCmd(), newTaskCmd(),
 		// runner
 		newExecCmd(), newJobCmd(), newPushCmd(), newCollectCmd(), newProbeCmd(),
+		// deploy: the SUT and the workload driver on the hosts
+		newDeployCmd(), newSUTCmd(), newBenchCmd(),
 		// analyzer
 		newCheckCmd(), newAnalyzeCmd(),
 	)

@@ -1,0 +1,286 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/runner"
+)
+
+// etcdTemplate is the example SUT's real per-host config template.
+var etcdTemplate, _ = filepath.Abs("../examples/etcd/deploy/etcd.conf.yml.tmpl")
+
+// testbed is n network-namespace hosts, each with its own sshd and work
+// dir: three etcd members and a client, like the CI cluster.
+type testbed struct {
+	keys     *sshtest.Keys
+	srvs     []*sshtest.Server
+	workdirs []string
+}
+
+func newTestbed(t *testing.T, n int) *testbed {
+	t.Helper()
+	nt := sshtest.NewNet(t, n)
+	tb := &testbed{keys: sshtest.NewKeys(t)}
+	for _, h := range nt.Hosts {
+		tb.srvs = append(tb.srvs, sshtest.Start(t, tb.keys, sshtest.Options{NetNS: h.NS, Addr: h.Addr}))
+		tb.workdirs = append(tb.workdirs, sshtest.Workdir(t))
+	}
+	tb.keys.Trust(t, tb.srvs...)
+	return tb
+}
+
+// envYAML writes an env.yml for the testbed: hosts 0..2 run etcd, host 3
+// is the client.
+func (tb *testbed) envYAML(t *testing.T, sut string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "ssh: {user: %s, key: %s, known_hosts: %s}\nworkdir: /opt/unused\nhosts:\n", sshtest.User, tb.keys.Key, tb.keys.KnownHosts)
+	for i, s := range tb.srvs {
+		name, role := fmt.Sprintf("etcd-%d", i+1), "etcd"
+		if i == 3 {
+			name, role = "client-1", "client"
+		}
+		fmt.Fprintf(&b, "  - {name: %s, address: %s, port: %d, roles: [%s], workdir: %s}\n", name, s.Host, s.Port, role, tb.workdirs[i])
+	}
+	b.WriteString(sut)
+	p := filepath.Join(t.TempDir(), "env.yml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const etcdSUT = `parameters: {bench_host: client-1}
+sut:
+  name: etcd
+  roles: [etcd]
+  run: auto
+  install: {binary: /usr/bin/etcd, version: "/usr/bin/etcd --version"}
+  command: /usr/bin/etcd --config-file {{ .Host.Workdir }}/etc/etcd.conf.yml
+  data_dir: "{{ .Host.Workdir }}/data/etcd"
+  configs:
+    - template: TEMPLATE
+  health:
+    etcd: ETCDCTL_API=3 etcdctl --dial-timeout 2s --command-timeout 3s --endpoints http://{{ .Host.Address }}:2379 endpoint health
+  ready_timeout_s: 40
+`
+
+func requireEtcd(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"/usr/bin/etcd", "/usr/bin/etcdctl"} {
+		if _, err := os.Stat(b); err != nil {
+			t.Skipf("%s not installed (apt-get install etcd-server etcd-client): %v", b, err)
+		}
+	}
+}
+
+func etcdctl(t *testing.T, endpoint string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("etcdctl", append([]string{"--dial-timeout", "2s", "--command-timeout", "5s", "--endpoints", endpoint}, args...)...)
+	cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestDeployBringsUpEtcdClusterWithoutSystemd is the cluster-ready proof:
+// from one env.yml, every member gets its own rendered config, the SUT runs
+// as a supervised job (namespaces have no systemd), the three members form
+// one cluster (a write through member 1 is read through member 3), the
+// client host gets nothing, and stop + clean-data + start gives a fresh
+// cluster without the old data.
+func TestDeployBringsUpEtcdClusterWithoutSystemd(t *testing.T) {
+	requireEtcd(t)
+	if _, err := os.Stat("/run/systemd/system"); err == nil {
+		t.Skip("this machine boots with systemd; the namespace hosts would see it (sut.run auto would pick systemd)")
+	}
+	tb := newTestbed(t, 4)
+	e, err := env.Load(tb.envYAML(t, strings.Replace(etcdSUT, "TEMPLATE", etcdTemplate, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Prepare(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := runner.NewPool(e, runner.Options{})
+	defer pool.Close()
+	var out bytes.Buffer
+	d := &Deployer{Env: e, Pool: pool, Hosts: hs, Out: &out}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, step := range []func(context.Context) error{d.Install, d.Configure, d.Start} {
+		if err := step(ctx); err != nil {
+			t.Fatalf("%v\noutput:\n%s", err, out.String())
+		}
+	}
+	for i := 0; i < 3; i++ {
+		cfg, err := os.ReadFile(filepath.Join(tb.workdirs[i], "etc", "etcd.conf.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			fmt.Sprintf("name: etcd-%d\n", i+1),
+			fmt.Sprintf("advertise-client-urls: http://%s:2379\n", tb.srvs[i].Host),
+			fmt.Sprintf("data-dir: %s/data/etcd\n", tb.workdirs[i]),
+			fmt.Sprintf("initial-cluster: etcd-1=http://%s:2380,etcd-2=http://%s:2380,etcd-3=http://%s:2380\n", tb.srvs[0].Host, tb.srvs[1].Host, tb.srvs[2].Host),
+		} {
+			if !strings.Contains(string(cfg), want) {
+				t.Errorf("member %d config lacks %q:\n%s", i+1, want, cfg)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tb.workdirs[3], "etc")); !os.IsNotExist(err) {
+		t.Errorf("the client host got SUT files (%s/etc: %v)", tb.workdirs[3], err)
+	}
+	for _, want := range []string{"mode=job", "health=ok", "version='etcd Version: 3.4"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("deploy output lacks %q:\n%s", want, out.String())
+		}
+	}
+	ep := func(i int) string { return "http://" + tb.srvs[i].Host + ":2379" }
+	if o, err := etcdctl(t, ep(0), "put", "dstgen/probe", "through-member-1"); err != nil {
+		t.Fatalf("put through member 1: %v: %s", err, o)
+	}
+	if o, err := etcdctl(t, ep(2), "get", "--print-value-only", "dstgen/probe"); err != nil || strings.TrimSpace(o) != "through-member-1" {
+		t.Fatalf("get through member 3 = %q, %v; want the value written through member 1", o, err)
+	}
+	if o, err := etcdctl(t, ep(1), "member", "list"); err != nil || strings.Count(o, "started") != 3 {
+		t.Fatalf("member list through member 2: %v\n%s", err, o)
+	}
+
+	// clean-data refuses while the SUT runs: the data would be pulled
+	// from under a live process.
+	if err := d.CleanData(ctx); err == nil || !strings.Contains(err.Error(), "stop it first") {
+		t.Fatalf("CleanData while running = %v, want a refusal", err)
+	}
+	if err := d.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.State == "running" {
+			t.Errorf("after Stop, %s is still %s", s.Host, s.State)
+		}
+	}
+	if err := d.CleanData(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tb.workdirs[0], "data", "etcd", "member")); !os.IsNotExist(err) {
+		t.Fatalf("clean-data left the member dir: %v", err)
+	}
+	if err := d.Start(ctx); err != nil {
+		t.Fatalf("restart on clean data: %v\n%s", err, out.String())
+	}
+	if o, err := etcdctl(t, ep(1), "get", "--print-value-only", "dstgen/probe"); err != nil || strings.TrimSpace(o) != "" {
+		t.Fatalf("after clean-data the old key still reads %q (%v): state leaked between runs", o, err)
+	}
+}
+
+func TestPrepareNamesTheTemplateLine(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "member.conf.tmpl")
+	if err := os.WriteFile(tmpl, []byte("name: {{ .Host.Name }}\nurl: http://{{ .Host.Adress }}:1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envPath := filepath.Join(dir, "env.yml")
+	y := "hosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: c1, address: 127.0.0.2, roles: [client]}\n" +
+		"sut:\n  roles: [db]\n  command: db --config {{ .Host.Workdir }}/etc/member.conf\n  configs:\n    - template: member.conf.tmpl\n"
+	if err := os.WriteFile(envPath, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := env.Load(envPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Prepare(e)
+	if err == nil || !strings.Contains(err.Error(), "member.conf.tmpl:2: unknown value .Host.Adress") {
+		t.Fatalf("Prepare error = %v, want the template's file:line and the unknown value", err)
+	}
+}
+
+func TestPrepareRendersOnlySUTHosts(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "m.conf.tmpl"), []byte("me={{ .Host.Name }} peers={{ len .Roles.db }}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envPath := filepath.Join(dir, "env.yml")
+	y := "workdir: /w\nhosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: m2, address: 127.0.0.2, roles: [db], workdir: /w2}\n  - {name: c1, address: 127.0.0.3, roles: [client]}\n" +
+		"sut:\n  roles: [db]\n  command: db -c {{ .Host.Workdir }}/etc/m.conf\n  configs:\n    - template: m.conf.tmpl\n"
+	if err := os.WriteFile(envPath, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := env.Load(envPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Prepare(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		sut           bool
+		dest, data, c string
+	}{
+		"m1": {true, "/w/etc/m.conf", "me=m1 peers=2\n", "db -c /w/etc/m.conf"},
+		"m2": {true, "/w2/etc/m.conf", "me=m2 peers=2\n", "db -c /w2/etc/m.conf"},
+		"c1": {false, "", "", ""},
+	}
+	for _, h := range hs {
+		w := want[h.Name]
+		if h.RunsSUT != w.sut || h.Command != w.c {
+			t.Errorf("%s: RunsSUT=%v Command=%q, want %v %q", h.Name, h.RunsSUT, h.Command, w.sut, w.c)
+		}
+		if !w.sut {
+			if len(h.Configs) != 0 {
+				t.Errorf("%s is not a SUT host but gets configs %v", h.Name, h.Configs)
+			}
+			continue
+		}
+		if len(h.Configs) != 1 || h.Configs[0].Dest != w.dest || string(h.Configs[0].Data) != w.data {
+			t.Errorf("%s: configs %+v, want dest %s data %q", h.Name, h.Configs, w.dest, w.data)
+		}
+	}
+}
+
+func TestUnsafeDataDir(t *testing.T) {
+	for _, c := range []struct {
+		p    string
+		want bool
+	}{
+		{"/", true}, {"/var", true}, {"/data", true}, {"/etc/etcd", true}, {"/usr/lib", true},
+		{"/var/lib/etcd", false}, {"/opt/dstgen/data", false}, {"/tmp/dstgen-wd-1/data/etcd", false},
+	} {
+		if got := unsafeDataDir(c.p); got != c.want {
+			t.Errorf("unsafeDataDir(%q) = %v, want %v", c.p, got, c.want)
+		}
+	}
+}
+
+func TestPlatform(t *testing.T) {
+	for _, c := range []struct{ in, os, arch string }{
+		{"Linux x86_64", "linux", "amd64"}, {"Linux aarch64", "linux", "arm64"}, {"Darwin arm64", "darwin", "arm64"},
+	} {
+		o, a, err := platform(c.in)
+		if err != nil || o != c.os || a != c.arch {
+			t.Errorf("platform(%q) = %s %s %v", c.in, o, a, err)
+		}
+	}
+	for _, bad := range []string{"", "Linux", "Plan9 x86_64", "Linux vax"} {
+		if _, _, err := platform(bad); err == nil {
+			t.Errorf("platform(%q) accepted", bad)
+		}
+	}
+}

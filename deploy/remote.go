@@ -1,0 +1,604 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/runner"
+	"golang.org/x/sync/errgroup"
+)
+
+// Deployer runs the deploy actions on prepared hosts. Every action prints
+// one key=value line per host to Out and returns an error naming each host
+// that failed; hosts run in parallel, at most Parallel at once.
+type Deployer struct {
+	Env      *env.Env
+	Pool     *runner.Pool
+	Hosts    []Host
+	Out      io.Writer
+	Parallel int // 0 = 8
+	// PollEvery is the interval of the bounded waits (package install,
+	// readiness); 0 = 1 s.
+	PollEvery time.Duration
+
+	mu sync.Mutex
+}
+
+// Status of the SUT on one host, as Status reports it.
+type Status struct {
+	Host   string
+	Mode   string // systemd | job
+	State  string // running | stopped | failed
+	PID    int
+	Detail string
+}
+
+// installTimeout bounds a package installation (a job polled over SSH).
+const installTimeout = 10 * time.Minute
+
+func (d *Deployer) printf(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.Out, format+"\n", args...)
+}
+
+func (d *Deployer) every() time.Duration {
+	if d.PollEvery > 0 {
+		return d.PollEvery
+	}
+	return time.Second
+}
+
+// each runs fn on every host of hs in parallel and joins the failures.
+func (d *Deployer) each(ctx context.Context, hs []Host, fn func(context.Context, Host) error) error {
+	n := d.Parallel
+	if n <= 0 {
+		n = 8
+	}
+	var g errgroup.Group
+	g.SetLimit(n)
+	errs := make([]error, len(hs))
+	for i, h := range hs {
+		g.Go(func() error {
+			if err := fn(ctx, h); err != nil {
+				errs[i] = fmt.Errorf("host %s: %w", h.Name, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+// sh runs script on h within one bounded round trip and returns its
+// stdout; a non-zero exit is an error carrying the first stderr line.
+func (d *Deployer) sh(ctx context.Context, h Host, script string) (string, error) {
+	var out, errOut bytes.Buffer
+	res, err := d.Pool.Run(ctx, h.Host, script, nil, &out, &errOut)
+	if err != nil {
+		return out.String(), err
+	}
+	if res.ExitCode != 0 {
+		msg := strings.TrimSpace(errOut.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg == "" {
+			msg = strings.TrimSpace(lastLine(out.String()))
+		}
+		return out.String(), fmt.Errorf("exit %d: %s", res.ExitCode, msg)
+	}
+	return out.String(), nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// asRoot is the shell prologue that defines SUDO: empty for root, sudo -n
+// otherwise (never a password prompt: that would hang the round trip).
+const asRoot = `if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; then SUDO=; else SUDO="sudo -n"; fi
+`
+
+// binary is what Install verifies: sut.install.binary, else the uploaded
+// artifact's name in <workdir>/bin.
+func (d *Deployer) binary(h Host) string {
+	in := d.Env.SUT.Install
+	if in.Binary != "" {
+		return in.Binary
+	}
+	if in.Artifact != "" {
+		return path.Join(h.Workdir, "bin", filepath.Base(in.Artifact))
+	}
+	return ""
+}
+
+// Install puts the SUT on every SUT host and verifies it: the artifact is
+// uploaded to <workdir>/bin; a missing binary is installed from
+// sut.install.package (apt-get, dnf or yum, as a job polled within
+// installTimeout); then the binary must be present and its version
+// command must answer. A host without any of these is reported, not
+// guessed at.
+func (d *Deployer) Install(ctx context.Context) error {
+	in := d.Env.SUT.Install
+	hs := SUTHosts(d.Hosts)
+	if in.Artifact != "" {
+		if err := d.push(ctx, hs, func(h Host) string { return path.Join(h.Workdir, "bin") }, in.Artifact); err != nil {
+			return err
+		}
+	}
+	return d.each(ctx, hs, func(ctx context.Context, h Host) error {
+		bin := d.binary(h)
+		if bin == "" {
+			d.printf("host=%s install=skipped reason=%s", h.Name, runner.Quote("sut.install names no binary, package or artifact"))
+			return nil
+		}
+		present, err := d.present(ctx, h, bin)
+		if err != nil {
+			return err
+		}
+		if !present && in.Package != "" {
+			if err := d.installPackage(ctx, h, in.Package); err != nil {
+				return err
+			}
+			if present, err = d.present(ctx, h, bin); err != nil {
+				return err
+			}
+		}
+		if !present {
+			hint := "set sut.install.package or sut.install.artifact in " + d.Env.Path
+			if in.Package != "" {
+				hint = "package " + in.Package + " installed but provides no " + bin
+			}
+			return fmt.Errorf("binary %s not found (%s)", bin, hint)
+		}
+		version := ""
+		if in.Version != "" {
+			out, err := d.sh(ctx, h, "sh -c "+runner.Quote(in.Version)+" 2>&1 | head -n 1")
+			if err != nil {
+				return fmt.Errorf("version command %q: %w", in.Version, err)
+			}
+			if version = strings.TrimSpace(out); version == "" {
+				return fmt.Errorf("version command %q printed nothing", in.Version)
+			}
+		}
+		d.printf("host=%s binary=%s present=yes version=%s", h.Name, runner.Quote(bin), runner.Quote(version))
+		return nil
+	})
+}
+
+func (d *Deployer) present(ctx context.Context, h Host, bin string) (bool, error) {
+	out, err := d.sh(ctx, h, "if command -v "+runner.Quote(bin)+" >/dev/null 2>&1; then echo yes; else echo no; fi")
+	if err != nil {
+		return false, fmt.Errorf("look for %s: %w", bin, err)
+	}
+	return strings.TrimSpace(out) == "yes", nil
+}
+
+// installPackage runs the package manager as a job: an installation can
+// take minutes, far beyond one 30 s round trip. Parallel installs on hosts
+// that share one dpkg (network namespaces) wait for its lock.
+func (d *Deployer) installPackage(ctx context.Context, h Host, pkgs string) error {
+	words := strings.Fields(pkgs)
+	for _, w := range words {
+		if strings.HasPrefix(w, "-") {
+			return fmt.Errorf("sut.install.package %q: a package name may not start with '-'", w)
+		}
+	}
+	q := runner.QuoteArgs(words)
+	script := asRoot + `export DEBIAN_FRONTEND=noninteractive
+if command -v apt-get >/dev/null 2>&1; then
+  $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + ` || { $SUDO apt-get -o DPkg::Lock::Timeout=300 update -q && $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + `; }
+elif command -v dnf >/dev/null 2>&1; then $SUDO dnf install -y ` + q + `
+elif command -v yum >/dev/null 2>&1; then $SUDO yum install -y ` + q + `
+else echo "no apt-get, dnf or yum on this host: install ` + strings.ReplaceAll(pkgs, `"`, "") + ` by hand" >&2; exit 3
+fi`
+	id := "install-" + d.name()
+	d.printf("host=%s install=package packages=%s job=%s", h.Name, runner.Quote(pkgs), id)
+	if _, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, id, []string{"sh", "-c", script}); err != nil {
+		return fmt.Errorf("start package install: %w", err)
+	}
+	deadline := time.Now().Add(installTimeout)
+	for {
+		st, err := runner.JobStatusOf(ctx, d.Pool, h.Host, h.Workdir, id)
+		if err == nil && st.Status == runner.StatusFinished {
+			if st.RC != nil && *st.RC == 0 {
+				return nil
+			}
+			tail, _ := runner.JobLogs(ctx, d.Pool, h.Host, h.Workdir, id, 3, true)
+			return fmt.Errorf("package install exited %s: %s", rcString(st.RC), oneLine(string(tail)))
+		}
+		if err == nil && (st.Status == runner.StatusLost || st.Status == runner.StatusAbsent) {
+			return fmt.Errorf("package install job %s is %s", id, st.Status)
+		}
+		if time.Now().After(deadline) {
+			_, _ = runner.StopJob(ctx, d.Pool, h.Host, h.Workdir, id, 5*time.Second)
+			return fmt.Errorf("package install still running after %s; stopped", installTimeout)
+		}
+		if err := sleep(ctx, 2*d.every()); err != nil {
+			return err
+		}
+	}
+}
+
+func rcString(rc *int) string {
+	if rc == nil {
+		return "?"
+	}
+	return strconv.Itoa(*rc)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// push uploads local files to a per-host directory. runner.Push takes one
+// remote dir for all hosts, so hosts with different dirs go one by one.
+func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, locals ...string) error {
+	return d.each(ctx, hs, func(ctx context.Context, h Host) error {
+		if _, err := d.sh(ctx, h, "mkdir -p "+runner.Quote(dir(h))); err != nil {
+			return fmt.Errorf("create %s: %w", dir(h), err)
+		}
+		res, err := runner.Push(ctx, d.Pool, []env.Host{h.Host}, locals, dir(h), 1, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Status != runner.FileOK {
+				return fmt.Errorf("upload %s: %s %s", r.Source, r.Status, r.Reason)
+			}
+			d.printf("host=%s uploaded=%s sha256=%s", h.Name, runner.Quote(r.File), r.SHA256)
+		}
+		return nil
+	})
+}
+
+// Configure creates the SUT's dirs on every SUT host and installs its
+// rendered configs (uploaded over SFTP, atomically, sha256-checked).
+func (d *Deployer) Configure(ctx context.Context) error {
+	tmp, err := os.MkdirTemp("", "dstgen-deploy-")
+	if err != nil {
+		return fmt.Errorf("configure: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	return d.each(ctx, SUTHosts(d.Hosts), func(ctx context.Context, h Host) error {
+		dirs := []string{path.Join(h.Workdir, "etc"), h.Facts.DataDir, path.Join(h.Workdir, "logs")}
+		for _, c := range h.Configs {
+			dirs = append(dirs, path.Dir(c.Dest))
+		}
+		if _, err := d.sh(ctx, h, "mkdir -p "+runner.QuoteArgs(dirs)); err != nil {
+			return fmt.Errorf("create dirs: %w", err)
+		}
+		for i, c := range h.Configs {
+			local := filepath.Join(tmp, h.Name, strconv.Itoa(i), path.Base(c.Dest))
+			if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(local, c.Data, 0o600); err != nil {
+				return err
+			}
+			res, err := runner.Push(ctx, d.Pool, []env.Host{h.Host}, []string{local}, path.Dir(c.Dest), 1, nil)
+			if err != nil {
+				return fmt.Errorf("install %s: %w", c.Dest, err)
+			}
+			for _, r := range res {
+				if r.Status != runner.FileOK {
+					return fmt.Errorf("install %s: %s %s", c.Dest, r.Status, r.Reason)
+				}
+				d.printf("host=%s config=%s from=%s sha256=%s", h.Name, runner.Quote(c.Dest), runner.Quote(c.Template), r.SHA256)
+			}
+		}
+		d.printf("host=%s data_dir=%s", h.Name, runner.Quote(h.Facts.DataDir))
+		return nil
+	})
+}
+
+func (d *Deployer) name() string {
+	if d.Env.SUT.Name != "" {
+		return d.Env.SUT.Name
+	}
+	return "sut"
+}
+
+func (d *Deployer) unit() string { return "dstgen-" + d.name() + ".service" }
+func (d *Deployer) jobID() string { return "sut-" + d.name() }
+
+// mode resolves sut.run for h: auto is systemd when the host booted with it
+// (sd_booted's test: /run/systemd/system exists) and systemd-run is there.
+func (d *Deployer) mode(ctx context.Context, h Host) (string, error) {
+	switch m := d.Env.SUT.Run; m {
+	case RunSystemd, RunJob:
+		return m, nil
+	}
+	out, err := d.sh(ctx, h, "if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then echo systemd; else echo job; fi")
+	if err != nil {
+		return "", fmt.Errorf("detect systemd: %w", err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Start starts the SUT on every SUT host where it is not running, then
+// waits, bounded by sut.ready_timeout_s, until every health command
+// answers.
+func (d *Deployer) Start(ctx context.Context) error {
+	if err := d.each(ctx, SUTHosts(d.Hosts), d.startHost); err != nil {
+		return err
+	}
+	return d.WaitHealthy(ctx)
+}
+
+func (d *Deployer) startHost(ctx context.Context, h Host) error {
+	if h.Command == "" {
+		return fmt.Errorf("sut.command is empty in %s: nothing to start", d.Env.Path)
+	}
+	mode, err := d.mode(ctx, h)
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case RunSystemd:
+		var stops strings.Builder
+		for _, u := range d.Env.SUT.StopUnits {
+			fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", runner.Quote(u))
+		}
+		u := runner.Quote(d.unit())
+		out, err := d.sh(ctx, h, asRoot+stops.String()+`if systemctl is-active --quiet `+u+`; then echo already=1; else
+$SUDO systemctl reset-failed `+u+` 2>/dev/null
+$SUDO systemd-run --quiet --unit=`+u+` --property=Restart=on-failure --property=RestartSec=2 --working-directory=`+runner.Quote(h.Workdir)+` sh -c `+runner.Quote(h.Command)+` || exit $?
+fi
+echo pid=$(systemctl show -p MainPID --value `+u+`)`)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", d.unit(), err)
+		}
+		kv := keyValues(out)
+		state := "started"
+		if kv["already"] == "1" {
+			state = "already-running"
+		}
+		d.printf("host=%s sut=%s mode=systemd unit=%s pid=%s", h.Name, state, d.unit(), kv["pid"])
+	default:
+		st, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), []string{"sh", "-c", h.Command})
+		if err != nil {
+			return fmt.Errorf("start job %s: %w", d.jobID(), err)
+		}
+		state := "started"
+		if st.Already {
+			state = "already-running"
+		}
+		d.printf("host=%s sut=%s mode=job job=%s pid=%d", h.Name, state, d.jobID(), st.PID)
+	}
+	return nil
+}
+
+func keyValues(out string) map[string]string {
+	kv := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
+// Stop stops the SUT on every SUT host. A SUT that is not running is not
+// an error; a stop that fails is, so a caller never reports "stopped"
+// for a process that is still there.
+func (d *Deployer) Stop(ctx context.Context) error {
+	return d.each(ctx, SUTHosts(d.Hosts), func(ctx context.Context, h Host) error {
+		mode, err := d.mode(ctx, h)
+		if err != nil {
+			return err
+		}
+		if mode == RunSystemd {
+			u := runner.Quote(d.unit())
+			out, err := d.sh(ctx, h, asRoot+`if systemctl is-active --quiet `+u+`; then $SUDO systemctl stop `+u+` || exit $?; echo was=running; else echo was=stopped; fi
+$SUDO systemctl reset-failed `+u+` 2>/dev/null; true`)
+			if err != nil {
+				return fmt.Errorf("stop %s: %w", d.unit(), err)
+			}
+			d.printf("host=%s sut=stopped mode=systemd unit=%s was=%s", h.Name, d.unit(), keyValues(out)["was"])
+			return nil
+		}
+		st, err := runner.StopJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), 10*time.Second)
+		if err != nil {
+			return fmt.Errorf("stop job %s: %w", d.jobID(), err)
+		}
+		if st.Status == runner.StatusRunning {
+			return fmt.Errorf("job %s still running after stop", d.jobID())
+		}
+		d.printf("host=%s sut=stopped mode=job job=%s was=%s", h.Name, d.jobID(), st.Status)
+		return nil
+	})
+}
+
+// Status reports the SUT's supervisor state on every SUT host.
+func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
+	hs := SUTHosts(d.Hosts)
+	out := make([]Status, len(hs))
+	err := d.each(ctx, hs, func(ctx context.Context, h Host) error {
+		i := indexOf(hs, h.Name)
+		mode, err := d.mode(ctx, h)
+		if err != nil {
+			return err
+		}
+		s := Status{Host: h.Name, Mode: mode}
+		if mode == RunSystemd {
+			u := runner.Quote(d.unit())
+			o, err := d.sh(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
+			if err != nil {
+				return err
+			}
+			kv := keyValues(o)
+			s.PID, _ = strconv.Atoi(kv["pid"])
+			switch kv["state"] {
+			case "active", "activating", "reloading":
+				s.State = "running"
+			case "failed":
+				s.State = "failed"
+			default:
+				s.State = "stopped"
+			}
+			s.Detail = kv["state"]
+		} else {
+			st, err := runner.JobStatusOf(ctx, d.Pool, h.Host, h.Workdir, d.jobID())
+			if err != nil {
+				return err
+			}
+			s.PID, s.Detail = st.PID, st.Status
+			switch st.Status {
+			case runner.StatusRunning:
+				s.State = "running"
+			case runner.StatusAbsent:
+				s.State = "stopped"
+			default: // finished or lost: it was started and is gone
+				s.State = "failed"
+				if st.RC != nil {
+					s.Detail = "exited rc=" + strconv.Itoa(*st.RC)
+				}
+			}
+		}
+		out[i] = s
+		return nil
+	})
+	return out, err
+}
+
+func indexOf(hs []Host, name string) int {
+	for i, h := range hs {
+		if h.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// HealthResult is one health command's outcome.
+type HealthResult struct {
+	Host, Role string
+	OK         bool
+	Output     string // first line of what it printed
+}
+
+// Health runs every host's health commands once.
+func (d *Deployer) Health(ctx context.Context) []HealthResult {
+	var mu sync.Mutex
+	var res []HealthResult
+	_ = d.each(ctx, d.Hosts, func(ctx context.Context, h Host) error {
+		for _, hc := range h.Health {
+			out, err := d.sh(ctx, h, "sh -c "+runner.Quote(hc.Command)+" 2>&1")
+			r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneLine(firstLine(out))}
+			if err != nil && r.Output == "" {
+				r.Output = oneLine(err.Error())
+			}
+			mu.Lock()
+			res = append(res, r)
+			mu.Unlock()
+		}
+		return nil
+	})
+	return res
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// WaitHealthy polls the health commands until all answer, bounded by
+// sut.ready_timeout_s (default 60 s), and prints each host's last result.
+func (d *Deployer) WaitHealthy(ctx context.Context) error {
+	limit := time.Duration(d.Env.SUT.ReadyTimeoutS) * time.Second
+	if limit <= 0 {
+		limit = 60 * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		res := d.Health(ctx)
+		bad := failing(res)
+		if len(bad) == 0 || time.Now().After(deadline) {
+			for _, r := range res {
+				d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), runner.Quote(r.Output))
+			}
+			if len(bad) > 0 {
+				return fmt.Errorf("not healthy after %s: %s", limit, strings.Join(bad, ", "))
+			}
+			return nil
+		}
+		if err := sleep(ctx, d.every()); err != nil {
+			return err
+		}
+	}
+}
+
+func failing(res []HealthResult) []string {
+	var bad []string
+	for _, r := range res {
+		if !r.OK {
+			bad = append(bad, r.Host+" ("+r.Role+": "+r.Output+")")
+		}
+	}
+	return bad
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "fail"
+}
+
+// CleanData wipes the SUT's real data dir (sut.data_dir rendered per host)
+// on every SUT host. It refuses while the SUT runs there, and refuses
+// paths whose removal would wreck the host.
+func (d *Deployer) CleanData(ctx context.Context) error {
+	st, err := d.Status(ctx)
+	if err != nil {
+		return err
+	}
+	running := map[string]bool{}
+	for _, s := range st {
+		running[s.Host] = s.State == "running"
+	}
+	return d.each(ctx, SUTHosts(d.Hosts), func(ctx context.Context, h Host) error {
+		dd := h.Facts.DataDir
+		if running[h.Name] {
+			return fmt.Errorf("the SUT is running; stop it first (task service:stop) before wiping %s", dd)
+		}
+		if unsafeDataDir(dd) {
+			return fmt.Errorf("refusing to wipe data dir %s: too close to the root of the filesystem (set sut.data_dir)", dd)
+		}
+		q := runner.Quote(dd)
+		if _, err := d.sh(ctx, h, asRoot+"{ rm -rf -- "+q+" 2>/dev/null || $SUDO rm -rf -- "+q+"; } && mkdir -p "+q); err != nil {
+			return fmt.Errorf("wipe %s: %w", dd, err)
+		}
+		d.printf("host=%s wiped=%s", h.Name, q)
+		return nil
+	})
+}
