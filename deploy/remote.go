@@ -324,7 +324,7 @@ func (d *Deployer) name() string {
 	return "sut"
 }
 
-func (d *Deployer) unit() string { return "dstgen-" + d.name() + ".service" }
+func (d *Deployer) unit() string  { return "dstgen-" + d.name() + ".service" }
 func (d *Deployer) jobID() string { return "sut-" + d.name() }
 
 // mode resolves sut.run for h: auto is systemd when the host booted with it
