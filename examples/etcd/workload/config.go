@@ -1,10 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"net"
@@ -74,12 +75,18 @@ func (c *config) key(n int) string {
 	return c.prefix + "/k" + strconv.Itoa(n)
 }
 
+// hash64 is a stable 64-bit hash of s. SHA-256 rather than FNV: FNV's high
+// bits barely move when only the last bytes differ (seed 1 vs 2), and
+// valueBase keeps exactly the high bits.
+func hash64(s string) uint64 {
+	sum := sha256.Sum256([]byte(s))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
 // valueBase is the run's share of every value: the top runBits of a hash of
 // run id and seed.
 func valueBase(runID string, seed int64) uint64 {
-	h := fnv.New64a()
-	_, _ = fmt.Fprintf(h, "dstgen-value\x00%s\x00%d", runID, seed) // hash writes cannot fail
-	return h.Sum64() >> (64 - runBits) << (clientBits + seqBits)
+	return hash64("dstgen-value\x00"+runID+"\x00"+strconv.FormatInt(seed, 10)) >> (64 - runBits) << (clientBits + seqBits)
 }
 
 // opValue is the value a client writes with its seq-th op.
@@ -90,9 +97,7 @@ func opValue(base uint64, client, seq int) uint64 {
 // deriveSeed is the seed of a run that was given none: a stable hash of the
 // run id, non-zero and below 2^53 so the history header carries it exactly.
 func deriveSeed(runID string) int64 {
-	h := fnv.New64a()
-	_, _ = io.WriteString(h, "dstgen-seed\x00"+runID)
-	s := int64(h.Sum64() & (1<<53 - 1))
+	s := int64(hash64("dstgen-seed\x00"+runID) & (1<<53 - 1))
 	if s == 0 {
 		s = 1
 	}

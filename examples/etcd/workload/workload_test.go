@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,12 +117,25 @@ func TestWorkloadAgainstEtcdIsLinearizable(t *testing.T) {
 	t.Logf("%d ops (%v), %s in %v", len(ops), kinds, res.Evidence(), res.Elapsed)
 
 	// The same history with one read corrupted must be caught: the check
-	// above could not have passed vacuously.
-	for i := range ops {
-		if ops[i].OpType == "read" && ops[i].Output != nil {
-			ops[i].Output = []byte("-42")
-			break
+	// above could not have passed vacuously. The read is made to return a
+	// value the history does write, but only after the read completed (a
+	// value nobody wrote would be judged left-over state, not an anomaly).
+	corrupted := false
+	for i := 0; i < len(ops) && !corrupted; i++ {
+		r := &ops[i]
+		if r.OpType != "read" || r.Output == nil || r.CompleteTS == nil {
+			continue
 		}
+		for j := i + 1; j < len(ops); j++ {
+			w := &ops[j]
+			if w.OpType == "write" && w.Key == r.Key && w.InvokeTS > *r.CompleteTS && string(w.Input) != string(r.Output) {
+				r.Output, corrupted = w.Input, true
+				break
+			}
+		}
+	}
+	if !corrupted {
+		t.Fatal("no read followed by a later write of its key to corrupt")
 	}
 	res, _ = checker.Run(context.Background(), checker.Spec{Model: "kv", Checker: checker.Linearizability}, ops, nil)
 	if res.Outcome != checker.Invalid {
@@ -142,5 +159,170 @@ func TestWorkloadRefusedEndpointFails(t *testing.T) {
 	// the op each client had in flight when the run ended may be unknown.
 	if st.failed.Load() == 0 || st.unknown.Load() > int64(cfg.clients) {
 		t.Errorf("refused connections: failed=%d unknown=%d; want definite failures", st.failed.Load(), st.unknown.Load())
+	}
+}
+
+// envOf is a getenv over a fixed map: tests never touch the process
+// environment.
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// rawHeader decodes the history's first line, with the fields
+// history.Meta does not know.
+func rawHeader(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	var h struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(line), &h); err != nil || h.Meta == nil {
+		t.Fatalf("first line is not a _meta header: %v: %.200s", err, line)
+	}
+	return h.Meta
+}
+
+// checkKV reads a history and requires it valid and linearizable for kv.
+func checkKV(t *testing.T, path string) (history.Meta, []history.Op) {
+	t.Helper()
+	meta, ops, bad, err := history.ReadFile(path)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("%s does not parse: %v %v", path, err, bad)
+	}
+	if errs := history.Validate(path, ops, nil); len(errs) > 0 {
+		t.Fatalf("%s: invalid history: %v", path, errs[0])
+	}
+	res, err := checker.Run(context.Background(), checker.Spec{Model: "kv", Checker: checker.Linearizability, Timeout: time.Minute}, ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != checker.Valid {
+		t.Fatalf("%s judged %s: %+v", path, res.Outcome, res.Anomalies)
+	}
+	return meta, ops
+}
+
+// Two runs in a row on one etcd, same seed, different run ids: the second
+// must not read the first's values (the false violation users hit when
+// both runs used keys k0..kN and seed 1).
+func TestTwoRunsOnOneEtcdStayApart(t *testing.T) {
+	endpoint := startEtcd(t)
+	dir := t.TempDir()
+	runIDs := []string{"20261201_183000", "20261201_184500"}
+	keys := make([]map[string]bool, len(runIDs))
+	values := make([]map[string]bool, len(runIDs))
+	for i, id := range runIDs {
+		out := filepath.Join(dir, id+".jsonl")
+		var stderr bytes.Buffer
+		// -keys 2 makes run 2 read keys run 1 wrote, were they shared.
+		code := realMain(context.Background(), []string{"-endpoints", endpoint, "-duration", "2s", "-keys", "2", "-timeout", "2s"},
+			envOf(map[string]string{"DSTGEN_RUN_ID": id, "DSTGEN_HISTORY": out, "DSTGEN_SEED": "1"}), &stderr)
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", id, code, stderr.String())
+		}
+		meta, ops := checkKV(t, out)
+		if meta.Seed != 1 {
+			t.Errorf("run %s: header seed %d, want 1", id, meta.Seed)
+		}
+		keys[i], values[i] = map[string]bool{}, map[string]bool{}
+		reads := 0
+		for _, o := range ops {
+			if !strings.HasPrefix(o.Key, "dstgen/"+id+"/k") {
+				t.Fatalf("run %s: key %q outside the run's prefix", id, o.Key)
+			}
+			keys[i][o.Key] = true
+			if o.OpType == "write" {
+				values[i][string(o.Input)] = true
+			}
+			if o.OpType == "read" && o.CompleteTS != nil && o.Error == "" {
+				reads++
+			}
+		}
+		if reads == 0 {
+			t.Fatalf("run %s: no successful read: the check proves nothing", id)
+		}
+	}
+	for k := range keys[1] {
+		if keys[0][k] {
+			t.Errorf("key %q of run 2 appears in run 1's history", k)
+		}
+	}
+	for v := range values[1] {
+		if values[0][v] {
+			t.Errorf("value %s written by both runs", v)
+		}
+	}
+}
+
+// The DSTGEN_* contract alone configures a run: hosts, history path, run
+// id, seed, duration, mode, dataset, scenario and tier.
+func TestEnvContractAgainstEtcd(t *testing.T) {
+	endpoint := startEtcd(t)
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(endpoint, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "results", "S7", "history.jsonl") // directory made by the driver
+	env := map[string]string{
+		"DSTGEN_HISTORY": out, "DSTGEN_RUN_ID": "s7-run-1", "DSTGEN_SEED": "42", "DSTGEN_DURATION_S": "1.5",
+		"DSTGEN_RATE": "0", "DSTGEN_MODE": "read", "DSTGEN_DATASET": "3", "DSTGEN_SCENARIO": "S7",
+		"DSTGEN_TIER": "smoke", "DSTGEN_SUT_HOSTS": host + ":22",
+	}
+	var stderr bytes.Buffer
+	if code := realMain(context.Background(), []string{"-client-port", port}, envOf(env), &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	meta, ops := checkKV(t, out)
+	if meta.Scenario != "S7" || meta.Seed != 42 {
+		t.Errorf("header %+v: want scenario S7, seed 42", meta)
+	}
+	if h := rawHeader(t, out); h["run_id"] != "s7-run-1" || h["tier"] != "smoke" {
+		t.Errorf("header %v: want run_id s7-run-1, tier smoke", h)
+	}
+	kinds := map[string]int{}
+	for _, o := range ops {
+		kinds[o.OpType]++
+		if o.NodeSeen != endpoint {
+			t.Fatalf("node_seen %q, want %q (from DSTGEN_SUT_HOSTS and -client-port)", o.NodeSeen, endpoint)
+		}
+		if !strings.HasPrefix(o.Key, "dstgen/s7-run-1/k") || len(o.Key) != len("dstgen/s7-run-1/k0") || o.Key[len(o.Key)-1] > '2' {
+			t.Fatalf("key %q: want dstgen/s7-run-1/k0..k2 (DSTGEN_DATASET=3)", o.Key)
+		}
+	}
+	if kinds["read"] <= kinds["write"]+kinds["cas"] {
+		t.Errorf("DSTGEN_MODE=read: op mix %v, want mostly reads", kinds)
+	}
+	last := strings.TrimSpace(stderr.String())
+	if i := strings.LastIndex(last, "\n"); i >= 0 {
+		last = last[i+1:]
+	}
+	for _, want := range []string{"out=" + out, "run_id=s7-run-1", "seed=42", "prefix=dstgen/s7-run-1", fmt.Sprintf("ops=%d", len(ops))} {
+		if !strings.Contains(last, want) {
+			t.Errorf("summary line %q lacks %q", last, want)
+		}
+	}
+}
+
+// DSTGEN_RATE caps the total op rate over all clients. Refused connections
+// fail at once, so without the limit the clients would issue thousands of
+// ops; only a loose upper bound is asserted (the machine is noisy).
+func TestRateLimitBoundsOpCount(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "h.jsonl")
+	env := map[string]string{"DSTGEN_HISTORY": out, "DSTGEN_RUN_ID": "rate", "DSTGEN_RATE": "20", "DSTGEN_DURATION_S": "2"}
+	args := []string{"-endpoints", fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t)), "-clients", "4", "-timeout", "200ms"}
+	var stderr bytes.Buffer
+	if code := realMain(context.Background(), args, envOf(env), &stderr); code != 1 {
+		t.Fatalf("exit %d with nothing listening, want 1: %s", code, stderr.String())
+	}
+	_, ops, bad, err := history.ReadFile(out)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("history does not parse: %v %v", err, bad)
+	}
+	if len(ops) == 0 || len(ops) > 60 {
+		t.Errorf("%d ops at rate 20/s for 2s: want 1..60", len(ops))
 	}
 }

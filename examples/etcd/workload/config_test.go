@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/history"
+)
+
+func TestConfigFromEnvAndFlags(t *testing.T) {
+	full := map[string]string{
+		"DSTGEN_HISTORY": "/r/h.jsonl", "DSTGEN_RUN_ID": "run-a", "DSTGEN_SEED": "9", "DSTGEN_DURATION_S": "2.5",
+		"DSTGEN_RATE": "50", "DSTGEN_MODE": " Write ", "DSTGEN_DATASET": "12", "DSTGEN_SCENARIO": "S2",
+		"DSTGEN_TIER": "hardening", "DSTGEN_SUT_HOSTS": "10.0.0.1, 10.0.0.2:22,[fd00::3],http://10.0.0.4:2379/",
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c config)
+	}{
+		{"defaults", nil, map[string]string{"DSTGEN_RUN_ID": "r0"}, func(t *testing.T, c config) {
+			if c.out != "history.jsonl" || c.clients != 4 || c.keys != 5 || c.duration != 10*time.Second ||
+				c.rate != 0 || c.mix.name != "mixed" || c.prefix != "dstgen/r0" || c.seed != deriveSeed("r0") ||
+				!slices.Equal(c.endpoints, []string{"http://127.0.0.1:2379"}) {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"env only", nil, full, func(t *testing.T, c config) {
+			want := []string{"http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://[fd00::3]:2379", "http://10.0.0.4:2379"}
+			if c.out != "/r/h.jsonl" || c.runID != "run-a" || c.seed != 9 || c.duration != 2500*time.Millisecond ||
+				c.rate != 50 || c.mix.name != "write" || c.keys != 12 || c.scenario != "S2" || c.tier != "hardening" ||
+				c.prefix != "dstgen/run-a" || !slices.Equal(c.endpoints, want) {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"client port for the SUT hosts", []string{"-client-port", "12379"}, map[string]string{"DSTGEN_SUT_HOSTS": "h1,h2"}, func(t *testing.T, c config) {
+			if !slices.Equal(c.endpoints, []string{"http://h1:12379", "http://h2:12379"}) {
+				t.Errorf("endpoints %v", c.endpoints)
+			}
+		}},
+		{"flags win", []string{"-out", "x.jsonl", "-run-id", "flag-run", "-seed", "5", "-duration", "3s", "-rate", "7",
+			"-mode", "read", "-keys", "2", "-scenario", "F", "-tier", "t", "-endpoints", "127.0.0.1:1,http://127.0.0.1:2/", "-prefix", "p/"}, full,
+			func(t *testing.T, c config) {
+				if c.out != "x.jsonl" || c.runID != "flag-run" || c.seed != 5 || c.duration != 3*time.Second || c.rate != 7 ||
+					c.mix.name != "read" || c.keys != 2 || c.scenario != "F" || c.tier != "t" || c.prefix != "p" ||
+					!slices.Equal(c.endpoints, []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}) {
+					t.Errorf("%+v", c)
+				}
+			}},
+		{"seed 0 derives", nil, map[string]string{"DSTGEN_RUN_ID": "r1", "DSTGEN_SEED": "0"}, func(t *testing.T, c config) {
+			if c.seed != deriveSeed("r1") {
+				t.Errorf("seed %d, want %d", c.seed, deriveSeed("r1"))
+			}
+		}},
+		{"empty prefix given: bare keys", []string{"-prefix", ""}, map[string]string{"DSTGEN_RUN_ID": "r"}, func(t *testing.T, c config) {
+			if c.prefix != "" || c.key(3) != "k3" {
+				t.Errorf("prefix %q key %q", c.prefix, c.key(3))
+			}
+		}},
+		{"no run id: a local one", nil, nil, func(t *testing.T, c config) {
+			if !strings.HasPrefix(c.runID, "local-") || c.prefix != "dstgen/"+c.runID || c.seed == 0 {
+				t.Errorf("run id %q prefix %q seed %d", c.runID, c.prefix, c.seed)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var notes bytes.Buffer
+			c, err := configFrom(tt.args, envOf(tt.env), &notes)
+			if err != nil {
+				t.Fatalf("configFrom: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestConfigRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown mode", nil, map[string]string{"DSTGEN_MODE": "scan"}, `DSTGEN_MODE "scan": unknown mode`},
+		{"unknown mode flag", []string{"-mode", "x"}, nil, `-mode "x": unknown mode`},
+		{"bad seed", nil, map[string]string{"DSTGEN_SEED": "one"}, "DSTGEN_SEED="},
+		{"bad rate", nil, map[string]string{"DSTGEN_RATE": "-3"}, "DSTGEN_RATE="},
+		{"nan rate", nil, map[string]string{"DSTGEN_RATE": "NaN"}, "DSTGEN_RATE="},
+		{"negative rate flag", []string{"-rate", "-1"}, nil, "-rate -1"},
+		{"bad duration", nil, map[string]string{"DSTGEN_DURATION_S": "0"}, "DSTGEN_DURATION_S="},
+		{"huge duration", nil, map[string]string{"DSTGEN_DURATION_S": "1e300"}, "DSTGEN_DURATION_S="},
+		{"zero keys", nil, map[string]string{"DSTGEN_DATASET": "0"}, "DSTGEN_DATASET="},
+		{"too many clients", []string{"-clients", "257"}, nil, "-clients 257"},
+		{"bad client port", []string{"-client-port", "0"}, map[string]string{"DSTGEN_SUT_HOSTS": "h"}, "-client-port 0"},
+		{"no hosts", nil, map[string]string{"DSTGEN_SUT_HOSTS": " , "}, "no endpoint"},
+		{"stray argument", []string{"extra"}, nil, `unexpected argument "extra"`},
+		{"unknown flag", []string{"-bogus"}, nil, "bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"DSTGEN_RUN_ID": "r", "DSTGEN_HISTORY": filepath.Join(t.TempDir(), "h.jsonl")}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			var stderr bytes.Buffer
+			code := realMain(context.Background(), tt.args, envOf(env), &stderr)
+			out := stderr.String()
+			if code != 2 || !strings.Contains(out, tt.want) || strings.Count(out, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line containing %q", code, out, tt.want)
+			}
+			if _, err := os.Stat(env["DSTGEN_HISTORY"]); err == nil {
+				t.Error("a history was written for bad input")
+			}
+		})
+	}
+}
+
+func TestDatasetNotAnIntegerIsIgnoredWithNote(t *testing.T) {
+	var notes bytes.Buffer
+	c, err := configFrom(nil, envOf(map[string]string{"DSTGEN_RUN_ID": "r", "DSTGEN_DATASET": "ycsb-a"}), &notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.keys != 5 || !strings.Contains(notes.String(), `DSTGEN_DATASET="ycsb-a" is not an integer`) {
+		t.Errorf("keys %d, notes %q", c.keys, notes.String())
+	}
+}
+
+func TestSeedDerivedFromRunIDWhenUnset(t *testing.T) {
+	seeds := map[int64]string{}
+	for _, id := range []string{"20261201_183000", "20261201_183001", "S1-20261201_183000", "a", "b", ""} {
+		c, err := configFrom([]string{"-run-id", id}, envOf(nil), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == "" {
+			continue // a local run id, different every run
+		}
+		again, _ := configFrom(nil, envOf(map[string]string{"DSTGEN_RUN_ID": id}), &bytes.Buffer{})
+		if c.seed != again.seed {
+			t.Errorf("run id %q: seed %d then %d, want stable", id, c.seed, again.seed)
+		}
+		if c.seed <= 0 || c.seed >= 1<<53 {
+			t.Errorf("run id %q: seed %d outside 1..2^53", id, c.seed)
+		}
+		if prev, dup := seeds[c.seed]; dup {
+			t.Errorf("run ids %q and %q share seed %d", prev, id, c.seed)
+		}
+		seeds[c.seed] = id
+	}
+}
+
+func TestValuesUniqueAndExactInJSON(t *testing.T) {
+	seen := map[uint64]string{}
+	for _, run := range []struct {
+		id   string
+		seed int64
+	}{{"r1", 1}, {"r2", 1}, {"r1", 2}} {
+		base := valueBase(run.id, run.seed)
+		for _, client := range []int{0, 1, maxClients - 1} {
+			for _, seq := range []int{1, 2, maxSeq} {
+				v := opValue(base, client, seq)
+				if v == 0 || v >= 1<<53 {
+					t.Fatalf("value %d outside 1..2^53", v)
+				}
+				who := run.id + "/" + string(rune('0'+run.seed))
+				if prev, dup := seen[v]; dup {
+					t.Fatalf("value %d from %s and %s", v, prev, who)
+				}
+				seen[v] = who
+			}
+		}
+	}
+}
+
+// The header keeps the recorder's fields (the seed exact past 2^53) and
+// gains run_id and tier; the history package still reads it.
+func TestHeaderCarriesRunIDAndTier(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := history.NewRecorder(&headerWriter{w: f, extra: map[string]string{"run_id": "r9", "tier": ""}},
+		history.Meta{Scenario: "S", Seed: 1<<62 + 1})
+	if err := rec.Invoke("c0.0", "read", "k", nil).Ok(nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	meta, ops, bad, err := history.ReadFile(path)
+	if err != nil || len(bad) > 0 || len(ops) != 1 {
+		t.Fatalf("read back: %v %v %d ops", err, bad, len(ops))
+	}
+	if meta.Seed != 1<<62+1 || meta.Scenario != "S" || meta.Schema != history.Schema || meta.Clock != "monotonic" {
+		t.Errorf("meta %+v", meta)
+	}
+	h := rawHeader(t, path)
+	if _, hasTier := h["tier"]; h["run_id"] != "r9" || hasTier {
+		t.Errorf("header %v: want run_id r9 and no empty tier", h)
+	}
+}
