@@ -35,6 +35,13 @@ type Result struct {
 	Reason      string        `json:"reason,omitempty"` // why Unknown
 	HTML        string        `json:"html,omitempty"`   // visualization path, when written
 	HTMLCapped  bool          `json:"html_capped,omitempty"`
+	// Thresholds lists the bounds a threshold checker (SLO, fairness)
+	// applied, as the plan states them, so a reader sees what was judged.
+	Thresholds []string `json:"thresholds,omitempty"`
+	// Dirty lists ops that observed a value no op in the history wrote
+	// (left-over state); their keys were not checked, and with no other
+	// anomaly the outcome is Unknown, never Valid or Invalid.
+	Dirty []DirtyRead `json:"dirty_initial_state,omitempty"`
 }
 
 // Anomaly is one violation with what a reviewer needs to find it.

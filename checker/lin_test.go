@@ -545,7 +545,10 @@ func TestGeneratedHistories(t *testing.T) {
 				if err != nil {
 					t.Fatalf("seed %d mutated: %v", seed, err)
 				}
-				if res.Outcome != Invalid {
+				// A read of a value nobody wrote before any write was acked
+				// is indistinguishable from left-over state: it must be
+				// flagged as a dirty initial state, never judged valid.
+				if res.Outcome != Invalid && (res.Outcome != Unknown || len(res.Dirty) == 0) {
 					t.Fatalf("seed %d: mutation not caught (%s)", seed, res.Outcome)
 				}
 				caught++

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // maxAnomalies bounds the anomalies listed by the non-porcupine checkers;
@@ -710,35 +711,49 @@ func percentile(sorted []int64, p float64) int64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// checkSLO (spec §5.4): thresholds declared as params p50, p95, p99
-// (durations), error_rate (fraction), throughput (ops/s floor); every
-// window (param window, a duration; default the whole history) must meet
-// every threshold. Latency counts ok ops; timeouts and errors count as
-// errors.
-func checkSLO(ops []history.Op, params map[string]string) (Result, error) {
+// checkSLO (spec §5.4): thresholds come from the plan (slo, parsed by
+// plan.ParseSLO) or, for a one-off check, from params p50, p95, p99
+// (durations), error_rate (fraction), throughput (ops/s floor). Every window
+// (param window, a duration; default the whole history) must meet every
+// threshold. Latency counts ok ops (of slo.OpType when set); timeouts and
+// errors count as errors.
+func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result, error) {
 	res := Result{OpsConsumed: len(ops), Scope: "latencies as the client saw them; windows with no ops are skipped; thresholds must be declared before the run"}
-	lat := map[string]time.Duration{}
-	for _, k := range []string{"p50", "p95", "p99"} {
-		if s := params[k]; s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil {
-				return res, fmt.Errorf("slo: %s: %v", k, err)
-			}
-			lat[k] = d
+	if slo == nil {
+		var err error
+		if slo, err = sloFromParams(params); err != nil {
+			return res, err
 		}
 	}
-	errRate, tput := -1.0, -1.0
-	for k, dst := range map[string]*float64{"error_rate": &errRate, "throughput": &tput} {
-		if s := params[k]; s != "" {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || !(v >= 0) { // NaN or negative would silently disable the check
-				return res, fmt.Errorf("slo: %s: want a non-negative number, got %q", k, s)
-			}
-			*dst = v
-		}
+	type latBound struct {
+		name  string
+		p     float64
+		th    plan.Threshold
+		limit time.Duration
 	}
-	if len(lat) == 0 && errRate < 0 && tput < 0 {
+	var lat []latBound
+	for _, l := range []struct {
+		name string
+		p    float64
+		th   plan.Threshold
+	}{{"p50", 50, slo.P50}, {"p95", 95, slo.P95}, {"p99", 99, slo.P99}} {
+		if !l.th.Known {
+			continue
+		}
+		d, isTime := l.th.Duration()
+		if !isTime {
+			return res, fmt.Errorf("slo: %s: bound %q is not a duration", l.name, l.th)
+		}
+		lat = append(lat, latBound{l.name, l.p, l.th, d})
+	}
+	if len(lat) == 0 && !slo.ErrorRate.Known && !slo.Throughput.Known {
 		return res, fmt.Errorf("slo: no threshold declared (params p50, p95, p99, error_rate, throughput)")
+	}
+	if slo.OpType != "" {
+		res.Scope += "; latency bounds apply to " + slo.OpType + " ops only"
+	}
+	for _, th := range slo.Clauses() {
+		res.Thresholds = append(res.Thresholds, th.String())
 	}
 	if len(ops) == 0 {
 		res.Outcome, res.Reason = Unknown, "no ops: nothing measured"
@@ -769,10 +784,11 @@ func checkSLO(ops []history.Op, params map[string]string) (Result, error) {
 		}
 		bk := buckets[b]
 		bk.n++
-		if ok(o) {
-			bk.lat = append(bk.lat, *o.CompleteTS-o.InvokeTS)
-		} else {
+		switch {
+		case !ok(o):
 			bk.errors++
+		case slo.OpType == "" || o.OpType == slo.OpType:
+			bk.lat = append(bk.lat, *o.CompleteTS-o.InvokeTS)
 		}
 	}
 	var an anomalies
@@ -780,84 +796,57 @@ func checkSLO(ops []history.Op, params map[string]string) (Result, error) {
 		bk := buckets[b]
 		slices.Sort(bk.lat)
 		ws, we := lo+b*win, lo+(b+1)*win
-		for _, k := range []string{"p50", "p95", "p99"} {
-			limit, set := lat[k]
-			if !set {
+		for _, l := range lat {
+			if len(bk.lat) == 0 {
 				continue
 			}
-			p, _ := strconv.ParseFloat(k[1:], 64)
-			if got := time.Duration(percentile(bk.lat, p)); got > limit {
-				an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("%s %v > %v in window %d", k, got, limit, b)})
+			if got := time.Duration(percentile(bk.lat, l.p)); !(plan.Threshold{Op: l.th.Op, Value: float64(l.limit), Known: true}).Holds(float64(got)) {
+				an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("%s %v breaks threshold %s in window %d", l.name, got, l.th, b)})
 			}
 		}
-		if rate := float64(bk.errors) / float64(bk.n); errRate >= 0 && rate > errRate {
-			an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("error rate %.4f > %g in window %d", rate, errRate, b)})
+		if rate := float64(bk.errors) / float64(bk.n); !slo.ErrorRate.Holds(rate) {
+			an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("error rate %.4f breaks threshold %s in window %d", rate, slo.ErrorRate, b)})
 		}
 		span := min(we, hi+1) - ws
-		if got := float64(bk.n-bk.errors) / (float64(span) / 1e9); tput >= 0 && got < tput {
-			an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("throughput %.1f ops/s < %g in window %d", got, tput, b)})
+		if got := float64(bk.n-bk.errors) / (float64(span) / 1e9); !slo.Throughput.Holds(got) {
+			an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("throughput %.1f ops/s breaks threshold %s in window %d", got, slo.Throughput, b)})
 		}
 	}
 	res.Anomalies = an.done()
 	return res, nil
 }
 
-// FairnessSpec is the parsed fairness formula of spec §5.14. A negative
-// threshold is not checked.
-type FairnessSpec struct {
-	Group        string  // process_id, key, node_seen, fault_epoch, op_type or input.<field>
-	MaxP99Ratio  float64 // T1
-	MinTput      float64 // T2, ops/s
-	ZeroErrors   bool
-	RepeatSpread float64 // T3
-}
-
-var fairTerm = []struct {
-	prefix string
-	set    func(*FairnessSpec, float64)
-}{
-	{"worst_group_p99/aggregate_p99<=", func(f *FairnessSpec, v float64) { f.MaxP99Ratio = v }},
-	{"min_group_throughput>=", func(f *FairnessSpec, v float64) { f.MinTput = v }},
-	{"repeat_spread<=", func(f *FairnessSpec, v float64) { f.RepeatSpread = v }},
-}
-
-// ParseFairness parses "group=<dim>; worst_group_p99 / aggregate_p99 <= T1;
-// min_group_throughput >= T2; error_rate_by_group == 0; repeat_spread <= T3"
-// (terms optional except group, any order).
-func ParseFairness(formula string) (FairnessSpec, error) {
-	f := FairnessSpec{MaxP99Ratio: -1, MinTput: -1, RepeatSpread: -1}
-	for _, term := range strings.Split(formula, ";") {
-		t := strings.Join(strings.Fields(term), "")
-		if t == "" {
-			continue
-		}
-		if g, found := strings.CutPrefix(t, "group="); found {
-			f.Group = g
-			continue
-		}
-		if t == "error_rate_by_group==0" {
-			f.ZeroErrors = true
-			continue
-		}
-		matched := false
-		for _, ft := range fairTerm {
-			if s, found := strings.CutPrefix(t, ft.prefix); found {
-				v, err := strconv.ParseFloat(s, 64)
-				if err != nil || !(v >= 0) { // NaN would silently disable the check
-					return f, fmt.Errorf("fairness: bad threshold in %q", strings.TrimSpace(term))
-				}
-				ft.set(&f, v)
-				matched = true
+// sloFromParams reads dstgen check's --param thresholds into the plan's
+// SLO shape, so both paths are judged by one code path.
+func sloFromParams(params map[string]string) (*plan.SLO, error) {
+	slo := &plan.SLO{}
+	for k, dst := range map[string]*plan.Threshold{"p50": &slo.P50, "p95": &slo.P95, "p99": &slo.P99} {
+		if s := params[k]; s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("slo: %s: want a non-negative duration, got %q", k, s)
 			}
-		}
-		if !matched {
-			return f, fmt.Errorf("fairness: unknown term %q", strings.TrimSpace(term))
+			*dst = plan.Threshold{Metric: k, Op: "<=", Value: float64(d) / 1e6, Unit: "ms", Known: true}
 		}
 	}
-	if f.Group == "" {
-		return f, fmt.Errorf("fairness: formula needs group=<dim>")
+	for k, op := range map[string]string{"error_rate": "<=", "throughput": ">="} {
+		s := params[k]
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= 0) { // NaN or negative would silently disable the check
+			return nil, fmt.Errorf("slo: %s: want a non-negative number, got %q", k, s)
+		}
+		th := plan.Threshold{Metric: k, Op: op, Value: v, Known: true}
+		if k == "throughput" {
+			th.Unit = "ops/s"
+			slo.Throughput = th
+		} else {
+			slo.ErrorRate = th
+		}
 	}
-	return f, nil
+	return slo, nil
 }
 
 // RepeatSpread is (max − min) / mean of one group's per-run p99s (spec
@@ -896,22 +885,35 @@ func groupOf(o *history.Op, dim string) string {
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(o.Input, &m) == nil {
+		// A string group ("tenant":"t2") is named without its JSON quotes.
+		var s string
+		if json.Unmarshal(m[dim], &s) == nil {
+			return s
+		}
 		return canon(m[dim])
 	}
 	return ""
 }
 
-// checkFairness (spec §5.14) over one history: param formula (see
-// ParseFairness). repeat_spread needs several runs and is left to the
-// caller (RepeatSpread); the Scope says so when the formula asks for it.
-func checkFairness(ops []history.Op, params map[string]string) (Result, error) {
-	f, err := ParseFairness(params["formula"])
-	if err != nil {
-		return Result{}, err
+// checkFairness (spec §5.14) over one history, with the formula the plan
+// parsed (plan.ParseFairness: the one grammar). repeat_spread needs several
+// runs and is left to the caller (RepeatSpread); the Scope says so when the
+// formula asks for it, and names clauses it does not evaluate.
+func checkFairness(ops []history.Op, f *plan.Fairness) (Result, error) {
+	if f == nil {
+		return Result{}, fmt.Errorf("fairness: no formula (the plan's §7.M.S Fairness formula, or --param formula=...)")
 	}
 	res := Result{OpsConsumed: len(ops), Scope: "per-group over one history; a group coarser than the starved one hides it"}
-	if f.RepeatSpread >= 0 {
+	if f.RepeatSpread.Known {
 		res.Scope += "; repeat_spread needs repeated runs and is not evaluated here"
+	}
+	for _, o := range f.Other {
+		res.Scope += "; clause " + o.String() + " is not a fairness metric dstgen computes"
+	}
+	for _, th := range []plan.Threshold{f.WorstP99Ratio, f.MinThroughput, f.ErrorRate} {
+		if th.Known {
+			res.Thresholds = append(res.Thresholds, fmt.Sprintf("group=%s: %s", f.Group, th))
+		}
 	}
 	if len(ops) == 0 {
 		res.Outcome, res.Reason = Unknown, "no ops"
@@ -949,14 +951,14 @@ func checkFairness(ops []history.Op, params map[string]string) (Result, error) {
 	for _, n := range slices.Sorted(maps.Keys(groups)) {
 		x := groups[n]
 		slices.Sort(x.lat)
-		if p := percentile(x.lat, 99); f.MaxP99Ratio >= 0 && agg > 0 && float64(p)/float64(agg) > f.MaxP99Ratio {
-			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: p99 %v is %.2f× aggregate p99 %v (limit %g)", f.Group, n, time.Duration(p), float64(p)/float64(agg), time.Duration(agg), f.MaxP99Ratio)})
+		if p := percentile(x.lat, 99); f.WorstP99Ratio.Known && agg > 0 && !f.WorstP99Ratio.Holds(float64(p)/float64(agg)) {
+			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: p99 %v is %.2f× aggregate p99 %v (threshold %s)", f.Group, n, time.Duration(p), float64(p)/float64(agg), time.Duration(agg), f.WorstP99Ratio)})
 		}
-		if t := float64(x.n-x.errs) / span; f.MinTput >= 0 && t < f.MinTput {
-			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: throughput %.1f ops/s < %g", f.Group, n, t, f.MinTput)})
+		if t := float64(x.n-x.errs) / span; !f.MinThroughput.Holds(t) {
+			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: throughput %.1f ops/s (threshold %s)", f.Group, n, t, f.MinThroughput)})
 		}
-		if f.ZeroErrors && x.errs > 0 {
-			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: %d of %d ops failed or timed out", f.Group, n, x.errs, x.n)})
+		if rate := float64(x.errs) / float64(x.n); !f.ErrorRate.Holds(rate) {
+			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: %d of %d ops failed or timed out (threshold %s)", f.Group, n, x.errs, x.n, f.ErrorRate)})
 		}
 	}
 	res.Anomalies = an.done()

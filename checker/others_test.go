@@ -3,11 +3,15 @@ package checker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/plan"
 )
 
 func final(t *testing.T, doc string) *FinalState {
@@ -153,11 +157,11 @@ func TestOtherCheckers(t *testing.T) {
 			[]string{"p 0 10 read k _ _ boom", "p 20 - read k _ _"}, "", Invalid, "slo"},
 
 		// fairness (§5.14)
-		{"fair", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; worst_group_p99 / aggregate_p99 <= 1.5; error_rate_by_group == 0"}},
+		{"fair", Spec{Checker: Fairness, Fairness: fairness("group=key; worst_group_p99 / aggregate_p99 <= 1.5; error_rate_by_group == 0")},
 			[]string{"p 0 10 read a _ 1", "p 20 30 read b _ 1"}, "", Valid, ""},
-		{"unfair p99", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; worst_group_p99 / aggregate_p99 <= 1.5"}},
+		{"unfair p99", Spec{Checker: Fairness, Fairness: fairness("group=key; worst_group_p99 / aggregate_p99 <= 1.5")},
 			append(slices.Repeat([]string{"p 0 10 read a _ 1"}, 100), "p 20 100 read b _ 1"), "", Invalid, "unfair"},
-		{"unfair errors", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=process_id; error_rate_by_group == 0"}},
+		{"unfair errors", Spec{Checker: Fairness, Fairness: fairness("group=process_id; error_rate_by_group == 0")},
 			[]string{"p 0 10 read a _ 1", "q 20 30 read b _ _ err"}, "", Invalid, "unfair"},
 	}
 	for _, tt := range tests {
@@ -199,9 +203,8 @@ func TestRunBadInput(t *testing.T) {
 		{"slo without thresholds", Spec{Checker: SLO}, nil, "no threshold"},
 		{"slo NaN threshold", Spec{Checker: SLO, Params: map[string]string{"error_rate": "NaN"}}, nil, "non-negative number"},
 		{"slo negative threshold", Spec{Checker: SLO, Params: map[string]string{"throughput": "-1"}}, nil, "non-negative number"},
-		{"fairness NaN threshold", Spec{Checker: Fairness, Params: map[string]string{"formula": "group=key; repeat_spread <= NaN"}}, nil, "bad threshold"},
 		{"bad predicate", Spec{Checker: Invariant, Params: map[string]string{"predicate": "x"}}, &FinalState{}, "unknown predicate"},
-		{"fairness no group", Spec{Checker: Fairness, Params: map[string]string{"formula": "error_rate_by_group == 0"}}, nil, "group"},
+		{"fairness without formula", Spec{Checker: Fairness}, nil, "no formula"},
 		{"exactly-once vacuous", Spec{Checker: ExactlyOnce}, &FinalState{}, "no write carries"},
 	}
 	ops := h(t, `p 0 1 write k {"x":1} _`)
@@ -361,28 +364,60 @@ func TestMonotonicReadsPassesLinearizableHistories(t *testing.T) {
 	}
 }
 
-func FuzzParseFairness(f *testing.F) {
-	f.Add("group=key; worst_group_p99 / aggregate_p99 <= 1.5; min_group_throughput >= 10; error_rate_by_group == 0; repeat_spread <= 0.2")
-	f.Add("group=input.tenant;;")
-	f.Add("worst_group_p99/aggregate_p99<=-1")
-	f.Add("group=k; repeat_spread <= NaN")
-	f.Fuzz(func(t *testing.T, formula string) {
-		fs, err := ParseFairness(formula)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fairness: ") {
-				t.Fatalf("error does not say which parser: %v", err)
-			}
-			return
-		}
-		// Accepted: a group, and every threshold either unset (-1) or a
-		// usable non-negative number.
-		if fs.Group == "" {
-			t.Fatalf("%q accepted without a group", formula)
-		}
-		for _, v := range []float64{fs.MaxP99Ratio, fs.MinTput, fs.RepeatSpread} {
-			if v != -1 && !(v >= 0) {
-				t.Fatalf("%q: threshold %v", formula, v)
-			}
-		}
-	})
+// fairness parses a formula with the plan's grammar (the only one), taking
+// a partial formula as dstgen check does.
+func fairness(formula string) *plan.Fairness {
+	f, err := plan.ParseFairness(formula)
+	if err != nil && !errors.Is(err, plan.ErrIncomplete) {
+		panic(err)
+	}
+	return f
+}
+
+// The repository's own fixture formula ("min_group_throughput >= 190
+// ops/s", with a unit) reaches the checker as the plan parsed it, and its
+// throughput threshold is applied.
+func TestFairnessFixtureFormula(t *testing.T) {
+	p, err := plan.Parse("../plan/testdata/quorumkv-core-guarantees.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.Scenario("S5").S.Fairness
+	if f == nil {
+		t.Fatal("fixture S5 fairness formula not parsed")
+	}
+	// Two tenants over 1 s: t1 does 200 ok ops, t2 only 100 (< 190 ops/s).
+	var rows []string
+	for i := 0; i < 200; i++ {
+		rows = append(rows, fmt.Sprintf(`p %d %d put k {"tenant":"t1"} _`, i*5_000_000, i*5_000_000+1000))
+	}
+	for i := 0; i < 100; i++ {
+		rows = append(rows, fmt.Sprintf(`q %d %d put k {"tenant":"t2"} _`, i*10_000_000, i*10_000_000+1000))
+	}
+	res, err := Run(context.Background(), Spec{Checker: Fairness, Fairness: f}, h(t, rows...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != Invalid || len(res.Anomalies) != 1 || res.Anomalies[0].Key != "t2" ||
+		!strings.Contains(res.Anomalies[0].Message, "min_group_throughput >= 190 ops/s") {
+		t.Fatalf("outcome %s anomalies %+v, want one throughput anomaly for t2 citing the threshold", res.Outcome, res.Anomalies)
+	}
+}
+
+// SLO thresholds typed by the plan reach the checker: "p99 put ≤ 20ms"
+// judges put latency only.
+func TestSLOFromPlan(t *testing.T) {
+	slo, ok := plan.ParseSLO("per-tenant fairness formula below, plus p99 put ≤ 20ms overall")
+	if !ok {
+		t.Fatal("no SLO parsed")
+	}
+	rows := []string{"p 0 30000000 put k 1 _", "p 40000000 40001000 put k 2 _", "p 50000000 99000000 read k _ 2"}
+	res, err := Run(context.Background(), Spec{Checker: SLO, SLO: slo}, h(t, rows[1:]...), nil)
+	if err != nil || res.Outcome != Valid {
+		t.Fatalf("slow read judged against a put bound: %v %s %+v", err, res.Outcome, res.Anomalies)
+	}
+	res, err = Run(context.Background(), Spec{Checker: SLO, SLO: slo}, h(t, rows...), nil)
+	if err != nil || res.Outcome != Invalid || !strings.Contains(res.Anomalies[0].Message, "p99 <= 20ms") {
+		t.Fatalf("slow put: %v %s %+v, want an anomaly citing p99 <= 20ms", err, res.Outcome, res.Anomalies)
+	}
 }

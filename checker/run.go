@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // Checker ids, as Spec.Checker, Pick and ParseCheckerField use them.
@@ -45,6 +46,13 @@ type Spec struct {
 	HTMLMaxBytes int64 // 0: DefaultHTMLMaxBytes
 	// Params are checker parameters; each checker documents its own.
 	Params map[string]string
+	// Fairness is the fairness checker's formula, parsed once by the plan
+	// (plan.ParseFairness); the checker takes it as it is.
+	Fairness *plan.Fairness
+	// SLO holds the SLO checker's thresholds as the plan states them
+	// (plan.ParseSLO); when set it wins over the p50/p95/p99/error_rate/
+	// throughput params.
+	SLO *plan.SLO
 }
 
 // FinalState is the state dumped at quiescence. JSON file format:
@@ -109,7 +117,20 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		if m == nil {
 			return Result{}, fmt.Errorf("model %q has no linearizability model (have register, kv/map, counter, log, set, queue)", spec.Model)
 		}
-		res, err = checkLinearizable(ctx, spec, m, ops)
+		// A value nobody wrote is left-over state, not a SUT anomaly: the
+		// dirty keys are judged by no one, the clean ones as usual.
+		dirty := FindDirty(model, ops)
+		res, err = checkLinearizable(ctx, spec, m, withoutKeys(ops, dirty))
+		if err == nil && len(dirty) > 0 {
+			res.Dirty = dirty
+			res.Scope += "; keys with a dirty initial state are excluded"
+			switch res.Outcome {
+			case Valid, "":
+				res.Outcome, res.Reason = Unknown, dirtyReason(dirty)
+			default:
+				res.Reason = appendReason(res.Reason, dirtyReason(dirty))
+			}
+		}
 	case NoLostAck, ExactlyOnce, Invariant, Reconciliation:
 		if final == nil {
 			return Result{}, fmt.Errorf("checker %s needs a final state (--final)", id)
@@ -122,9 +143,9 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	case Prefix:
 		res, err = checkPrefix(model, ops, spec.Params)
 	case SLO:
-		res, err = checkSLO(ops, spec.Params)
+		res, err = checkSLO(ops, spec.Params, spec.SLO)
 	case Fairness:
-		res, err = checkFairness(ops, spec.Params)
+		res, err = checkFairness(ops, spec.Fairness)
 	default:
 		return Result{}, fmt.Errorf("unknown checker %q", id)
 	}
@@ -292,4 +313,11 @@ func ParseCheckerField(text string) []string {
 		ids = append(ids, h.id)
 	}
 	return ids
+}
+
+func appendReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -269,29 +270,95 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// Threshold is one clause of a fairness formula: metric, comparison and
-// bound ("min_group_throughput >= 190 ops/s").
+// Threshold is one clause of a fairness formula or an SLO: metric,
+// comparison and bound ("min_group_throughput >= 190 ops/s", "p99 <= 20ms").
 type Threshold struct {
 	Metric string  // normalised left side, e.g. "worst_group_p99/aggregate_p99"
 	Op     string  // "<=", ">=", "==", "<", ">"
 	Value  float64 // the bound
-	Unit   string  // text after the number ("ops/s"), may be empty
+	Unit   string  // text after the number ("ops/s", "ms"), may be empty
 	Known  bool    // the clause was present and parsed
 }
 
+// Holds reports whether a measured value v satisfies the threshold. An
+// unknown threshold holds for every value: it was not declared.
+func (t Threshold) Holds(v float64) bool {
+	if !t.Known {
+		return true
+	}
+	switch t.Op {
+	case "<=":
+		return v <= t.Value
+	case ">=":
+		return v >= t.Value
+	case "<":
+		return v < t.Value
+	case ">":
+		return v > t.Value
+	default: // "=="
+		return v == t.Value
+	}
+}
+
+// Duration reads a latency bound ("20ms", "1.5 s", "200us"); ok is false
+// when the unit is not a time unit.
+func (t Threshold) Duration() (time.Duration, bool) {
+	if !t.Known {
+		return 0, false
+	}
+	var d time.Duration
+	switch strings.ToLower(strings.TrimSpace(t.Unit)) {
+	case "ns":
+		d = time.Nanosecond
+	case "us", "µs", "μs":
+		d = time.Microsecond
+	case "ms", "msec", "millisecond", "milliseconds":
+		d = time.Millisecond
+	case "s", "sec", "secs", "second", "seconds":
+		d = time.Second
+	default:
+		return 0, false
+	}
+	return time.Duration(t.Value * float64(d)), true
+}
+
+// String renders the clause as the plan writes it.
+func (t Threshold) String() string {
+	s := fmt.Sprintf("%s %s %s", t.Metric, t.Op, strconv.FormatFloat(t.Value, 'g', -1, 64))
+	if t.Unit != "" {
+		sep := " "
+		if _, isTime := t.Duration(); isTime {
+			sep = ""
+		}
+		s += sep + t.Unit
+	}
+	return s
+}
+
+// ErrIncomplete marks a fairness formula that parsed but lacks some of the
+// four thresholds plan-format §9.5 requires; ParseFairness still returns the
+// parsed formula with it, so a one-off check (dstgen check) can use a
+// partial formula while the plan linter rejects it.
+var ErrIncomplete = errors.New("fairness formula incomplete")
+
 // Fairness is a parsed "Fairness formula" (plan-format §9.5): the group
-// dimension and the four thresholds of the fairness checker.
+// dimension and the four thresholds of the fairness checker. It is the one
+// grammar for fairness formulas: the plan parses it once and the checker
+// takes the typed value.
 type Fairness struct {
 	Group         string    // "tenant", "shard", ...
 	WorstP99Ratio Threshold // worst_group_p99 / aggregate_p99 <= T1
-	MinThroughput Threshold // min_group_throughput >= T2
+	MinThroughput Threshold // min_group_throughput >= T2 (ops/s)
 	ErrorRate     Threshold // error_rate_by_group == 0
-	RepeatSpread  Threshold // repeat_spread <= T3
+	RepeatSpread  Threshold // repeat_spread <= T3 (needs repeated runs)
 	Other         []Threshold
 	Text          string
 }
 
-// ParseFairness parses `group=<dimension>; <metric> <op> <value>; …`.
+// ParseFairness parses `group=<dimension>; <metric> <op> <value> [unit]; …`.
+// Clauses may come in any order; a metric it does not know lands in Other.
+// A formula missing one of the four thresholds is returned together with an
+// error wrapping ErrIncomplete; any other error means no usable formula.
 func ParseFairness(text string) (*Fairness, error) {
 	f := &Fairness{Text: text}
 	parts := strings.Split(text, ";")
@@ -334,7 +401,7 @@ func ParseFairness(text string) (*Fairness, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return f, fmt.Errorf("fairness formula lacks %s", strings.Join(missing, ", "))
+		return f, fmt.Errorf("%w: lacks %s", ErrIncomplete, strings.Join(missing, ", "))
 	}
 	return f, nil
 }
@@ -358,9 +425,93 @@ func parseThreshold(p string) (Threshold, error) {
 		if err != nil {
 			return Threshold{}, fmt.Errorf("fairness clause %q: bound is not a number", clip(p, 40))
 		}
+		if v < 0 || math.IsInf(v, 0) {
+			// A negative bound would make the clause vacuous or impossible.
+			return Threshold{}, fmt.Errorf("fairness clause %q: bound must be a non-negative number", clip(p, 40))
+		}
 		return Threshold{Metric: strings.ToLower(metric), Op: o.op, Value: v, Unit: strings.TrimSpace(rhs[j:]), Known: true}, nil
 	}
 	return Threshold{}, errors.New("fairness clause " + strconv.Quote(clip(p, 40)) + " has no comparison (<=, >=, ==)")
+}
+
+// SLO is the set of SLO thresholds an Oracle (or claim) text states:
+// latency percentiles, error rate and throughput floor ("p99 put ≤ 20ms
+// overall", "error rate <= 0.1%", "throughput >= 500 ops/s"). The SLO
+// checker takes it as it is.
+type SLO struct {
+	P50, P95, P99 Threshold // latency bounds; Duration() reads them
+	ErrorRate     Threshold // fraction of ops that failed or timed out (a "%" unit is already divided by 100)
+	Throughput    Threshold // ok ops/s floor
+	// OpType restricts the latency bounds to one op type ("put" in
+	// "p99 put ≤ 20ms"); "" means every op.
+	OpType string
+	Text   string
+}
+
+// Clauses lists the thresholds stated, in a fixed order.
+func (s *SLO) Clauses() []Threshold {
+	var out []Threshold
+	for _, t := range []Threshold{s.P50, s.P95, s.P99, s.ErrorRate, s.Throughput} {
+		if t.Known {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var (
+	sloLatencyRE = regexp.MustCompile(`(?i)\b(p50|p95|p99)((?:[ \t]+[a-z_]+){0,2})[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ns|us|µs|μs|ms|s)\b`)
+	sloErrorRE   = regexp.MustCompile(`(?i)\berror[ _-]?rate[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(%?)`)
+	sloTputRE    = regexp.MustCompile(`(?i)\bthroughput[ \t]*(>=|≥|>)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ops/s)?`)
+)
+
+// ParseSLO extracts the SLO thresholds stated in text; ok is false when it
+// states none. The first mention of each metric wins.
+func ParseSLO(text string) (slo *SLO, ok bool) {
+	s := &SLO{Text: text}
+	norm := func(op string) string {
+		switch op {
+		case "≤":
+			return "<="
+		case "≥":
+			return ">="
+		case "=":
+			return "=="
+		}
+		return op
+	}
+	for _, m := range sloLatencyRE.FindAllStringSubmatch(text, -1) {
+		v, err := strconv.ParseFloat(m[4], 64)
+		if err != nil {
+			continue
+		}
+		th := Threshold{Metric: strings.ToLower(m[1]), Op: norm(m[3]), Value: v, Unit: m[5], Known: true}
+		dst := map[string]*Threshold{"p50": &s.P50, "p95": &s.P95, "p99": &s.P99}[th.Metric]
+		if dst.Known {
+			continue
+		}
+		*dst = th
+		if w := strings.Fields(strings.ToLower(m[2])); len(w) > 0 && s.OpType == "" && w[0] != "latency" && w[0] != "overall" {
+			s.OpType = w[0]
+		}
+	}
+	if m := sloErrorRE.FindStringSubmatch(text); m != nil {
+		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+			if m[3] == "%" {
+				v /= 100
+			}
+			s.ErrorRate = Threshold{Metric: "error_rate", Op: norm(m[1]), Value: v, Known: true}
+		}
+	}
+	if m := sloTputRE.FindStringSubmatch(text); m != nil {
+		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
+			s.Throughput = Threshold{Metric: "throughput", Op: norm(m[1]), Value: v, Unit: "ops/s", Known: true}
+		}
+	}
+	if len(s.Clauses()) == 0 {
+		return nil, false
+	}
+	return s, true
 }
 
 // clip shortens s for error messages.
