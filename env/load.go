@@ -153,12 +153,11 @@ func (l *loader) unclosedBefore(data []byte, bad int) (int, string) {
 		if !errors.As(err, &le) {
 			return 0, ""
 		}
-		why = "unclosed " + strings.TrimPrefix(le.ContextMsg, "while scanning ")
-		if le.ContextMsg == "" {
-			why = firstLine(le.Message)
-		}
-		if strings.HasPrefix(le.ContextMsg, "while parsing a flow") {
-			why = "unclosed " + strings.TrimPrefix(le.ContextMsg, "while parsing a ")
+		// "while scanning a quoted scalar", "while parsing a flow sequence"
+		why = firstLine(le.Message)
+		if c, ok := strings.CutPrefix(le.ContextMsg, "while "); ok {
+			_, what, _ := strings.Cut(c, " a ")
+			why = "unclosed " + what
 		}
 	}
 	return 0, ""

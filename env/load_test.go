@@ -278,3 +278,210 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// exampleEnv is shaped like a generated env.example.yml: a long comment
+// header and a comment above every key, so a line number that lands on the
+// enclosing construct (what yaml.v3 reported) is visibly wrong.
+const exampleEnv = `# env.example.yml — where the SUT is tested.
+#
+#   cp env.example.yml env.yml
+#   $EDITOR env.yml
+#
+# Never put a secret in this file.
+
+# How every host is reached unless the host entry overrides it.
+ssh:
+  # SSH login user on every host.
+  user: "root"
+  # Private key file (a path, never the key itself).
+  key: "~/.ssh/id_ed25519"
+  # Default SSH port of every host.
+  port: 22
+  # Ceiling of every SSH round trip in seconds.
+  timeout_s: 30
+
+# Remote work dir on every host.
+workdir: /opt/dstgen
+
+# Machines under test.
+hosts:
+  # role etcd: runs etcd
+  - name: "etcd-1"
+    # IP or DNS name the control node can reach.
+    address: "192.0.2.11"
+    # SSH port of this host (0 = ssh.port).
+    port: 0
+    # What runs here.
+    roles: ["etcd"]
+  # role client: runs workloads
+  - name: "client-1"
+    # IP or DNS name the control node can reach.
+    address: "192.0.2.14"
+    # SSH port of this host (0 = ssh.port).
+    port: 0
+    # What runs here.
+    roles: ["client"]
+
+# Benchmark parameters.
+benchmark:
+  # Target operations per second.
+  rate: 100
+  # Duration of one run in seconds.
+  duration: 60
+`
+
+// TestYAMLErrorLines: a syntax or type error names the line of the bad
+// token, not the start of the enclosing mapping or the comment above it.
+func TestYAMLErrorLines(t *testing.T) {
+	if _, err := Parse("env.yml", []byte(exampleEnv)); err != nil {
+		t.Fatalf("unedited example: %v", err)
+	}
+	tests := []struct {
+		name string
+		line int    // 1-based line replaced
+		with string // its new text
+		want string // "env.yml:N: substring"
+	}{
+		{"bad value", 29, "    port: twenty", "env.yml:29: cannot construct !!str `twenty` into int"},
+		{"bad value top level", 44, "  rate: fast", "env.yml:44: cannot construct !!str `fast` into float64"},
+		{"indentation too deep", 27, `      address: "192.0.2.11"`, "env.yml:27: did not find expected key"},
+		{"indentation too shallow", 27, `   address: "192.0.2.11"`, "env.yml:27: did not find expected '-' indicator"},
+		{"dash inside a mapping", 29, "    - port: 0", "env.yml:29: did not find expected key"},
+		{"missing colon", 11, `  user "root"`, "env.yml:13: did not find expected key (while parsing a block mapping at line 9)"},
+		{"unterminated double quote", 27, `    address: "192.0.2.11`, "env.yml:27: unclosed quoted scalar (yaml then failed at line 31"},
+		{"unterminated single quote", 27, `    address: '192.0.2.11`, "env.yml:27: unclosed quoted scalar (yaml then failed at line 47: found unexpected end of stream)"},
+		{"unclosed flow sequence", 31, `    roles: ["etcd"`, "env.yml:31: unclosed flow sequence (yaml then failed at line 33"},
+		{"tab indent", 27, "\taddress: \"192.0.2.11\"", "env.yml:27: found character that cannot start any token"},
+		{"two values", 27, `    address: a: b`, "env.yml:27: mapping values are not allowed in this context"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := strings.Split(exampleEnv, "\n")
+			lines[tc.line-1] = tc.with
+			_, err := Parse("env.yml", []byte(strings.Join(lines, "\n")))
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %q\nwant prefix %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+// TestParseSchema: the per-host, sut: and benchmark.driver keys are
+// validated, defaulted and resolved relative to the env file.
+func TestParseSchema(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"conf/etcd.conf.tmpl", "workload/main.go"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := filepath.Join(dir, "env.yml")
+	e, err := Parse(name, []byte(`
+hosts:
+  - name: n1
+    address: 10.0.0.1
+    roles: [etcd]
+    workdir: /opt/dstgen/n1/
+    vars: {client_port: 2379, _peer: x}
+  - {name: c1, address: 10.0.0.2, roles: [client]}
+sut:
+  roles: [etcd]
+  install:
+    artifact: build/etcd
+  configs:
+    - template: conf/etcd.conf.tmpl
+      dest: /etc/etcd.conf
+benchmark:
+  driver: ./workload
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(what string, got, want any) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	want("host workdir (cleaned)", e.Hosts[0].Workdir, "/opt/dstgen/n1")
+	want("HostWorkdir of a host without one", e.HostWorkdir(e.Hosts[1]), DefaultWorkdir)
+	want("vars", e.Hosts[0].Vars["client_port"], 2379)
+	want("sut.run default", e.SUT.Run, "auto")
+	want("sut.name default", e.SUT.Name, "sut")
+	want("sut.ready_timeout_s default", e.SUT.ReadyTimeoutS, 60)
+	want("artifact", e.SUT.Install.Artifact, filepath.Join(dir, "build/etcd"))
+	want("template", e.SUT.Configs[0].Template, filepath.Join(dir, "conf/etcd.conf.tmpl"))
+	want("config line", e.SUT.Configs[0].Line, 14)
+	want("driver", e.Benchmark.Driver, filepath.Join(dir, "workload"))
+
+	const two = "hosts:\n  - {name: a, address: b, roles: [db]}\n  - {name: c, address: d, roles: [client]}\n"
+	bad := []struct {
+		name, in, want string
+	}{
+		{"host workdir relative", "hosts:\n  - name: a\n    address: b\n    workdir: opt/x\n", "env.yml:4: host a: workdir must be an absolute remote path"},
+		{"host workdir root", "hosts:\n  - name: a\n    address: b\n    workdir: /./\n", "env.yml:4: host a: workdir must not be /"},
+		{"host workdir dotdot", "hosts:\n  - name: a\n    address: b\n    workdir: /opt/../etc\n", "env.yml:4: host a: workdir must not contain .."},
+		{"vars not a mapping", "hosts:\n  - name: a\n    address: b\n    vars: [x]\n", "env.yml:4: hosts[0].vars: expected a mapping"},
+		{"vars key with dash", "hosts:\n  - name: a\n    address: b\n    vars:\n      ok_1: 1\n      client-port: 2\n", `env.yml:6: host a: vars key "client-port"`},
+		{"vars key leading digit", "hosts:\n  - name: a\n    address: b\n    vars: {1x: 2}\n", `env.yml:4: host a: vars key "1x"`},
+		{"sut run", two + "sut:\n  run: docker\n", `env.yml:5: sut.run "docker": want auto, systemd or job`},
+		{"sut role nobody has", two + "sut:\n  roles:\n    - db\n    - etcd\n", `env.yml:7: sut.roles: no host has role "etcd"`},
+		{"sut name unsafe", two + "sut:\n  name: 'etcd;rm'\n", `env.yml:5: sut.name "etcd;rm"`},
+		{"sut name leading dash", two + "sut:\n  name: -x\n", `env.yml:5: sut.name "-x"`},
+		{"sut name too long", two + "sut:\n  name: " + strings.Repeat("a", 33) + "\n", "env.yml:5: sut.name"},
+		{"ready timeout negative", two + "sut:\n  ready_timeout_s: -1\n", "env.yml:5: sut.ready_timeout_s must not be negative"},
+		{"template missing", two + "sut:\n  configs:\n    - dest: /etc/x\n    - template: nope.tmpl\n", "env.yml:6: sut.configs[0]: template is empty"},
+		{"template not found", two + "sut:\n  configs:\n    - template: nope.tmpl\n", "env.yml:6: sut.configs[0].template: stat " + filepath.Join(dir, "nope.tmpl")},
+		{"template is a dir", two + "sut:\n  configs:\n    - {template: conf}\n", "env.yml:6: sut.configs[0].template " + filepath.Join(dir, "conf") + " is not a regular file"},
+		{"driver not found", two + "benchmark:\n  driver: nope\n", "env.yml:5: benchmark.driver: stat " + filepath.Join(dir, "nope")},
+		{"driver is a file", two + "benchmark:\n  driver: conf/etcd.conf.tmpl\n", "env.yml:5: benchmark.driver " + filepath.Join(dir, "conf/etcd.conf.tmpl") + " is not a directory"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(filepath.Join(dir, "env.yml"), []byte(tc.in))
+			want := filepath.Join(dir, tc.want)
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("err = %v\nwant prefix %q", err, want)
+			}
+		})
+	}
+}
+
+// TestDuplicateAddress: two entries for one sshd (same address and port)
+// are an error naming the second entry's line and the first's name; the
+// same address on other ports is several sshd on one machine.
+func TestDuplicateAddress(t *testing.T) {
+	tests := []struct {
+		name, in, want string // want "" = loads
+	}{
+		{"same address and port", "hosts:\n  - {name: a, address: 10.0.0.1}\n  - {name: b, address: 10.0.0.2}\n  - name: c\n    address: 10.0.0.1\n", "env.yml:4: host c: address 10.0.0.1 port 22 is already host a's"},
+		{"default port equals explicit", "hosts:\n  - {name: a, address: h.example}\n  - {name: b, address: H.example, port: 22}\n", "env.yml:3: host b: address H.example port 22 is already host a's"},
+		{"ssh.port applies to both", "ssh:\n  port: 2200\nhosts:\n  - {name: a, address: x}\n  - {name: b, address: x}\n", "env.yml:5: host b: address x port 2200 is already host a's"},
+		{"same address other ports", "hosts:\n  - {name: a, address: 127.0.0.1, port: 2201}\n  - {name: b, address: 127.0.0.1, port: 2202}\n  - {name: c, address: 127.0.0.1}\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(SSHConfigEnv, "none")
+			_, err := Parse("env.yml", []byte(tc.in))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("err = %v\nwant prefix %q", err, tc.want)
+			}
+		})
+	}
+}
