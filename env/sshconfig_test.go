@@ -66,7 +66,7 @@ Host *.lab
 `
 	type want struct {
 		address, port, user, key, knownHosts, jump string // jump as jumpString
-		src                                            map[string]string
+		src                                        map[string]string
 	}
 	kh := filepath.Join(home, ".ssh/known_hosts")
 	tests := []struct {
