@@ -426,11 +426,20 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 			us = []*unit{g.parent}
 		}
 		for _, u := range us {
-			if !u.serious || u.model == nil {
-				continue
+			var names []string
+			switch {
+			case u.serious && u.model != nil:
+				names = checker.ParseCheckerField(u.model.Checker)
+			default:
+				// A scenario without §7.M judged by a threshold oracle
+				// (a fairness formula, an SLO in the Oracle text) still
+				// has a checker dstgen ships: run it on the history.
+				names = thresholdCheckers(u)
+				if len(names) == 0 {
+					continue
+				}
 			}
-			names := checker.ParseCheckerField(u.model.Checker)
-			if len(names) == 0 {
+			if len(names) == 0 && u.model != nil {
 				// Pick's ok=false still names the nearest checker; the
 				// plan should have said why it applies, but running it
 				// beats running nothing.
@@ -450,7 +459,11 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 				var mu sync.Mutex
 				for _, name := range names {
 					eg.Go(func() error {
-						spec := checker.Spec{Model: u.model.Model, Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes}
+						spec := checker.Spec{Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes,
+							Fairness: fairnessOf(u), SLO: sloOf(u)}
+						if u.model != nil {
+							spec.Model = u.model.Model
+						}
 						if a.opts.HTMLDir != "" {
 							// Named after the run file: a re-run shares its seed.
 							base := strings.TrimSuffix(filepath.Base(lr.run.Path), ".json")
@@ -467,6 +480,9 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 							line := fieldLine(u.model, "Checker")
 							if strings.Contains(err.Error(), "model") {
 								line = fieldLine(u.model, "Model under test")
+							}
+							if u.model == nil && u.ps != nil {
+								line = u.ps.Fields[plan.FieldOracle]
 							}
 							a.problem(a.planFile(), line, u.id, fmt.Sprintf("checker %s on %s: %v", name, lr.histRel, err))
 							return nil
@@ -492,6 +508,45 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 		}
 	}
 	return nil
+}
+
+// fairnessOf is the unit's fairness formula as the plan parsed it (nil
+// when the plan states none or it did not parse; the plan's lint reported
+// that).
+func fairnessOf(u *unit) *plan.Fairness {
+	if u.ps == nil || u.ps.S == nil {
+		return nil
+	}
+	return u.ps.S.Fairness
+}
+
+// sloOf is the SLO the unit's Oracle text states (an arm's own oracle,
+// else its scenario's), read with the plan's threshold grammar.
+func sloOf(u *unit) *plan.SLO {
+	texts := []string{u.oracle}
+	if u.ps != nil {
+		texts = append(texts, u.ps.Oracle)
+	}
+	for _, t := range texts {
+		if s, ok := plan.ParseSLO(t); ok {
+			return s
+		}
+	}
+	return nil
+}
+
+// thresholdCheckers names the checkers a unit without a §7.M block is
+// judged by: fairness when it carries a fairness formula and its oracle or
+// category is fairness, SLO when its Oracle text states thresholds.
+func thresholdCheckers(u *unit) []string {
+	var names []string
+	if fairnessOf(u) != nil && (u.categories[plan.CatFairness] || strings.Contains(strings.ToLower(u.oracle), "fairness")) {
+		names = append(names, checker.Fairness)
+	}
+	if sloOf(u) != nil {
+		names = append(names, checker.SLO)
+	}
+	return names
 }
 
 func firstCategory(u *unit) string {

@@ -402,7 +402,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 		if u.ps != nil {
 			budget = budgetFor(u.ps, claimed)
 		}
-		t := plan.ParseTier(budget.Text)
+		t := budget.Tier
 		switch {
 		case u.ps == nil:
 			add(6, CheckUnknown, "no plan budget to compare against")
@@ -598,7 +598,7 @@ func statistical(u *unit, claimed Tier) (bool, string) {
 	if u.ps == nil {
 		return false, notStat
 	}
-	t := plan.ParseTier(budgetFor(u.ps, claimed).Text)
+	t := budgetFor(u.ps, claimed).Tier
 	return t.Seeds.Known && t.Seeds.N > 1, notStat
 }
 
@@ -622,7 +622,7 @@ func oracleCounts(u *unit, lr *loadedRun) (consumed, produced int, ran bool, why
 	if n := len(lr.ops) + lr.histBad; lr.hasHist && n > produced {
 		produced = n
 	}
-	if u.serious && len(lr.results) > 0 {
+	if len(lr.results) > 0 { // dstgen's own checkers ran (§7.M, or a threshold oracle)
 		consumed = -1
 		for _, res := range lr.results {
 			if res.Outcome == checker.Unknown {

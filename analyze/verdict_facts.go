@@ -148,6 +148,18 @@ func gatherFacts(u *unit, reqs []plan.EnvReq) *facts {
 		for _, lr := range runs {
 			o := lr.run.Oracle
 			switch {
+			case len(lr.results) > 0:
+				// dstgen ran the scenario's threshold oracle (fairness,
+				// SLO) on the history itself.
+				for _, res := range lr.results {
+					if res.Outcome == checker.Unknown || res.OpsConsumed == 0 {
+						f.oracleRan = false
+						f.oracleWhyNot = appendText(f.oracleWhyNot, fmt.Sprintf("%s: checker %s %s", lr.rel, res.Checker, orText(res.Reason, "consumed no ops")))
+					}
+				}
+			case lr.checkErr != "" && o == nil:
+				f.oracleRan = false
+				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": "+lr.checkErr)
 			case o == nil:
 				f.oracleRan = false
 				f.oracleWhyNot = appendText(f.oracleWhyNot, lr.rel+": no oracle record")
@@ -275,7 +287,7 @@ func measure(runs []*loadedRun) measured {
 // meets compares measured parameters with one tier's budget; every stated
 // dimension must be met (verdicts.md §4.1).
 func meets(b plan.Budget, m measured) (ok, parsed bool, why string) {
-	t := plan.ParseTier(b.Text)
+	t := b.Tier // parsed once by the plan (plan.Budget.Tier)
 	if !t.Parsed() {
 		return false, false, fmt.Sprintf("budget %q is not parseable", b.Text)
 	}
@@ -351,12 +363,15 @@ func runFacts(u *unit, lr *loadedRun) *facts {
 // evidenceTexts renders the oracle and landing evidence cells.
 func evidenceTexts(u *unit) (oracle, landing string) {
 	consumed, anomalies, n := 0, 0, 0
-	var remote []string
+	var remote, bounds []string
 	for _, lr := range attemptedRuns(u.runs) {
 		if len(lr.results) > 0 {
 			for _, res := range lr.results {
 				consumed += res.OpsConsumed
 				anomalies += len(res.Anomalies)
+				for _, t := range res.Thresholds {
+					bounds = append(bounds, res.Checker+" "+t)
+				}
 			}
 			n++
 			continue
@@ -379,6 +394,9 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 		}
 		if len(remote) > 0 {
 			oracle += " (" + strings.Join(first(uniq(remote), 2), "; ") + ")"
+		}
+		if bounds = uniq(bounds); len(bounds) > 0 {
+			oracle += "; thresholds applied: " + strings.Join(bounds, ", ")
 		}
 	}
 	var land []string
@@ -476,7 +494,7 @@ func windowsExpected(u *unit, lr *loadedRun) bool {
 	if u.ps == nil {
 		return true
 	}
-	t := plan.ParseTier(budgetFor(u.ps, Tier(lr.run.Tier)).Text)
+	t := budgetFor(u.ps, Tier(lr.run.Tier)).Tier
 	return !t.Faults.Known || t.Faults.N > 0
 }
 
@@ -515,4 +533,11 @@ func narrowerScope(u *unit, runs []*loadedRun) string {
 		}
 	}
 	return "per-key linearizability checked; cross-key serializability (the isolation claim) was not"
+}
+
+func orText(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	return alt
 }

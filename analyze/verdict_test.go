@@ -270,14 +270,14 @@ func TestTierMet(t *testing.T) {
 		return out
 	}
 	sc := &plan.Scenario{
-		Smoke:     plan.Budget{Text: "3 nodes, 60 s, 0 faults, 1 seed"},
-		Hardening: plan.Budget{Text: "3 nodes, 10 min, 4 faults, 3 seeds"},
-		Release:   plan.Budget{Text: "5 nodes, 2 h, 40 faults, 10 seeds"},
+		Smoke:     budget("3 nodes, 60 s, 0 faults, 1 seed"),
+		Hardening: budget("3 nodes, 10 min, 4 faults, 3 seeds"),
+		Release:   budget("5 nodes, 2 h, 40 faults, 10 seeds"),
 	}
 	disclosed := *sc
 	disclosed.Release = plan.Budget{Text: "not provided — no rig. Revisit when: later.", NotProvided: true}
 	garbled := *sc
-	garbled.Hardening = plan.Budget{Text: "as long as it takes"}
+	garbled.Hardening = budget("as long as it takes")
 	cases := []struct {
 		name string
 		ps   *plan.Scenario
@@ -383,14 +383,14 @@ func TestCausalNemeses(t *testing.T) {
 // reading the claimed tier's budget.
 func TestStatistical(t *testing.T) {
 	oneSeed := &plan.Scenario{
-		Smoke:     plan.Budget{Text: "3 nodes, 30 s, 1 fault, 1 seed"},
-		Hardening: plan.Budget{Text: "3 nodes, 60 s, 1 fault, 1 seed"},
-		Release:   plan.Budget{Text: "5 nodes, 1 h, 10 faults, 1 seed"},
+		Smoke:     budget("3 nodes, 30 s, 1 fault, 1 seed"),
+		Hardening: budget("3 nodes, 60 s, 1 fault, 1 seed"),
+		Release:   budget("5 nodes, 1 h, 10 faults, 1 seed"),
 	}
-	noSeeds := &plan.Scenario{Hardening: plan.Budget{Text: "3 nodes, 60 s, 1 fault"}}
+	noSeeds := &plan.Scenario{Hardening: budget("3 nodes, 60 s, 1 fault")}
 	threeSeeds := &plan.Scenario{
-		Smoke:     plan.Budget{Text: "3 nodes, 60 s, 0 faults, 1 seed"},
-		Hardening: plan.Budget{Text: "3 nodes, 10 min, 0 faults, 3 seeds"},
+		Smoke:     budget("3 nodes, 60 s, 0 faults, 1 seed"),
+		Hardening: budget("3 nodes, 10 min, 0 faults, 3 seeds"),
 	}
 	runs := func(decl ...*bool) []*loadedRun {
 		var out []*loadedRun
@@ -434,4 +434,10 @@ func TestStatistical(t *testing.T) {
 			}
 		})
 	}
+}
+
+// budget is a plan budget as the plan parser fills it: the text and its
+// tier, parsed once.
+func budget(text string) plan.Budget {
+	return plan.Budget{Text: text, Tier: plan.ParseTier(text)}
 }
