@@ -59,6 +59,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(altForms))
 	f.Add([]byte("# Test Plan: x\n## 7. Scenarios\n### Scenario S1: a\n- **Oracle:** \n```go\n"))
 	f.Add([]byte("## 4.\nH1. **"))
+	// README-style drift: short §7.M label, a wrapped claim list, a quoted
+	// landing marker with ";" inside.
+	f.Add([]byte(strings.Replace(readmePlan, "{{S1}}", strings.NewReplacer(
+		"- **Nemesis + landing evidence:**", "- **Nemesis + landing:**",
+		"- **Falsifies if it FAILs:** C1, C5", "- **Falsifies if it FAILs:** C1 (every acknowledged append is durable\n  and linearisable), C5 (…)",
+	).Replace(readmeS1), 1)))
+	f.Add([]byte("## 7. S\n### Scenario S1: a\n- **Falsifies:** C1 (\nC2\n- **Nemesis +:** x\n- **+ landing:**\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkParse(t, data, 5*time.Second)
 	})

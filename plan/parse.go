@@ -579,12 +579,19 @@ func (ps *parser) parseHypotheses(s *section) {
 	group := ""
 	var na []srcLine
 	var acc accum
+	// could holds each "Could falsify" value with its continuation lines;
+	// the ids are read when the item ends, so a wrapped list keeps them all.
+	var could []*string
 	finish := func() {
 		acc.flush()
 		if cur != nil {
+			for _, c := range could {
+				cur.CouldFalsify = append(cur.CouldFalsify, claimIDs(*c)...)
+			}
 			p.Hypotheses = append(p.Hypotheses, *cur)
 			cur = nil
 		}
+		could = could[:0]
 	}
 	for _, l := range s.body {
 		if l.fence != fenceNone {
@@ -607,8 +614,9 @@ func (ps *parser) parseHypotheses(s *section) {
 		if label, value, _, _, ok := splitField(l.text); ok && cur != nil {
 			switch hypLabel(label) {
 			case hCould:
-				acc.flush()
-				cur.CouldFalsify = append(cur.CouldFalsify, claimIDs(value)...)
+				c := new(string)
+				could = append(could, c)
+				acc.start(c, value)
 				continue
 			case hSuspected:
 				acc.start(&cur.SuspectedBecause, value)

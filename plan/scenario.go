@@ -59,7 +59,13 @@ func SurfaceFields() []string {
 		FieldDelayed, FieldObsPaths, FieldArms}
 }
 
-func scenarioLabel(l string) string {
+// scenarioLabel maps a normalised label to its canonical scenario field;
+// with drift it also accepts abbreviated or shortened spellings (see
+// driftLabel).
+func scenarioLabel(l string, drift bool) string {
+	if drift {
+		return driftLabel(l, scenarioFields)
+	}
 	switch l {
 	case "falsifies if it fails", "falsifies if fails", "falsifies", "falsifies if it fail":
 		return FieldFalsifies
@@ -93,7 +99,10 @@ func scenarioLabel(l string) string {
 	return ""
 }
 
-func modelLabel(l string) string {
+func modelLabel(l string, drift bool) string {
+	if drift {
+		return driftLabel(l, ModelFields())
+	}
 	switch l {
 	case "model under test", "model":
 		return FieldModel
@@ -111,7 +120,10 @@ func modelLabel(l string) string {
 	return ""
 }
 
-func surfaceLabel(l string) string {
+func surfaceLabel(l string, drift bool) string {
+	if drift {
+		return driftLabel(l, append(SurfaceFields(), FieldBoundaryClaim, FieldBoundaryKeys, FieldFairness))
+	}
 	switch l {
 	case "surfaces":
 		return FieldSurfaces
@@ -137,6 +149,82 @@ func surfaceLabel(l string) string {
 		return FieldFairness
 	}
 	return ""
+}
+
+// scenarioFields are the §9.2 labels, for label-drift matching.
+var scenarioFields = []string{FieldFalsifies, FieldCloses, FieldTechnique, FieldWorkload, FieldFaults,
+	FieldOracle, FieldObservability, FieldExit, FieldSmoke, FieldHardening, FieldRelease, FieldTarget,
+	FieldSkelLang, FieldSkeleton}
+
+// labelFillers are words a label may add or drop without changing meaning
+// ("Nemesis and landing evidence", "Falsifies if FAILs").
+var labelFillers = map[string]bool{"and": true, "the": true, "of": true, "a": true, "if": true, "it": true}
+
+// labelWords splits a label into lower-case words, dropping punctuation
+// ("+", "/", "&", ".") and filler words.
+func labelWords(l string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(l), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if !labelFillers[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordDrift reports whether w stands for the canonical word c: the same
+// word, its plural or singular, or an abbreviation of at least 3 letters.
+func wordDrift(w, c string) bool {
+	return w == c || w == c+"s" || len(w) >= 3 && strings.HasPrefix(c, w)
+}
+
+// driftLabel tolerates label drift the way section headings tolerate title
+// drift (plan-format §3): the label's words must stand, in order, for
+// canonical words, starting with the canonical's first word; later
+// canonical words may be left out ("Nemesis + landing" for "Nemesis +
+// landing evidence", "Exit crit." for "Exit criteria"). A label with a word
+// the canonical does not have ("Oracle type", "Target hosts") matches
+// nothing. When several canonicals fit, the one leaving out the fewest words
+// wins; a tie is ambiguous and matches nothing.
+func driftLabel(l string, canon []string) string {
+	ws := labelWords(l)
+	if len(ws) == 0 {
+		return ""
+	}
+	best, bestLeft, tie := "", -1, false
+	for _, c := range canon {
+		cs := labelWords(c)
+		if len(cs) == 0 || !wordDrift(ws[0], cs[0]) {
+			continue
+		}
+		j := 1
+		for _, w := range ws[1:] {
+			for j < len(cs) && !wordDrift(w, cs[j]) {
+				j++
+			}
+			if j == len(cs) {
+				j = -1
+				break
+			}
+			j++
+		}
+		if j < 0 {
+			continue
+		}
+		left := len(cs) - len(ws)
+		switch {
+		case bestLeft < 0 || left < bestLeft:
+			best, bestLeft, tie = c, left, false
+		case left == bestLeft:
+			tie = true
+		}
+	}
+	if tie {
+		return ""
+	}
+	return best
 }
 
 func (s *Scenario) field(label string) *string {
@@ -310,6 +398,10 @@ type scenarioParser struct {
 	acc      accum
 	wantSkel bool
 	inArms   bool
+
+	// falsifies and closes hold the id lists' text, continuation lines
+	// included, until finish reads the ids.
+	falsifies, closes string
 }
 
 func (ps *parser) parseScenarios(s *section) {
@@ -357,6 +449,7 @@ func (ps *parser) parseScenarios(s *section) {
 func (sp *scenarioParser) start(id, name string, line int) {
 	sp.sc = &Scenario{ID: id, Name: name, Line: line, Fields: map[string]int{}}
 	sp.blk, sp.mb, sp.sb, sp.wantSkel, sp.inArms = blkScenario, nil, nil, false, false
+	sp.falsifies, sp.closes = "", ""
 	if id == "" {
 		sp.ps.note(line, "error", "scenario-id", "scenario heading has no S<n> id (want \"### Scenario S<n>: <name>\")")
 	}
@@ -431,33 +524,52 @@ func (sp *scenarioParser) line(l srcLine) {
 		}
 	}
 	_, indent, isB := bullet(l.text)
-	if sp.acc.active() && indent > 0 && !isB {
+	// A wrapped field value continues on the next line, indented or not
+	// (markdown's lazy continuation); a blank line ends it.
+	if sp.acc.active() && !isB && (indent > 0 || lazyContinuation(t)) {
 		sp.acc.add(t)
 	}
 }
 
+// lazyContinuation reports whether an unindented line can continue the
+// paragraph above it: not a table row, quote, heading or thematic break.
+func lazyContinuation(t string) bool {
+	return t != "" && !strings.ContainsAny(t[:1], "|>#") && strings.Trim(t, "-*_ ") != ""
+}
+
 // field assigns a labelled line to the current block, falling back to the
 // scenario (or an implicit §7.M / §7.M.S) when the label belongs there.
+// Exact labels (and their listed aliases) are tried everywhere first, so a
+// drifted spelling never takes a label that another block spells exactly.
 func (sp *scenarioParser) field(label, value string, line int) bool {
+	return sp.fieldPass(label, value, line, false) || sp.fieldPass(label, value, line, true)
+}
+
+func (sp *scenarioParser) fieldPass(label, value string, line int, drift bool) bool {
 	sc := sp.sc
 	if sp.blk == blkModel {
-		if c := modelLabel(label); c != "" {
+		if c := modelLabel(label, drift); c != "" {
 			sp.setModel(sp.mb, c, value, line)
 			return true
 		}
 	}
 	if sp.blk == blkSurface {
-		if c := surfaceLabel(label); c != "" {
+		if c := surfaceLabel(label, drift); c != "" {
 			sp.setSurface(c, value, line)
 			return true
 		}
 	}
-	if c := scenarioLabel(label); c != "" {
+	if c := scenarioLabel(label, drift); c != "" {
 		sp.setScenario(c, value, line)
 		return true
 	}
-	// Fields of a block whose heading was left out.
-	if c := modelLabel(label); c != "" && label != "model" && label != "history" && label != "nemesis" {
+	// Fields of a block whose heading was left out. A one-word label
+	// ("model", "history", "arms") is too common in scenario prose to open
+	// a block by itself.
+	if drift && len(labelWords(label)) < 2 {
+		return false
+	}
+	if c := modelLabel(label, drift); c != "" && label != "model" && label != "history" && label != "nemesis" {
 		if sc.M == nil {
 			sc.M = &ModelBlock{Fields: map[string]int{}, Line: line}
 			sc.MLine = line
@@ -466,7 +578,7 @@ func (sp *scenarioParser) field(label, value string, line int) bool {
 		sp.setModel(sc.M, c, value, line)
 		return true
 	}
-	if c := surfaceLabel(label); c != "" && label != "arms" && label != "operations" {
+	if c := surfaceLabel(label, drift); c != "" && label != "arms" && label != "operations" {
 		if sc.S == nil {
 			sc.S = &SurfaceBlock{Fields: map[string]int{}, Line: line}
 		}
@@ -488,9 +600,10 @@ func (sp *scenarioParser) setScenario(c, value string, line int) {
 	sc.Fields[c] = line
 	switch c {
 	case FieldFalsifies:
-		sc.Falsifies = claimIDs(value)
+		// Read at finish: the list may wrap over several lines.
+		sp.acc.start(&sp.falsifies, value)
 	case FieldCloses:
-		sc.Closes = ids(value, 'H', false)
+		sp.acc.start(&sp.closes, value)
 	case FieldSkeleton:
 		sp.wantSkel = true
 	case FieldSmoke:
@@ -612,6 +725,12 @@ func (sp *scenarioParser) finish() {
 		return
 	}
 	sp.sc = nil
+	if _, ok := sc.Fields[FieldFalsifies]; ok {
+		sc.Falsifies = claimIDs(sp.falsifies)
+	}
+	if _, ok := sc.Fields[FieldCloses]; ok {
+		sc.Closes = ids(sp.closes, 'H', false)
+	}
 	sc.Smoke = parseBudget(sc.Smoke.Text, sc.Smoke.Line)
 	sc.Hardening = parseBudget(sc.Hardening.Text, sc.Hardening.Line)
 	sc.Release = parseBudget(sc.Release.Text, sc.Release.Line)
