@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/dstgen/dstgen/checker"
 )
 
 // facts is everything the decision tree and the gates look at for one
@@ -16,6 +18,10 @@ type facts struct {
 	missingCap    string // "<requirement>: <reason>"; non-empty ⇒ INCONCLUSIVE-env
 	violation     bool
 	violationText string
+	// dirty cites ops that read a value no op in their history wrote
+	// (left-over state from an earlier run, "history:line: …"); their keys
+	// were not checked. Non-empty and no violation ⇒ INCONCLUSIVE-env.
+	dirty []string
 	// reruns counts re-run records of the violating seed(s); reproduced says
 	// whether any of them violated too.
 	reruns     int
@@ -74,6 +80,16 @@ func decideTree(f *facts) (Verdict, []Reason) {
 			return r("tree:2", FailNondeterministic, "%s; not re-run", f.violationText)
 		}
 		return r("tree:2", FailNondeterministic, "%s; re-run with the same inputs did not reproduce it (%s)", f.violationText, f.rerunText)
+	}
+	// A dirty initial state (the SUT did not start empty) is a gap between
+	// the plan and the operator's environment, like a missing capability
+	// at step 1 (verdicts.md §2 INCONCLUSIVE-env: "not plan ↔ SUT"). It is
+	// decided after step 2, not before, because the dirty keys were left
+	// out of the check: a clean key's violation is the SUT's and stands.
+	// Without one, neither FAIL (the "anomaly" is left-over data) nor PASS
+	// (the dirty keys were never judged) can be claimed.
+	if len(f.dirty) > 0 {
+		return r("tree:1", InconclusiveEnv, "dirty initial state: %s; %s", strings.Join(first(f.dirty, 3), "; "), checker.DirtyAdvice)
 	}
 	if f.faultPlanned && len(f.unlanded) > 0 {
 		return r("tree:3", InconclusiveFaultNotProven, "landing signal absent or ambiguous: %s", strings.Join(f.unlanded, "; "))

@@ -107,6 +107,14 @@ func gatherFacts(u *unit, reqs []plan.EnvReq) *facts {
 		}
 	}
 	f.violationText = strings.Join(viol, "; ")
+	for _, lr := range runs {
+		for _, res := range lr.results {
+			for _, d := range res.Dirty {
+				f.dirty = append(f.dirty, fmt.Sprintf("%s:%d: %s", lr.histRel, d.Line, d))
+			}
+		}
+	}
+	f.dirty = uniq(f.dirty)
 	// Step 3: landing.
 	for _, lr := range runs {
 		if f.faultPlanned && len(lr.run.FaultWindows) == 0 && windowsExpected(u, lr) {

@@ -165,6 +165,10 @@ func (a *analysis) findings(groups map[string]*group) {
 				f.ID = next()
 				record(s, t, f)
 			}
+			if f, ok := dirtyFinding(u, t); ok {
+				f.ID = next()
+				record(s, t, f)
+			}
 			for _, c := range t.RedFlags {
 				if c.N == 7 && c.Status == CheckFail {
 					f := Finding{ID: next(), Title: "Error markers in SUT logs not accounted for by the oracle (" + t.ID + ")",
@@ -438,4 +442,34 @@ func planSections(rep *Report, p *plan.Plan) {
 			rep.Confidence.Less = append(rep.Confidence.Less, line+" — not validated as the plan hoped")
 		}
 	}
+}
+
+// dirtyFinding raises the harness/environment finding for ops that read a
+// value no op in their history wrote: the SUT did not start empty. It
+// cites each op with its history file:line and says how to get a clean
+// start; it is never a FAIL of the SUT.
+func dirtyFinding(u *unit, t *ScenarioResult) (Finding, bool) {
+	var cites []string
+	for _, lr := range attemptedRuns(u.runs) {
+		for _, res := range lr.results {
+			for _, d := range res.Dirty {
+				cites = append(cites, fmt.Sprintf("%s:%d: %s", lr.histRel, d.Line, d))
+			}
+		}
+	}
+	cites = uniq(cites)
+	if len(cites) == 0 {
+		return Finding{}, false
+	}
+	return Finding{Title: "Dirty initial state: the SUT held data from an earlier run (" + t.ID + ")",
+		Scenario: t.ID, Verdict: t.Verdict, Hypothesis: strings.Join(t.Hypotheses, ", "),
+		WhatHappened: fmt.Sprintf("%d key(s) read a value no op in the history wrote, before any write to the key was acknowledged: left-over state, not a SUT anomaly. Those keys were excluded from the check. %s",
+			len(cites), strings.Join(first(cites, 5), "; ")),
+		Reproducer:     "not applicable — harness/environment problem, not a violation",
+		Reduction:      "environment",
+		Classification: "config", Severity: "P3",
+		Evidence:   cites,
+		RootCause:  "the SUT's data dir was not empty at the start of the run and the workload reused keys",
+		NextAction: checker.DirtyAdvice + "; then re-run",
+	}, true
 }
