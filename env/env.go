@@ -64,7 +64,9 @@ type Host struct {
 	// Vars are this host's own template values; they win over parameters.
 	Vars map[string]any `yaml:"vars"`
 	// KnownHosts and Jump override ssh.known_hosts and ssh.jump for this
-	// host ("" / nil = the ssh: value); ~/.ssh/config may fill them.
+	// host ("" / nil = the ssh: value); ~/.ssh/config may fill them. After
+	// Load both hold this host's effective value (Jump nil = connect
+	// directly), like Port, User and Key.
 	KnownHosts string `yaml:"known_hosts"`
 	Jump       *Jump  `yaml:"jump"`
 	// Sources says where each SSH value of this host came from, by field

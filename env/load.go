@@ -40,6 +40,12 @@ var (
 // material. Defaults are filled in and the single-host remote:/bastion:
 // shorthand is folded into Hosts and SSH.Jump, so callers only ever look at
 // Hosts, SSH and Workdir.
+//
+// A host address that names a Host block of the OpenSSH client config
+// (DSTGEN_SSH_CONFIG, else ssh.config, else ~/.ssh/config when it exists)
+// takes the block's HostName, Port, User, IdentityFile, UserKnownHostsFile
+// and ProxyJump for what env.yml leaves unset; Host.Sources records where
+// each SSH value came from.
 func Load(path string) (*Env, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -489,14 +495,9 @@ func (l *loader) path(e *Env, p string, line int) (string, error) {
 	if strings.ContainsAny(p, "\x00\n\r") {
 		return "", l.errf(line, "path contains a control character")
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", l.errf(line, "expand ~: %v", err)
-		}
-		p = filepath.Join(home, p[1:])
-	} else if strings.HasPrefix(p, "~") {
-		return "", l.errf(line, "~user paths are not supported; write the full path")
+	p, err := expandHome(p)
+	if err != nil {
+		return "", l.errf(line, "%v", err)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(filepath.Dir(e.Path), p)

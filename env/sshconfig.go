@@ -46,7 +46,8 @@ var parseLineCol = regexp.MustCompile(`^\((\d+), \d+\): (.*)$`)
 // ssh.config, else ~/.ssh/config. It returns nil when the choice is "none"
 // or the default file does not exist.
 func (l *loader) loadSSHConfig(e *Env) (*sshConfig, error) {
-	p, explicit, ln := defaultSSHConfig, false, l.line("ssh", "config")
+	p, explicit, inEnvFile := defaultSSHConfig, false, false
+	ln := l.line("ssh", "config")
 	where := func(format string, args ...any) error { return l.errf(ln, "ssh.config: "+format, args...) }
 	if v, ok := os.LookupEnv(SSHConfigEnv); ok && v != "" {
 		p, explicit = v, true
@@ -54,18 +55,23 @@ func (l *loader) loadSSHConfig(e *Env) (*sshConfig, error) {
 			return fmt.Errorf("%s=%s: %s", SSHConfigEnv, v, fmt.Sprintf(format, args...))
 		}
 	} else if e.SSH.Config != "" {
-		p, explicit = e.SSH.Config, true
+		p, explicit, inEnvFile = e.SSH.Config, true, true
 	}
 	if p == "none" {
 		return nil, nil
 	}
-	shown := p
+	if strings.ContainsAny(p, "\x00\n\r") {
+		return nil, where("path contains a control character")
+	}
+	shown := p // "~/.ssh/config" stays readable in errors and Sources
 	full, err := expandHome(p)
 	if err != nil {
 		return nil, where("%v", err)
 	}
 	if !filepath.IsAbs(full) {
-		if e.SSH.Config != "" && p == e.SSH.Config {
+		// ssh.config is relative to env.yml like every path in it; the
+		// environment variable to the current directory.
+		if inEnvFile {
 			full = filepath.Join(filepath.Dir(e.Path), full)
 		} else if full, err = filepath.Abs(full); err != nil {
 			return nil, where("%v", err)
