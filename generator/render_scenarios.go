@@ -56,9 +56,12 @@ type TierEntry struct {
 
 // WorkloadEntry is what the client host runs.
 type WorkloadEntry struct {
-	Command   string   `yaml:"command"`
-	Rate      *float64 `yaml:"rate"`       // ops/s
-	DurationS *float64 `yaml:"duration_s"` // seconds
+	Command string   `yaml:"command"`
+	Rate    *float64 `yaml:"rate"` // ops/s
+	// DurationS is the run length in seconds when the Workload prose
+	// states one ("for 5 min"); null means the run lasts the budget tier's
+	// duration (tiers.<tier>.duration_s).
+	DurationS *float64 `yaml:"duration_s"`
 }
 
 // FaultEntry is one fault of the schedule. Times are strings ("120s") or a
@@ -183,8 +186,10 @@ func scenarioFor(s plan.Scenario) scenarioModel {
 			sm.Rate = &v
 		}
 	}
-	if t := plan.ParseTier(s.Workload); t.Duration.Known {
-		sm.DurationS = fptr(t.Duration.D.Seconds())
+	// Only a run length the prose states as such: "1 s request timeout"
+	// is not one, and the tier's budget supplies the length otherwise.
+	if d, ok := plan.WorkloadDuration(s.Workload); ok {
+		sm.DurationS = fptr(d.Seconds())
 	}
 	nemText := ""
 	if s.M != nil {
@@ -296,6 +301,9 @@ var nemesisHints = []struct {
 	re *regexp.Regexp
 	id string
 }{
+	// A one-way cut keeps its direction even when it isolates the leader:
+	// leader-isolation is symmetric (nemesis.md), partition-asym is not.
+	{regexp.MustCompile(`(?i)(asymmetric|one[- ]way|unidirectional|one direction|direction only)\W+(\w+\W+){0,4}(partition|isolat|cut|drop|block)|(partition|isolat|cut|drop|block)\w*\W+(\w+\W+){0,6}(asymmetric|one[- ]way|unidirectional|in one direction|direction only)`), "partition-asym"},
 	{regexp.MustCompile(`(?i)leader\W+(\w+\W+){0,3}isolat|isolat\w*\W+(\w+\W+){0,3}leader`), "leader-isolation"},
 	{regexp.MustCompile(`(?i)split[- ]brain`), "split-brain"},
 	{regexp.MustCompile(`(?i)kill\s*-(9|kill)\b|hard[- ]kill|sigkill|power[- ]?off`), "kill-9"},
@@ -404,19 +412,44 @@ func dur(num, unit string) string {
 	return strconv.FormatFloat(v, 'f', -1, 64) + "s"
 }
 
+// member is a word for one node of the SUT's cluster in fault prose.
+const member = `(?:members?|nodes?|replicas?|hosts?|peers?|voters?|servers?|instances?|machines?)`
+
+// targetPhrases map fault prose to the targets grammar (a host name,
+// role:R, leader, random, one, minority, majority, all). The earliest
+// phrase in a clause names its target, so "isolate a random member from the
+// leader" targets the random member.
+var targetPhrases = []struct {
+	re     *regexp.Regexp
+	target string
+}{
+	// Follower phrasings have no word in the grammar yet; they are kept
+	// distinct rather than widened to "random", which could pick the leader.
+	{regexp.MustCompile(`(?i)\b(?:a\s+)?random\s+followers?\b`), "random-follower"},
+	{regexp.MustCompile(`(?i)\bfollowers?\b`), "followers"},
+	{regexp.MustCompile(`(?i)\b(?:the\s+)?(?:current\s+|acting\s+)?leader\b`), "leader"},
+	{regexp.MustCompile(`(?i)\b(?:a\s+)?(?:random(?:ly\s+chosen|ly\s+picked)?|any)\s+(?:one\s+)?` + member + `\b|\b(?:a\s+)?(?:` + member + `)\s+(?:chosen|picked)\s+at\s+random\b|\bat\s+random\b`), "random"},
+	{regexp.MustCompile(`(?i)\bminority\b`), "minority"},
+	{regexp.MustCompile(`(?i)\bmajority\b`), "majority"},
+	{regexp.MustCompile(`(?i)\b(?:all|every|each)\s+(?:the\s+)?(?:\w+\s+)?` + member + `\b|\bwhole\s+cluster\b`), "all"},
+	{regexp.MustCompile(`(?i)\b(?:one|a\s+single|single|1)\s+` + member + `\b`), "one"},
+}
+
+var roleObjectRE = regexp.MustCompile(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`)
+
+// targetsOf reads a fault clause's target, or "" when it names none.
 func targetsOf(clause string) string {
-	low := strings.ToLower(clause)
-	for _, t := range []struct{ word, target string }{
-		{"random follower", "random-follower"}, {"leader", "leader"}, {"follower", "followers"},
-		{"minority", "minority"}, {"majority", "majority"}, {"all nodes", "all"}, {"every node", "all"},
-		{"random node", "random-node"}, {"one node", "random-node"},
-	} {
-		if strings.Contains(low, t.word) {
-			return t.target
+	best, at, n := "", len(clause)+1, 0
+	for _, t := range targetPhrases {
+		if loc := t.re.FindStringIndex(clause); loc != nil && (loc[0] < at || loc[0] == at && loc[1]-loc[0] > n) {
+			best, at, n = t.target, loc[0], loc[1]-loc[0]
 		}
 	}
+	if best != "" {
+		return best
+	}
 	// "restart the gateway" → the role named after the verb's object.
-	if m := regexp.MustCompile(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`).FindStringSubmatch(clause); m != nil {
+	if m := roleObjectRE.FindStringSubmatch(clause); m != nil {
 		return "role:" + strings.ToLower(m[1])
 	}
 	return ""
@@ -505,6 +538,45 @@ func todo(id string, i int, field string) string {
 	return fmt.Sprintf("TODO(%s.faults[%d].%s): the plan's Faults text does not say", id, i, field)
 }
 
+// splitSignals splits §7.M landing evidence into its signals at ";" and
+// at a standalone upper-case "AND", but never inside a quoted log marker
+// ("leader-lost; starting election", `a; b`, “a; b”): the quote is the
+// literal text to look for. A quote left open is a typo, not a marker, so
+// then every ";" splits.
+func splitSignals(ev string) []string {
+	if out, balanced := splitOutsideQuotes(ev, true); balanced {
+		return out
+	}
+	out, _ := splitOutsideQuotes(ev, false)
+	return out
+}
+
+func splitOutsideQuotes(ev string, quotes bool) (out []string, balanced bool) {
+	var closer rune // the quote being inside, 0 outside
+	start := 0
+	for i, r := range ev {
+		switch {
+		case closer != 0:
+			if r == closer {
+				closer = 0
+			}
+		case quotes && (r == '"' || r == '`'):
+			closer = r
+		case quotes && r == '“':
+			closer = '”'
+		case r == ';':
+			out = append(out, ev[start:i])
+			start = i + 1
+		case r == 'A' && strings.HasPrefix(ev[i:], "AND") && i > 0 && isSpace(ev[i-1]) && i+3 < len(ev) && isSpace(ev[i+3]):
+			out = append(out, ev[start:i])
+			start = i + 3
+		}
+	}
+	return append(out, ev[start:]), closer == 0
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' }
+
 // landingFor lists what proves each window landed: the §7.M evidence split
 // into its signals, else the nemesis row's generic evidence.
 func landingFor(id, mNemesis string, faults []FaultEntry) []string {
@@ -518,7 +590,7 @@ func landingFor(id, mNemesis string, faults []FaultEntry) []string {
 				break
 			}
 		}
-		for _, part := range regexp.MustCompile(`\s+AND\s+|;`).Split(ev, -1) {
+		for _, part := range splitSignals(ev) {
 			if p := oneline(part); p != "" {
 				out = append(out, p)
 			}

@@ -18,6 +18,11 @@ func TestInferNemesis(t *testing.T) {
 		{"kill -9 a random follower every 60s", "kill-9"},
 		{"hard-kill; evidence = exit timestamps", "kill-9"},
 		{"drop leader→followers direction only (asymmetric) for 20s, 5 times", "partition-asym"},
+		// An asymmetric isolation of the leader keeps its direction.
+		{"asymmetric partition isolating current leader", "partition-asym"},
+		{"isolate the leader one-way from its peers at T+30s", "partition-asym"},
+		{"one-way partition: drop the leader's outbound traffic", "partition-asym"},
+		{"isolate the current leader at T+30s for 20s", "leader-isolation"},
 		{"partition the minority from the majority", "partition-minority"},
 		{"full partition between A and B", "partition-full"},
 		{"add 30% packet loss with netem", "packet-loss"},
@@ -57,6 +62,12 @@ func TestFaultsFor(t *testing.T) {
 			[]FaultEntry{
 				{Nemesis: "kill-9", Targets: "random-follower", At: "60s", For: "0s", Every: "60s"},
 				{Nemesis: "kill-9", Targets: "leader", At: "150s", For: "0s", Times: 1}}},
+		{"random member", "kill -9 a random member every 30s, restarted by systemd after 5s; kill -9 the leader once at T+45s", "",
+			[]FaultEntry{
+				{Nemesis: "kill-9", Targets: "random", At: "30s", For: "0s", Every: "30s"},
+				{Nemesis: "kill-9", Targets: "leader", At: "45s", For: "0s", Times: 1}}},
+		{"asymmetric leader isolation", "asymmetric partition isolating current leader at T+30s for 20s", "",
+			[]FaultEntry{{Nemesis: "partition-asym", Targets: "leader", At: "30s", For: "20s"}}},
 		{"minutes", "partition the minority at T+2min for 1.5 min", "",
 			[]FaultEntry{{Nemesis: "partition-minority", Targets: "minority", At: "120s", For: "90s"}}},
 		{"model block names it", "something odd happens to node 2", "latency on node 2; evidence = p99 shift",
@@ -84,10 +95,79 @@ func TestFaultsFor(t *testing.T) {
 	}
 }
 
+func TestTargetsOf(t *testing.T) {
+	for _, tc := range []struct{ clause, want string }{
+		{"kill -9 a random member every 30s, restarted by systemd after 5s", "random"},
+		{"restart a random node", "random"},
+		{"pause a random replica for 10s", "random"},
+		{"kill -9 any member", "random"},
+		{"kill -9 a member chosen at random", "random"},
+		{"kill -9 the leader once at T+45s", "leader"},
+		{"isolate the current leader from both peers at T+30s", "leader"},
+		{"partition a minority at T+60s", "minority"},
+		{"partition the majority from the rest", "majority"},
+		{"restart all nodes at T+60s", "all"},
+		{"restart all 3 members in turn", "all"},
+		{"kill -9 every node once", "all"},
+		{"kill -9 one node every 60s", "one"},
+		{"fill the disk of a single replica", "one"},
+		{"isolate a random member from the leader", "random"}, // earliest phrase wins
+		{"kill -9 a random follower every 60s", "random-follower"},
+		{"restart the gateway mid-run once", "role:gateway"},
+		{"add 200ms latency", ""},
+	} {
+		if got := targetsOf(tc.clause); got != tc.want {
+			t.Errorf("targetsOf(%q) = %q, want %q", tc.clause, got, tc.want)
+		}
+	}
+}
+
+// TestWorkloadDurationFromTier: a scenario whose Workload names a request
+// timeout but no run length runs for the tier's duration (null), not for
+// the timeout (examples/etcd S1 and S3 read "1 s request timeout" as 1 s).
+func TestWorkloadDurationFromTier(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		want     *float64
+	}{
+		{"5 clients, 50% get / 40% put / 10% cas, 10 keys uniform, 200 ops/s total, 1 s request timeout, for the tier's duration", nil},
+		{"2 clients, 100% put at 50 puts/s, 1 s request timeout, for the tier's duration", nil},
+		{"5 clients contending for 3 locks, acquire with 5s TTL, hold 200 ms, release, 10 min", fptr(600)},
+		{"2 clients, 100% put at 50 ops/s, run for 120 s", fptr(120)},
+	} {
+		sm := scenarioFor(plan.Scenario{ID: "S1", Workload: tc.workload, Faults: "none"})
+		switch {
+		case tc.want == nil && sm.DurationS != nil:
+			t.Errorf("%q: duration_s = %v, want null (the tier's duration)", tc.workload, *sm.DurationS)
+		case tc.want != nil && (sm.DurationS == nil || *sm.DurationS != *tc.want):
+			t.Errorf("%q: duration_s = %v, want %v", tc.workload, sm.DurationS, *tc.want)
+		}
+	}
+}
+
 func TestLandingFor(t *testing.T) {
 	got := landingFor("S1", "leader-isolation via iptables; evidence = DROP counter rises AND raft_leader_changes_total increments", nil)
 	if len(got) != 2 || got[0] != "DROP counter rises" || got[1] != "raft_leader_changes_total increments" {
 		t.Errorf("§7.M evidence split = %q", got)
+	}
+	// A quoted log marker keeps its ";" (straight, backtick and curly
+	// quotes); an unclosed quote is a typo and every ";" splits.
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{`leader-isolation; evidence = log marker "leader-lost; starting election" on a follower AND raft_term rises`,
+			[]string{`log marker "leader-lost; starting election" on a follower`, "raft_term rises"}},
+		{"kill-9; evidence = journald line `stopped; restarting` AND new MainPID",
+			[]string{"journald line `stopped; restarting`", "new MainPID"}},
+		{"kill-9; evidence = “exit; code 137” in the log; new PID",
+			[]string{"“exit; code 137” in the log", "new PID"}},
+		{`kill-9; evidence = "exit code 137; new PID`,
+			[]string{`"exit code 137`, "new PID"}},
+	} {
+		if got := landingFor("S1", tc.text, nil); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("landingFor(%q) = %q, want %q", tc.text, got, tc.want)
+		}
 	}
 	got = landingFor("S3", "", []FaultEntry{{Nemesis: "partition-asym"}})
 	if len(got) != 1 || !strings.Contains(got[0], "timeouts seen on one side only") {
