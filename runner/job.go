@@ -19,7 +19,40 @@ const (
 	StatusFinished = "finished" // rc recorded (by the job, or by StopJob)
 	StatusLost     = "lost"     // no process and no rc: killed with its wrapper, host rebooted
 	StatusAbsent   = "absent"   // no such job directory
+	// StatusAlreadyRunning: StartJob found the id running a different
+	// command (argv) than the one asked for, and started nothing.
+	StatusAlreadyRunning = "already-running"
+	// StatusUnreachable: the host did not answer within the round-trip
+	// bound (after retries). It says nothing about the job: it may well
+	// still be running.
+	StatusUnreachable = "unreachable"
 )
+
+// ErrAlreadyRunning is returned (wrapped) by StartJob when the id is
+// running a different command than the one asked for.
+var ErrAlreadyRunning = errors.New("job already running with a different command")
+
+// UnreachableError means the host did not answer a job call: it refused or
+// dropped the connection, or did not answer within the bound, on every
+// attempt. It is not an answer about the job.
+type UnreachableError struct {
+	Host     string
+	Attempts int
+	Err      error // the last attempt's error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("host %s unreachable after %d attempt(s): %v", e.Host, e.Attempts, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// IsUnreachable reports whether err says the host did not answer (as
+// opposed to answering badly, or refusing our key).
+func IsUnreachable(err error) bool {
+	var ue *UnreachableError
+	return errors.As(err, &ue)
+}
 
 // Bounds on what a job call may ask of a host, so that every call fits in
 // one bounded SSH round trip.
@@ -41,6 +74,7 @@ type JobStatus struct {
 	Stopped string        `json:"stopped,omitempty"` // signal job stop needed: TERM or KILL
 	Already bool          `json:"already,omitempty"` // start found it running and started nothing
 	Source  string        `json:"source,omitempty"`  // ListJobs: remote, index or both
+	Err     string        `json:"error,omitempty"`   // why the host did not answer (status unreachable)
 }
 
 // Fields returns the status as ordered key=value pairs, the form every
@@ -48,6 +82,11 @@ type JobStatus struct {
 // `status=started job=ID pid=N`, so a line-oriented caller can match them.
 func (s JobStatus) Fields() [][2]string {
 	f := [][2]string{{"status", s.Status}, {"job", s.ID}}
+	if s.Status == StatusUnreachable {
+		// Nothing is known about the job: no pid, rc or elapsed that could
+		// be read as facts.
+		return append(f, [2]string{"host", s.Host}, [2]string{"error", s.Err})
+	}
 	pid, rc := "", ""
 	if s.PID > 0 {
 		pid = strconv.Itoa(s.PID)
@@ -100,7 +139,11 @@ type hostShell interface {
 func runJobScript(ctx context.Context, sh hostShell, host, id, what, script string) (JobStatus, error) {
 	out, errOut, code, err := sh.runScript(ctx, script)
 	if err != nil {
-		return JobStatus{Host: host, ID: id}, fmt.Errorf("job %s %s on %s: %w", what, id, host, err)
+		st := JobStatus{Host: host, ID: id}
+		if IsUnreachable(err) {
+			st.Status, st.Err = StatusUnreachable, err.Error()
+		}
+		return st, fmt.Errorf("job %s %s on %s: %w", what, id, host, err)
 	}
 	recs := parseRecords(out)
 	if len(recs) == 0 {
@@ -138,7 +181,11 @@ func jobStart(ctx context.Context, sh hostShell, host, workdir, id string, argv 
 			return JobStatus{Host: host, ID: id}, errors.New("job start: command argument contains NUL")
 		}
 	}
-	return runJobScript(ctx, sh, host, id, "start", startScript(workdir, id, argv))
+	st, err := runJobScript(ctx, sh, host, id, "start", startScript(workdir, id, argv))
+	if err == nil && st.Status == StatusAlreadyRunning {
+		err = fmt.Errorf("job start %s on %s: %w (pid %d); stop it first or use another id", id, host, ErrAlreadyRunning, st.PID)
+	}
+	return st, err
 }
 
 func jobStatus(ctx context.Context, sh hostShell, host, workdir, id string) (JobStatus, error) {
@@ -213,27 +260,84 @@ type poolShell struct {
 	h env.Host
 }
 
-// runScript redials and runs script once more when the connection drops
-// under it: every job script is idempotent (start answers "already
-// running", stop of a finished job changes nothing, the rest only read),
-// so a poll across a dropped connection stays transparent.
+// runScript retries a script the host did not answer (connection
+// refused or dropped, dial or command past its bound) with backoff, all
+// attempts together within one round-trip bound: every job script is
+// idempotent (start answers "already running", stop of a finished job
+// changes nothing, the rest only read), so a poll across a network blip
+// stays transparent. When no attempt got an answer the error is an
+// *UnreachableError.
 func (s poolShell) runScript(ctx context.Context, script string) ([]byte, []byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.p.bound(ctx))
+	defer cancel()
 	var out, errOut bytes.Buffer
-	res, err := s.p.Run(ctx, s.h, script, nil, &out, &errOut)
-	var re *runError
-	if errors.As(err, &re) && re.connLost && ctx.Err() == nil {
-		s.p.logf("host %s: %v; retrying on a new connection", s.h.Name, err)
+	delay := reachFirstBackoff
+	for attempt := 1; ; attempt++ {
 		out.Reset()
 		errOut.Reset()
-		res, err = s.p.Run(ctx, s.h, script, nil, &out, &errOut)
+		res, err := s.p.Run(ctx, s.h, script, nil, &out, &errOut)
+		if err == nil || !unreachableErr(err) {
+			return out.Bytes(), errOut.Bytes(), res.ExitCode, err
+		}
+		dl, _ := ctx.Deadline()
+		// Give up when another wait plus a minimal attempt would not fit in
+		// what is left of the bound, or the caller gave up.
+		if ctx.Err() != nil || attempt >= reachMaxAttempts || time.Until(dl) < delay+reachMinAttempt {
+			return out.Bytes(), errOut.Bytes(), res.ExitCode, &UnreachableError{Host: s.h.Name, Attempts: attempt, Err: err}
+		}
+		s.p.logf("host %s: %v; retrying in %v", s.h.Name, err, delay)
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return out.Bytes(), errOut.Bytes(), res.ExitCode, &UnreachableError{Host: s.h.Name, Attempts: attempt, Err: err}
+		}
+		delay = min(2*delay, reachMaxBackoff)
 	}
-	return out.Bytes(), errOut.Bytes(), res.ExitCode, err
+}
+
+// Retry schedule of poolShell.runScript: 0.25 s, 0.5 s, 1 s, 2 s, 4 s, 4 s
+// ... between attempts, at most reachMaxAttempts, and never past the
+// round-trip bound.
+const (
+	reachFirstBackoff = 250 * time.Millisecond
+	reachMaxBackoff   = 4 * time.Second
+	reachMaxAttempts  = 8
+	reachMinAttempt   = 500 * time.Millisecond
+)
+
+// unreachableErr tells "the host did not answer" from "the host answered
+// no" (authentication, host key, a closed pool) in a Pool.Run error. Run
+// flattens its cause into a message, so beyond connLost this reads the
+// standard library's and x/crypto/ssh's wording.
+func unreachableErr(err error) bool {
+	var re *runError
+	if errors.As(err, &re) && re.connLost {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	for _, never := range []string{"unable to authenticate", "knownhosts", "host key", "pool is closed", "canceled", "no such host"} {
+		if strings.Contains(msg, never) {
+			return false
+		}
+	}
+	for _, m := range []string{"connection refused", "i/o timeout", "no route to host", "network is unreachable",
+		"host is down", "connection reset", "broken pipe", "deadline exceeded", "no time left", "still running after",
+		"handshake failed: eof", "connection lost", "temporary failure in name resolution", "server misbehaving"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // StartJob launches argv detached on host as job id under
 // <workdir>/jobs/<id>/ and answers within about 2 s. argv is run as given
 // (each element one word; use `sh -c LINE` for shell syntax). A running job
-// with the same id is left alone and its status returned with Already set.
+// with the same id and the same argv is left alone and its status returned
+// with Already set; one running a different argv is left alone too, but
+// answers StatusAlreadyRunning and an error wrapping ErrAlreadyRunning. A
+// host that does not answer within the bound gives an *UnreachableError
+// (and every job call below does the same).
 func StartJob(ctx context.Context, pool *Pool, host env.Host, workdir, id string, argv []string) (JobStatus, error) {
 	return jobStart(ctx, poolShell{pool, host}, host.Name, workdir, id, argv)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,15 @@ func (localShell) runScript(ctx context.Context, script string) ([]byte, []byte,
 		return out.Bytes(), errOut.Bytes(), ee.ExitCode(), nil
 	}
 	return out.Bytes(), errOut.Bytes(), 0, err
+}
+
+// runStream runs script with the local sh, stdin and stdout attached.
+func (localShell) runStream(ctx context.Context, script string, stdin io.Reader, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Stdin, cmd.Stdout = stdin, stdout
+	return cmd.Run()
 }
 
 // killJobGroup cleans up whatever a test left running, by the pgid the job
@@ -112,9 +122,13 @@ func TestJobLifecycleLocal(t *testing.T) {
 	if _, err := os.Stat("/proc/" + strconv.Itoa(st.PID)); err != nil {
 		t.Errorf("recorded pid %d is not a live process: %v", st.PID, err)
 	}
-	again, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"sh", "-c", "touch " + filepath.Join(wd, "second")})
+	again, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"sh", "-c", "echo out-line; echo err-line >&2; sleep 1; exit 7"})
 	if err != nil || !again.Already || again.Status != StatusRunning || again.PID != st.PID {
-		t.Fatalf("second start = %+v, %v; want already running, same pid", again, err)
+		t.Fatalf("second start, same command = %+v, %v; want already running, same pid", again, err)
+	}
+	other, err := jobStart(ctx, sh, "local", wd, "life-1", []string{"sh", "-c", "touch " + filepath.Join(wd, "second")})
+	if !errors.Is(err, ErrAlreadyRunning) || other.Status != StatusAlreadyRunning || other.PID != st.PID {
+		t.Fatalf("second start, other command = %+v, %v; want already-running, same pid, ErrAlreadyRunning", other, err)
 	}
 	fin := waitStatus(t, sh, wd, "life-1", StatusFinished, 5*time.Second)
 	if fin.RC == nil || *fin.RC != 7 {

@@ -130,13 +130,24 @@ func startScript(workdir, id string, argv []string) string {
 	var b strings.Builder
 	b.WriteString(jobShellLib)
 	b.WriteString(jobDirExpr(workdir, id))
-	fmt.Fprintf(&b, `mkdir -p "$w/jobs" || { echo "error=cannot create job directory"; exit 3; }
+	fmt.Fprintf(&b, `want=%s
+# same: the running job was started with the argv asked for now. Its argv
+# file (or, for a job of an older dstgen, meta's cmd line) is compared; a
+# job so young that it has neither counts as the same.
+same() {
+	if [ -f "$d/argv" ]; then [ "$(cat "$d/argv")" = "$want" ]; return; fi
+	[ -f "$d/meta" ] || return 0
+	[ "$(sed -n 's/^cmd=//p' "$d/meta")" = "$want" ]
+}
+already() { echo already=1; same || echo differs=1; jstat "$d"; exit 0; }
+mkdir -p "$w/jobs" || { echo "error=cannot create job directory"; exit 3; }
 if [ -d "$d" ]; then
 	s=$(jstat "$d" | sed -n 's/^status=//p')
-	if [ "$s" = running ]; then echo already=1; jstat "$d"; exit 0; fi
+	if [ "$s" = running ]; then already; fi
 	mkdir -p "$w/jobs/.archive" && mv "$d" "$w/jobs/.archive/$id.$(date +%%s).$$" || { echo "error=cannot archive previous run"; exit 3; }
 fi
-if ! mkdir "$d" 2>/dev/null; then echo already=1; jstat "$d"; exit 0; fi
+if ! mkdir "$d" 2>/dev/null; then already; fi
+printf '%%s' "$want" >"$d/argv"
 bootid >"$d/boot"
 date +%%s >"$d/start"
 {
@@ -151,7 +162,7 @@ i=0
 while [ ! -s "$d/pid" ] && [ ! -f "$d/rc" ] && [ $i -lt 60 ]; do sleep 0.03 2>/dev/null || sleep 1; i=$((i+1)); done
 echo started=1
 jstat "$d"
-`, Quote(QuoteArgs(argv)), Quote(jobWrapper), QuoteArgs(argv))
+`, Quote(QuoteArgs(argv)), Quote(QuoteArgs(argv)), Quote(jobWrapper), QuoteArgs(argv))
 	return b.String()
 }
 
@@ -295,6 +306,9 @@ func jobStatusFrom(host, id string, rec map[string]string) (JobStatus, error) {
 	}
 	st.Stopped = rec["stopped"]
 	st.Already = rec["already"] == "1"
+	if st.Already && rec["differs"] == "1" && st.Status == StatusRunning {
+		st.Status = StatusAlreadyRunning
+	}
 	if rec["started"] == "1" {
 		st.Status = StatusStarted
 	}

@@ -2,12 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/sshtest"
 )
 
@@ -36,9 +39,13 @@ func TestJobOverSSH(t *testing.T) {
 	if d := time.Since(t1); d > time.Second {
 		t.Errorf("status answered after %v, want <= 1s", d)
 	}
-	again, err := StartJob(ctx, p, h, wd, "S1-42", []string{"true"})
+	again, err := StartJob(ctx, p, h, wd, "S1-42", []string{"sh", "-c", "sleep 2; echo done; exit 3"})
 	if err != nil || !again.Already || again.PID != st.PID {
-		t.Errorf("second start = %+v, %v; want the running job untouched", again, err)
+		t.Errorf("second start, same command = %+v, %v; want the running job untouched", again, err)
+	}
+	other, err := StartJob(ctx, p, h, wd, "S1-42", []string{"true"})
+	if !errors.Is(err, ErrAlreadyRunning) || other.Status != StatusAlreadyRunning || other.PID != st.PID {
+		t.Errorf("second start, other command = %+v, %v; want already-running and the running job untouched", other, err)
 	}
 	// The connection drops (sshd session processes killed) while the job
 	// runs: the job keeps running and the next poll reconnects.
@@ -141,5 +148,126 @@ func TestJobScriptRetriedAcrossDrop(t *testing.T) {
 	}
 	if n := srvs[0].Accepted(); n < 2 {
 		t.Errorf("sshd accepted %d logins; want a second connection for the retry", n)
+	}
+}
+
+// TestJobStatusUnreachable: the host of a running job stops answering.
+// Job calls must say unreachable (an *UnreachableError and status
+// unreachable), never lost or absent, and give up within the bound: first
+// with sshd stopped (connection refused at once, so the retries run), then
+// with the SSH port black-holed by iptables in a namespace (every dial
+// hangs until the bound).
+func TestJobStatusUnreachable(t *testing.T) {
+	const bound = 4 * time.Second
+	t.Run("sshd stopped", func(t *testing.T) {
+		p, e, srvs, _ := testPool(t, 1, "", Options{Timeout: bound})
+		h := e.Hosts[0]
+		wd := sshtest.Workdir(t)
+		ctx := context.Background()
+		if _, err := StartJob(ctx, p, h, wd, "long", []string{"sleep", "30"}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := JobStatusOf(ctx, p, h, wd, "long"); err != nil || st.Status != StatusRunning {
+			t.Fatalf("status before the outage = %+v, %v", st, err)
+		}
+		// Session processes first: once the listener is gone they are no
+		// longer found below it.
+		sshtest.KillSessionChildren(t, srvs[0])
+		if err := syscall.Kill(srvs[0].PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		st, err := JobStatusOf(ctx, p, h, wd, "long")
+		took := time.Since(t0)
+		var ue *UnreachableError
+		if !errors.As(err, &ue) || st.Status != StatusUnreachable || st.Err == "" || st.PID != 0 {
+			t.Fatalf("status with sshd stopped = %+v, %v; want status unreachable and an *UnreachableError", st, err)
+		}
+		if ue.Attempts < 2 {
+			t.Errorf("gave up after %d attempt(s) on a refused connection; want retries within the bound", ue.Attempts)
+		}
+		if took > bound+2*time.Second {
+			t.Errorf("unreachable answered after %v; want within the %v bound", took, bound)
+		}
+		for name, call := range map[string]func() error{
+			"start": func() error { _, err := StartJob(ctx, p, h, wd, "long", []string{"sleep", "30"}); return err },
+			"stop":  func() error { _, err := StopJob(ctx, p, h, wd, "long", time.Second); return err },
+			"logs":  func() error { _, err := JobLogs(ctx, p, h, wd, "long", 5, false); return err },
+		} {
+			if err := call(); !IsUnreachable(err) {
+				t.Errorf("%s with sshd stopped: %v; want unreachable", name, err)
+			}
+		}
+	})
+	t.Run("port black-holed", func(t *testing.T) {
+		if _, err := exec.LookPath("iptables"); err != nil {
+			t.Skip("iptables missing")
+		}
+		p, e, nsName := netnsPool(t, bound)
+		rule := []string{"INPUT", "-p", "tcp", "--dport", "22", "-j", "DROP"}
+		nsIptables(t, nsName, append([]string{"-I"}, rule...)...)
+		t0 := time.Now()
+		st, err := JobStatusOf(context.Background(), p, e.Hosts[0], "/tmp", "any")
+		took := time.Since(t0)
+		if !IsUnreachable(err) || st.Status != StatusUnreachable {
+			t.Fatalf("status with the port black-holed = %+v, %v; want unreachable", st, err)
+		}
+		if took > bound+2*time.Second {
+			t.Errorf("unreachable answered after %v; want within the %v bound", took, bound)
+		}
+	})
+}
+
+// TestJobStatusRetriesAcrossBlip: the SSH port refuses connections for
+// about a second (iptables REJECT in the host's namespace) and is then
+// open again. A status poll during the blip must be retried and answered,
+// not reported unreachable.
+func TestJobStatusRetriesAcrossBlip(t *testing.T) {
+	if _, err := exec.LookPath("iptables"); err != nil {
+		t.Skip("iptables missing")
+	}
+	p, e, nsName := netnsPool(t, 8*time.Second)
+	rule := []string{"INPUT", "-p", "tcp", "--dport", "22", "-j", "REJECT", "--reject-with", "tcp-reset"}
+	nsIptables(t, nsName, append([]string{"-I"}, rule...)...)
+	healed := make(chan struct{})
+	go func() {
+		defer close(healed)
+		time.Sleep(time.Second)
+		_ = exec.Command("ip", append([]string{"netns", "exec", nsName, "iptables", "-w", "5", "-D"}, rule...)...).Run()
+	}()
+	defer func() { <-healed }()
+	st, err := JobStatusOf(context.Background(), p, e.Hosts[0], "/tmp/dstgen-blip-"+randSuffix()[:6], "none")
+	if err != nil || st.Status != StatusAbsent {
+		t.Fatalf("status across a 1 s blip = %+v, %v; want it retried and answered (absent)", st, err)
+	}
+}
+
+// netnsPool starts one sshd in a fresh network namespace and returns a pool
+// on it, its env and the namespace name.
+func netnsPool(t *testing.T, bound time.Duration) (*Pool, *env.Env, string) {
+	t.Helper()
+	nt := sshtest.NewNet(t, 1)
+	k := sshtest.NewKeys(t)
+	srv := sshtest.Start(t, k, sshtest.Options{NetNS: nt.Hosts[0].NS, Addr: nt.Hosts[0].Addr, Port: 22})
+	k.Trust(t, srv)
+	e, err := env.Load(k.WriteEnv(t, []*sshtest.Server{srv}, nil, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e, Options{Timeout: bound})
+	t.Cleanup(func() { _ = p.Close() })
+	return p, e, nt.Hosts[0].NS
+}
+
+// nsIptables runs iptables inside ns; an -I rule is deleted at cleanup.
+func nsIptables(t *testing.T, ns string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "iptables", "-w", "5"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("iptables %v in %s: %v: %s", args, ns, err, out)
+	}
+	if len(args) > 0 && args[0] == "-I" {
+		del := append([]string{"netns", "exec", ns, "iptables", "-w", "5", "-D"}, args[1:]...)
+		t.Cleanup(func() { _ = exec.Command("ip", del...).Run() })
 	}
 }

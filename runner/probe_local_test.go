@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ func TestProbeLocal(t *testing.T) {
 		t.Skip("needs root: the probe creates a throwaway netns and iptables chain")
 	}
 	before := netState(t)
-	hc := probeHost(context.Background(), localShell{}, "local", t.TempDir())
+	hc := probeHost(context.Background(), localShell{}, "local", t.TempDir(), localBootID(), []string{"sh", "no-such-binary-dstgen"})
 	if !hc.Reachable || hc.Err != "" {
 		t.Fatalf("probe = %+v", hc)
 	}
@@ -50,6 +52,25 @@ func TestProbeLocal(t *testing.T) {
 	}
 	if hc.ClockOffset > time.Second || hc.ClockOffset < -time.Second {
 		t.Errorf("clock offset against itself = %v", hc.ClockOffset)
+	}
+	// The facts deploy and cleanup read, against this machine's own.
+	if !hc.SharedKernel || hc.BootID != localBootID() {
+		t.Errorf("shared_kernel=%v boot_id=%q; the local sh runs on this kernel (%q)", hc.SharedKernel, hc.BootID, localBootID())
+	}
+	if hc.OS != runtime.GOOS || hc.Arch != runtime.GOARCH {
+		t.Errorf("goos/goarch = %s/%s, want %s/%s", hc.OS, hc.Arch, runtime.GOOS, runtime.GOARCH)
+	}
+	if b, _ := os.ReadFile("/proc/1/comm"); strings.TrimSpace(string(b)) != "systemd" && hc.Systemd {
+		t.Errorf("systemd=true although PID 1 is %q", b)
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil && hc.Container != "docker" {
+		t.Errorf("container=%q with /.dockerenv present", hc.Container)
+	}
+	if c, ok := hc.Cap(BinaryCap("sh")); !ok || !c.Present {
+		t.Errorf("binary sh row = %+v, %v", c, ok)
+	}
+	if c, ok := hc.Cap(BinaryCap("no-such-binary-dstgen")); !ok || c.Present {
+		t.Errorf("missing binary row = %+v, %v", c, ok)
 	}
 }
 

@@ -9,9 +9,12 @@ import "strings"
 // throwaway network namespace (or on a throwaway dummy link), and all of it
 // is removed again. Missing tools are reported, never fatal. tag is a
 // random [0-9a-f]{8} that names the throwaway chain, netns and link.
-func probeScript(workdir, tag string) string {
+// bins are plan requirements that name a binary (already checked against
+// binaryName, so each is one safe shell word): each is looked up on PATH,
+// /usr/sbin and /sbin and asked for its version, bounded.
+func probeScript(workdir, tag string, bins []string) string {
 	var b strings.Builder
-	b.WriteString("T=" + Quote(tag) + "\nW=" + remotePath(workdir) + "\n")
+	b.WriteString("T=" + Quote(tag) + "\nW=" + remotePath(workdir) + "\nBINS=" + Quote(strings.Join(bins, " ")) + "\n")
 	b.WriteString(probeBody)
 	return b.String()
 }
@@ -32,7 +35,21 @@ else
 fi
 kv kernel "$(uname -r)"
 kv arch "$(uname -m)"
+kv sysname "$(uname -s)"
 kv os "$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || uname -s)"
+kv boot_id "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+# container: the markers runtimes leave, then systemd-detect-virt, then
+# PID 1's cgroup path.
+ct=
+[ -f /.dockerenv ] && ct=docker
+[ -z "$ct" ] && [ -f /run/.containerenv ] && ct=podman
+if [ -z "$ct" ] && has systemd-detect-virt >/dev/null; then
+	v=$($TO systemd-detect-virt -c 2>/dev/null </dev/null); [ -n "$v" ] && [ "$v" != none ] && ct=$v
+fi
+if [ -z "$ct" ] && [ -r /proc/1/cgroup ]; then
+	case $(cat /proc/1/cgroup) in *kubepods*) ct=kubernetes;; *docker*) ct=docker;; *libpod*) ct=podman;; *lxc*) ct=lxc;; *containerd*) ct=containerd;; esac
+fi
+kv container "$ct"
 d=$W; i=0
 while [ ! -d "$d" ] && [ $i -lt 64 ]; do d=$(dirname "$d"); i=$((i+1)); done
 kv disk.path "$d"
@@ -90,11 +107,37 @@ if [ -n "$p" ]; then
 	case $f in ''|*[!0-9]*) kv faketime.works no;; *) if [ $((f - a)) -gt 80000 ]; then kv faketime.works yes; else kv faketime.works no; fi;; esac
 else kv faketime.path no; fi
 
+# systemd: PID 1 is systemd, systemctl is-system-running answers, and PID 1
+# shares this host's network namespace (a unit started from a network
+# namespace would otherwise run in another network).
 p=$(has systemctl)
+p1=$(cat /proc/1/comm 2>/dev/null)
+kv pid1 "$p1"
 if [ -n "$p" ]; then
 	kv systemctl.path "$p"; kv systemctl.version "$(ver systemctl --version)"
-	if [ -d /run/systemd/system ]; then kv systemctl.works yes; else kv systemctl.works no; kv systemctl.msg "systemd is not PID 1"; fi
+	st=$($TO systemctl is-system-running 2>/dev/null </dev/null | head -n1)
+	kv systemd.state "$st"
+	n1=$(readlink /proc/1/ns/net 2>/dev/null); n0=$(readlink /proc/self/ns/net 2>/dev/null)
+	if [ "$p1" != systemd ]; then kv systemctl.works no; kv systemctl.msg "PID 1 is ${p1:-unknown}, not systemd"
+	elif [ -n "$n1" ] && [ "$n1" != "$n0" ]; then kv systemctl.works no; kv systemctl.msg "PID 1 (systemd) is in another network namespace"
+	else
+		case $st in
+		initializing|starting|running|degraded|maintenance|stopping) kv systemctl.works yes;;
+		*) kv systemctl.works no; kv systemctl.msg "systemctl is-system-running answered '${st:-nothing}'";;
+		esac
+	fi
 else kv systemctl.path no; fi
+
+# Binaries the plan names: found on PATH, asked for --version (or the
+# version subcommand, as etcdctl wants), each bounded by timeout 5.
+for b in $BINS; do
+	p=$(has "$b")
+	kv "bin.$b.path" "${p:-no}"
+	[ -z "$p" ] && continue
+	v=$($TO "$p" --version 2>&1 </dev/null) || v=
+	case $v in ''|*'unknown flag'*|*'unrecognized option'*|*'invalid option'*) v=$($TO "$p" version 2>&1 </dev/null) || v=;; esac
+	kv "bin.$b.version" "$(printf '%s\n' "$v" | sed -n '/./{p;q;}' | cut -c1-120)"
+done
 
 for t in stress-ng go dmsetup toxiproxy-server toxiproxy-cli docker podman; do
 	p=$(has $t)

@@ -12,6 +12,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// exitUnreachable is the job commands' exit code for a host that did not
+// answer within the round-trip bound: not an answer about the job, which
+// may well still be running. Pollers wait and poll again.
+const exitUnreachable = 3
+
+// unreachable prints st (status=unreachable host= error=) and exits 3 when
+// err says the host did not answer; ok is false otherwise.
+func unreachable(w io.Writer, asJSON bool, st runner.JobStatus, err error) (bool, error) {
+	if !runner.IsUnreachable(err) {
+		return false, nil
+	}
+	if perr := printJob(w, asJSON, true, st); perr != nil {
+		return true, perr
+	}
+	return true, withCode(exitUnreachable, nil)
+}
+
 // jobFlags are shared by the job subcommands.
 type jobFlags struct {
 	runnerFlags
@@ -118,7 +135,7 @@ func printJob(w io.Writer, asJSON, oneLine bool, st runner.JobStatus) error {
 }
 
 // statusExit maps a job state to the job status exit contract: 0 finished,
-// 1 running, 2 lost or absent.
+// 1 running, 2 lost or absent (3, unreachable, never gets here).
 func statusExit(st runner.JobStatus) error {
 	switch st.Status {
 	case runner.StatusFinished:
@@ -153,10 +170,16 @@ status=started job=ID pid=N rc= elapsed= host=H
 
 After --, a single argument is run by sh -c on the host (so 'a | b' is a
 pipeline); two or more are each quoted and run as one literal command.
-Starting an ID that is already running answers its status and starts
-nothing; a finished or lost run of the ID is moved to jobs/.archive first.
+Starting an ID that is already running the same command answers its
+status and starts nothing; one running a different command answers
+status=already-running job=ID pid=N and starts nothing either (exit 1).
+A finished or lost run of the ID is moved to jobs/.archive first. A host
+that does not answer (retried with backoff within the round-trip bound)
+answers status=unreachable host=H error=... (exit 3); starting again is
+safe, since a start that did land is then found running.
 
-Exit: 0 started or already running; 2 bad input or error.`,
+Exit: 0 started or already running the same command; 1 already running a
+different command; 2 bad input or error; 3 host unreachable.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
@@ -176,6 +199,16 @@ Exit: 0 started or already running; 2 bad input or error.`,
 			}
 			defer pool.Close()
 			st, err := runner.StartJob(cmd.Context(), pool, h, e.Workdir, f.id, argv)
+			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
+				return uerr
+			}
+			if errors.Is(err, runner.ErrAlreadyRunning) {
+				if perr := printJob(cmd.OutOrStdout(), f.json, true, st); perr != nil {
+					return perr
+				}
+				return withCode(exitNotSo, err)
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -200,12 +233,17 @@ func newJobStatusCmd() *cobra.Command {
 	var f jobFlags
 	cmd := &cobra.Command{
 		Use:   "status --host H --id ID",
-		Short: "Report a job's state (exit 0 finished, 1 running, 2 lost/absent/error)",
+		Short: "Report a job's state (exit 0 finished, 1 running, 2 lost/absent/error, 3 unreachable)",
 		Long: `Report a job's state in one round trip (within about 1 s) as key=value
 lines: status=running|finished|lost|absent job= pid= rc= elapsed= host=.
 lost means no process and no rc (killed, or the host rebooted).
 
-Exit: 0 finished; 1 running; 2 lost, absent or error.`,
+A host that does not answer is retried with backoff, all attempts within
+the round-trip bound (--timeout, at most 30 s); when none answers, the
+answer is status=unreachable job= host= error= and exit 3. That says
+nothing about the job: wait and poll again, never treat it as lost.
+
+Exit: 0 finished; 1 running; 2 lost, absent or error; 3 host unreachable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, pool, h, idx, err := f.open()
@@ -214,6 +252,10 @@ Exit: 0 finished; 1 running; 2 lost, absent or error.`,
 			}
 			defer pool.Close()
 			st, err := runner.JobStatusOf(cmd.Context(), pool, h, e.Workdir, f.id)
+			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
+				return uerr
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -236,9 +278,12 @@ func newJobStopCmd() *cobra.Command {
 		Short: "TERM the job's process group, wait --grace, KILL, record",
 		Long: `Send TERM to the job's process group, wait up to --grace for it to
 exit, then KILL the group, and record stopped=TERM|KILL and the rc. Stopping
-a job that is not running changes nothing (idempotent).
+a job that is not running changes nothing (idempotent), so a stop that
+got status=unreachable (exit 3: the host did not answer within the bound)
+is simply sent again.
 
-Exit: 0 the job is not running any more; 2 absent, bad input or error.`,
+Exit: 0 the job is not running any more; 2 absent, bad input or error;
+3 host unreachable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if grace < 0 || grace > runner.MaxStopGrace {
@@ -250,6 +295,10 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error.`,
 			}
 			defer pool.Close()
 			st, err := runner.StopJob(cmd.Context(), pool, h, e.Workdir, f.id, grace)
+			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
+				return uerr
+			}
 			if err != nil {
 				return badInput(err)
 			}
@@ -278,9 +327,11 @@ func newJobListCmd() *cobra.Command {
 		Short: "List jobs from the hosts' job dirs and the local index",
 		Long: `List every job found in <workdir>/jobs/ on the hosts of --host (a name,
 role:R or all; default all), merged with the local index: source=remote,
-index or both. One key=value line per job, or --json.
+index or both. One key=value line per job, or --json; a host that did not
+answer within the bound is one status=unreachable host= error= line.
 
-Exit: 0 listed; 2 bad input or a host could not be listed.`,
+Exit: 0 listed; 2 bad input or a host could not be listed; 3 a host was
+unreachable (and none failed otherwise).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.host == "" {
@@ -301,12 +352,17 @@ Exit: 0 listed; 2 bad input or a host could not be listed.`,
 				return badInput(fmt.Errorf("job list: %s: %w", e.Path, err))
 			}
 			var all []runner.JobStatus
-			var failed error
+			var failed, unreach bool
 			for _, h := range hosts {
 				jobs, err := runner.ListJobs(cmd.Context(), pool, h, e.Workdir)
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
-					failed = err
+					if runner.IsUnreachable(err) {
+						unreach = true
+						all = append(all, runner.JobStatus{Host: h.Name, Status: runner.StatusUnreachable, Err: err.Error()})
+						continue
+					}
+					failed = true
 				}
 				all = append(all, runner.MergeJobs(h.Name, jobs, es)...)
 			}
@@ -323,8 +379,11 @@ Exit: 0 listed; 2 bad input or a host could not be listed.`,
 					fmt.Fprintln(out, runner.FormatKV(j.Fields()))
 				}
 			}
-			if failed != nil {
+			switch {
+			case failed:
 				return withCode(exitBadInput, nil)
+			case unreach:
+				return withCode(exitUnreachable, nil)
 			}
 			return nil
 		},
@@ -341,9 +400,11 @@ func newJobLogsCmd() *cobra.Command {
 		Use:   "logs --host H --id ID [--lines N] [--stderr]",
 		Short: "Print the tail of a job's stdout (or stderr)",
 		Long: `Print the last --lines lines (at most 10000, and at most 1 MiB) of the
-job's stdout, or of its stderr with --stderr.
+job's stdout, or of its stderr with --stderr. A host that does not answer
+within the bound prints status=unreachable host= error= on stderr (stdout
+holds only log text) and exits 3.
 
-Exit: 0 printed; 2 absent job, bad input or error.`,
+Exit: 0 printed; 2 absent job, bad input or error; 3 host unreachable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if lines <= 0 || lines > runner.MaxLogLines {
@@ -355,6 +416,11 @@ Exit: 0 printed; 2 absent job, bad input or error.`,
 			}
 			defer pool.Close()
 			out, err := runner.JobLogs(cmd.Context(), pool, h, e.Workdir, f.id, lines, stderr)
+			if runner.IsUnreachable(err) {
+				st := runner.JobStatus{Host: h.Name, ID: f.id, Status: runner.StatusUnreachable, Err: err.Error()}
+				fmt.Fprintln(cmd.ErrOrStderr(), runner.FormatKV(st.Fields()))
+				return withCode(exitUnreachable, nil)
+			}
 			if err != nil {
 				return badInput(err)
 			}

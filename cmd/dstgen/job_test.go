@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,9 +64,13 @@ func TestJobCLI(t *testing.T) {
 	if code != 2 {
 		t.Errorf("start without -- CMD: code %d, want 2", code)
 	}
-	code, out, _ = runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "touch", filepath.Join(wd, "second"))...)
+	code, out, _ = runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "echo hi; sleep 1; exit 4")...)
 	if code != 0 || kvOf(out)["status"] != "running" {
-		t.Errorf("start of a running id: code %d out %q", code, out)
+		t.Errorf("start of a running id, same command: code %d out %q; want 0 and its status", code, out)
+	}
+	code, out, _ = runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "c1"}, common...), "--", "touch", filepath.Join(wd, "second"))...)
+	if code != 1 || !regexp.MustCompile(`^status=already-running job=c1 pid=[0-9]+ `).MatchString(out) {
+		t.Errorf("start of a running id, other command: code %d out %q; want 1 and status=already-running", code, out)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for code == 1 || kvOf(out)["status"] != "finished" {
@@ -195,6 +200,51 @@ func TestJobResumeAfterRunnerKilled(t *testing.T) {
 	for _, l := range strings.Split(string(key), "\n") {
 		if len(l) > 40 && (strings.Contains(string(idx), l) || strings.Contains(first+lst+stop, l)) {
 			t.Error("private key material in index or output")
+		}
+	}
+}
+
+// TestJobCLIUnreachable: the host of a running job stops answering (its
+// sshd is stopped). status, start, stop and logs must each say
+// status=unreachable with exit 3, within the --timeout bound, never the
+// exit 2 of lost/absent.
+func TestJobCLIUnreachable(t *testing.T) {
+	envPath, _, srvs, _ := jobCLIEnv(t, 1)
+	sess := t.TempDir()
+	common := []string{"--env", envPath, "--session", sess, "--timeout", "4s"}
+	if code, out, errOut := runCLI(t, append(append([]string{"job", "start", "--host", "h1", "--id", "u1"}, common...), "--", "sleep 30")...); code != 0 {
+		t.Fatalf("start: code %d out %q err %q", code, out, errOut)
+	}
+	if code, out, _ := runCLI(t, append([]string{"job", "status", "--id", "u1"}, common...)...); code != 1 || kvOf(out)["status"] != "running" {
+		t.Fatalf("status of a running job on a reachable host: code %d out %q; want 1 running", code, out)
+	}
+	if err := syscall.Kill(srvs[0].PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr bool // logs keeps stdout for log text
+	}{
+		{"status", []string{"job", "status", "--id", "u1"}, false},
+		{"start", []string{"job", "start", "--id", "u1", "--", "sleep 30"}, false},
+		{"stop", []string{"job", "stop", "--id", "u1"}, false},
+		{"logs", []string{"job", "logs", "--id", "u1"}, true},
+	} {
+		args := append(append([]string{}, tc.args[:4]...), common...)
+		args = append(args, tc.args[4:]...)
+		t0 := time.Now()
+		code, out, errOut := runCLI(t, args...)
+		took := time.Since(t0)
+		line := out
+		if tc.stderr {
+			line = errOut
+		}
+		if code != 3 || !regexp.MustCompile(`(?m)^status=unreachable job=u1 host=h1 error=.+$`).MatchString(line) {
+			t.Errorf("%s with sshd stopped: code %d out %q err %q; want exit 3 and status=unreachable", tc.name, code, out, errOut)
+		}
+		if took > 6*time.Second {
+			t.Errorf("%s: answered after %v; want within the 4s bound", tc.name, took)
 		}
 	}
 }

@@ -4,42 +4,67 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
 
+// exitProbeUnreachable is probe's exit code when a host did not answer.
+const exitProbeUnreachable = 3
+
 func newProbeCmd() *cobra.Command {
 	var f runnerFlags
 	var planPath string
+	var reach bool
 	cmd := &cobra.Command{
-		Use:   "probe [TARGET] [--plan FILE]",
+		Use:   "probe [TARGET] [--plan FILE] [--reach]",
 		Short: "Capability matrix per host, mapped to the plan's §6b requirements",
-		Long: `Probe every host of TARGET (default all) in one round trip each (plus
-three tiny ones for clock offset and RTT) and print its capability matrix:
+		Long: `Probe every host of TARGET (default all) and print its capability matrix:
 root/sudo, iptables (a rule really added to a private chain and removed),
 tc and whether a netem qdisc really works (tried on lo in a throwaway
 network namespace, never on a real interface), ip netns, faketime,
 systemd, stress-ng, docker/podman, go, dmsetup, cgroup IO, free disk in
-the workdir, kernel, arch, clock offset against this machine, SSH RTT.
+the workdir, kernel, goos/goarch, container, boot_id, shared_kernel (the
+host runs on this machine's kernel), and the clock offset against this
+machine: measured on one open session over 8 round trips, the fastest
+kept, printed as clock_offset_ms=OFFSET±UNCERTAINTY (half that round
+trip), with rtt_ms that round trip. systemd=yes only when PID 1 is
+systemd in the host's network namespace and systemctl is-system-running
+answers. source.FIELD= says where each SSH value came from.
 
-With --plan, each §6b requirement is mapped to a capability on every host:
+With --plan, each §6b requirement is mapped to a capability on every host
+(a requirement no probe covers, naming a binary such as etcd-server or
+"etcd-client (etcdctl)", is looked up on PATH and asked for --version):
 present=yes|no|unknown|by-sut, with the install hint and the scenarios a
-missing one makes INCONCLUSIVE-env. Rows "brought up by SUT" are not
-operator installs; requirements no probe covers are unknown (confirm by
-hand) and do not fail the probe.
+missing one makes INCONCLUSIVE-env. The last line is the summary, e.g.
+"capabilities: 4 present, 1 missing: systemd (h1) → S2, S3 INCONCLUSIVE-env, BLOCKING".
+A missing requirement does not block when env.yml sets
+dstgen.capabilities.<key>: false (the environment lacks it; its scenarios
+will be INCONCLUSIVE-env) or when none of its scenarios is selected in
+dstgen.scenarios (empty = all).
 
-Output: key=value lines (a host= line with facts, then one line per
-capability, then one per requirement), or --json.
+--reach checks only that every host answers one bounded round trip: a
+line per host and "hosts: N reachable, M unreachable".
 
-Exit: 0 every required capability present; 1 some required capability
-missing; 2 a host unreachable or bad input (plan errors as file:line).`,
+An unreachable host prints only host= reachable=no error= (no made-up
+facts).
+
+Exit: 0 every needed requirement present (or excused); 1 a requirement
+missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
+(plan errors as file:line); 3 a host unreachable.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var p *plan.Plan
 			if planPath != "" {
+				if reach {
+					return badInput(fmt.Errorf("probe: --reach and --plan do not go together"))
+				}
 				var err error
 				if p, err = plan.Parse(planPath); err != nil {
 					return badInput(fmt.Errorf("probe: %w", err))
@@ -58,20 +83,40 @@ missing; 2 a host unreachable or bad input (plan errors as file:line).`,
 			if err != nil {
 				return badInput(fmt.Errorf("probe: %s: %w", e.Path, err))
 			}
-			caps := runner.Probe(cmd.Context(), pool, hosts)
+			if reach {
+				return probeReach(cmd, f.json, runner.ProbeReach(cmd.Context(), pool, hosts))
+			}
+			var bins []string
+			if p != nil {
+				bins = runner.RequirementBinaries(p.EnvReqs)
+			}
+			caps := runner.Probe(cmd.Context(), pool, hosts, bins...)
 			var rows []runner.ReqRow
+			var sum *runner.CapSummary
 			if p != nil {
 				rows = runner.MapRequirements(p.EnvReqs, caps)
+				s := runner.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios)
+				sum = &s
 			}
 			code := exitOK
-			for _, r := range rows {
-				if r.Present == runner.ReqMissing {
-					code = exitNotSo
+			if sum != nil && sum.Blocking {
+				code = exitNotSo
+				for _, m := range sum.Details {
+					if m.Blocking {
+						fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s missing on %s, needed by %s; install it or set dstgen.capabilities.%s: false in %s\n",
+							m.Requirement, strings.Join(m.Hosts, ","), orAll(m.Selected), m.Key, e.Path)
+					}
 				}
 			}
 			for _, h := range caps {
-				if !h.Reachable || h.Err != "" {
+				switch {
+				case h.Refused || (h.Reachable && h.Err != ""):
 					code = exitBadInput
+					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
+				case !h.Reachable:
+					if code != exitBadInput {
+						code = exitProbeUnreachable
+					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
 				}
 			}
@@ -79,11 +124,18 @@ missing; 2 a host unreachable or bad input (plan errors as file:line).`,
 				if rows == nil {
 					rows = []runner.ReqRow{}
 				}
-				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"hosts": caps, "requirements": rows}); err != nil {
+				out := map[string]any{"hosts": caps, "requirements": rows}
+				if sum != nil {
+					out["summary"] = sum
+				}
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(out); err != nil {
 					return err
 				}
 			} else {
 				printProbe(cmd.OutOrStdout(), caps, rows)
+				if sum != nil {
+					fmt.Fprintln(cmd.OutOrStdout(), sum.Line())
+				}
 			}
 			if code == exitOK {
 				return nil
@@ -93,22 +145,95 @@ missing; 2 a host unreachable or bad input (plan errors as file:line).`,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&planPath, "plan", "", "plan markdown whose §6b requirements to check")
+	cmd.Flags().BoolVar(&reach, "reach", false, "only check that every host answers one bounded round trip")
 	return cmd
 }
 
-func printProbe(w io.Writer, caps []runner.HostCaps, rows []runner.ReqRow) {
-	yn := func(b bool) string {
-		if b {
-			return "yes"
-		}
-		return "no"
+func orAll(ids []string) string {
+	if len(ids) == 0 {
+		return "every scenario (no scenario listed)"
 	}
+	return strings.Join(ids, ", ")
+}
+
+// probeReach prints --reach's answer and picks its exit code: 0 all
+// reachable, 3 any unreachable, 2 any refused us.
+func probeReach(cmd *cobra.Command, asJSON bool, rs []runner.Reach) error {
+	up, down, refused := 0, 0, 0
+	for _, r := range rs {
+		switch {
+		case r.Reachable:
+			up++
+		case r.Refused:
+			refused++
+		default:
+			down++
+		}
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		if err := json.NewEncoder(w).Encode(map[string]any{"hosts": rs, "reachable": up, "unreachable": down + refused}); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range rs {
+			kv := [][2]string{{"host", r.Host}, {"reachable", yn(r.Reachable)}}
+			if r.Reachable {
+				kv = append(kv, [2]string{"rtt_ms", ms(r.RTT)})
+			}
+			if r.Err != "" {
+				kv = append(kv, [2]string{"error", r.Err})
+			}
+			fmt.Fprintln(w, runner.FormatKV(append(kv, sourcePairs(r.Sources)...)))
+		}
+		fmt.Fprintf(w, "hosts: %d reachable, %d unreachable\n", up, down+refused)
+	}
+	switch {
+	case refused > 0:
+		return withCode(exitBadInput, nil)
+	case down > 0:
+		return withCode(exitProbeUnreachable, nil)
+	}
+	return nil
+}
+
+func yn(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ms renders d in milliseconds with microsecond precision: loopback round
+// trips are a fraction of a millisecond.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Nanoseconds())/1e6, 'f', 3, 64)
+}
+
+// sourcePairs renders where each SSH value came from, source.FIELD=WHERE,
+// fields in order.
+func sourcePairs(src map[string]string) [][2]string {
+	var kv [][2]string
+	for _, k := range slices.Sorted(maps.Keys(src)) {
+		kv = append(kv, [2]string{"source." + k, src[k]})
+	}
+	return kv
+}
+
+func printProbe(w io.Writer, caps []runner.HostCaps, rows []runner.ReqRow) {
 	for _, h := range caps {
-		fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Host}, {"reachable", yn(h.Reachable)},
-			{"kernel", h.Kernel}, {"arch", h.Arch}, {"os", h.OS}, {"uid", strconv.Itoa(h.UID)},
+		if !h.Reachable {
+			// Nothing else is known: no zeros that read as facts.
+			fmt.Fprintln(w, runner.FormatKV(append([][2]string{{"host", h.Host}, {"reachable", "no"}, {"error", h.Err}}, sourcePairs(h.Sources)...)))
+			continue
+		}
+		fmt.Fprintln(w, runner.FormatKV(append([][2]string{{"host", h.Host}, {"reachable", "yes"},
+			{"goos", h.OS}, {"goarch", h.Arch}, {"machine", h.Machine}, {"kernel", h.Kernel}, {"distro", h.Distro},
+			{"uid", strconv.Itoa(h.UID)}, {"systemd", yn(h.Systemd)}, {"shared_kernel", yn(h.SharedKernel)},
+			{"container", h.Container}, {"boot_id", h.BootID},
 			{"disk_free_mb", strconv.FormatInt(h.DiskFreeKB/1024, 10)}, {"disk_path", h.DiskPath},
-			{"clock_offset_ms", strconv.FormatFloat(float64(h.ClockOffset.Microseconds())/1000, 'f', 1, 64)},
-			{"rtt_ms", strconv.FormatFloat(float64(h.RTT.Microseconds())/1000, 'f', 1, 64)}, {"error", h.Err}}))
+			{"clock_offset_ms", ms(h.ClockOffset) + "±" + ms(h.ClockUncertainty)},
+			{"rtt_ms", ms(h.RTT)}, {"clock_samples", strconv.Itoa(h.ClockSamples)}, {"error", h.Err}}, sourcePairs(h.Sources)...)))
 		for _, c := range h.Caps {
 			fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Host}, {"requirement", c.Name}, {"present", yn(c.Present)},
 				{"version", c.Version}, {"source", c.Source}, {"message", c.Message}}))

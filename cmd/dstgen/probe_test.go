@@ -55,7 +55,7 @@ func TestProbeCLI(t *testing.T) {
 		t.Errorf("no brought-up-by-SUT row in %+v", res.Requirements)
 	}
 	code, text, _ := runCLI(t, "probe", "--env", envPath)
-	if code != 0 || !strings.Contains(text, "requirement=netem present=no") || !strings.Contains(text, "rtt_ms=") {
+	if code != 0 || !strings.Contains(text, "requirement=netem present=no") || !regexp.MustCompile(`clock_offset_ms=-?[0-9.]+±[0-9.]+ rtt_ms=[0-9.]+`).MatchString(text) {
 		t.Errorf("probe without plan: %d %q", code, text)
 	}
 
@@ -67,12 +67,39 @@ func TestProbeCLI(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := runCLI(t, "probe", "--env", bad, "--timeout", "3s"); code != 2 || !strings.Contains(errOut, "h1") {
-		t.Errorf("unreachable host: code %d err %q", code, errOut)
+	// A host nobody listens on is unreachable: exit 3, and only what is
+	// known about it (no uid=0, rtt_ms=0.0 that read as facts).
+	code, out, errOut = runCLI(t, "probe", "--env", bad, "--timeout", "3s")
+	if code != 3 || !strings.Contains(errOut, "h1") || !regexp.MustCompile(`^host=h1 reachable=no error=\S.*\n$`).MatchString(stripSources(out)) {
+		t.Errorf("unreachable host: code %d out %q err %q; want exit 3 and host=h1 reachable=no error=...", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "probe", "--env", bad, "--timeout", "3s", "--json")
+	var un struct{ Hosts []map[string]any }
+	if err := json.Unmarshal([]byte(out), &un); err != nil || code != 3 || len(un.Hosts) != 1 {
+		t.Fatalf("unreachable --json: code %d %q %v", code, out, err)
+	}
+	for _, k := range []string{"uid", "rtt_ns", "clock_offset_ns", "disk_free_kb", "capabilities", "systemd"} {
+		if v, ok := un.Hosts[0][k]; ok {
+			t.Errorf("unreachable host's JSON carries %s=%v; want it omitted", k, v)
+		}
+	}
+	code, out, _ = runCLI(t, "probe", "--env", bad, "--timeout", "3s", "--reach")
+	if code != 3 || !strings.Contains(out, "host=h1 reachable=no") || !strings.HasSuffix(out, "hosts: 0 reachable, 1 unreachable\n") {
+		t.Errorf("--reach, unreachable: code %d out %q; want exit 3", code, out)
+	}
+	code, out, _ = runCLI(t, "probe", "--env", envPath, "--reach")
+	if code != 0 || !strings.Contains(out, "host=h1 reachable=yes rtt_ms=") || !strings.HasSuffix(out, "hosts: 1 reachable, 0 unreachable\n") {
+		t.Errorf("--reach: code %d out %q; want exit 0", code, out)
 	}
 	if code, _, _ := runCLI(t, "probe", "--env", envPath, "--plan", "/nonexistent.md"); code != 2 {
 		t.Errorf("missing plan: code %d", code)
 	}
+}
+
+// stripSources drops source.FIELD= pairs (where env.Load found each SSH
+// value), which this test does not pin.
+func stripSources(out string) string {
+	return regexp.MustCompile(` source\.[a-z_]+=\S+`).ReplaceAllString(out, "")
 }
 
 var updateProbeGolden = flag.Bool("update-probe", false, "rewrite testdata/probe/*.golden")
