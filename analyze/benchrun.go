@@ -689,27 +689,17 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 			fmt.Fprintf(&s, "**Duration:** %s\n", b.End.Sub(*b.Start))
 		}
 	}
-	status := "PASS"
-	if b.Failed {
-		status = "FAIL"
-	}
-	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (fails when the error rate exceeds %.2f%% or nothing ran).\n", mdLine(b.Headline), status, 100*b.MaxErrorRate)
+	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (%s).\n", mdLine(b.Headline), benchStatus(b), benchStatusRule(b))
 
 	s.WriteString("\n## Summary table\n\n")
-	if len(b.Benchmarks) == 0 {
-		s.WriteString("No benchmark results found in benchmark/ (accepted shapes: dstgen-native JSON, fio --output-format=json, k6 --summary-export).\n")
+	cols, rows := benchSummary(b)
+	if len(rows) == 0 {
+		s.WriteString(benchNoResults + "\n")
 	} else {
-		mdHeader(&s, "Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)")
-		for _, r := range b.Benchmarks {
-			target, vs := "—", "—"
-			if r.TargetRate > 0 {
-				target = fmt.Sprintf("%.1f", r.TargetRate)
-				vs = fmt.Sprintf("%.0f%%", 100*r.Throughput/r.TargetRate)
-			}
-			mdRow(&s, r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
-				fmt.Sprintf("%.1f", r.Throughput), target, vs, optMS(r.Latency.Mean), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99))
+		mdHeader(&s, cols...)
+		for _, r := range rows {
+			mdRow(&s, r...)
 		}
-		mdRow(&s, "**total**", "", strconv.FormatInt(b.Totals.Ops, 10), strconv.FormatInt(b.Totals.Failures, 10), fmt.Sprintf("%.2f", 100*b.Totals.ErrorRate), "", "", "", "", "", "", "")
 		s.WriteString("\nPercentiles computed from samples use the nearest-rank method; \"—\" means the source did not report the figure.\n")
 	}
 
@@ -780,6 +770,42 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	return []byte(s.String())
 }
 
+// benchNoResults is what both reports say when benchmark/ held nothing.
+const benchNoResults = "No benchmark results found in benchmark/ (accepted shapes: dstgen-native JSON, dst-history/1 history.jsonl, fio --output-format=json, k6 --summary-export)."
+
+// benchStatus is the run result both reports show: FAIL or PASS.
+func benchStatus(b *BenchRun) string {
+	if b.Failed {
+		return "FAIL"
+	}
+	return "PASS"
+}
+
+// benchStatusRule says what makes a run FAIL.
+func benchStatusRule(b *BenchRun) string {
+	return fmt.Sprintf("fails when the error rate exceeds %.2f%% or nothing ran", 100*b.MaxErrorRate)
+}
+
+// benchSummary is the summary table of both reports: one row per benchmark
+// and a total row; "—" where a figure is not reported.
+func benchSummary(b *BenchRun) (cols []string, rows [][]string) {
+	cols = []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)"}
+	if len(b.Benchmarks) == 0 {
+		return cols, nil
+	}
+	for _, r := range b.Benchmarks {
+		target, vs := "—", "—"
+		if r.TargetRate > 0 {
+			target = fmt.Sprintf("%.1f", r.TargetRate)
+			vs = fmt.Sprintf("%.0f%%", 100*r.Throughput/r.TargetRate)
+		}
+		rows = append(rows, []string{r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
+			fmt.Sprintf("%.1f", r.Throughput), target, vs, optMS(r.Latency.Mean), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99)})
+	}
+	rows = append(rows, []string{"total", "—", strconv.FormatInt(b.Totals.Ops, 10), strconv.FormatInt(b.Totals.Failures, 10), fmt.Sprintf("%.2f", 100*b.Totals.ErrorRate), "—", "—", "—", "—", "—", "—", "—"})
+	return cols, rows
+}
+
 func meanOrNeg(h HostUsage) float64 {
 	if len(h.CPU) == 0 {
 		return -1
@@ -802,13 +828,17 @@ func RenderBenchHTML(b *BenchRun) []byte {
 	title := "Benchmark run: " + b.ID
 	htmlHead(&s, title)
 	fmt.Fprintf(&s, "<h1>%s</h1>\n<p>%s</p>\n", esc(title), esc(b.Headline))
-	var rows [][]string
-	for _, r := range b.Benchmarks {
-		rows = append(rows, []string{r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
-			fmt.Sprintf("%.1f", r.Throughput), fmt.Sprintf("%.1f", r.TargetRate), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99)})
-	}
+	// The same summary sentence, verdict and table rows as report.md: the
+	// two reports must never disagree on whether the run failed.
+	fmt.Fprintf(&s, "<h2>Summary</h2>\n<p class=\"verdict %s\">Run result: %s</p>\n<p>%s</p>\n",
+		map[bool]string{true: "fail", false: "pass"}[b.Failed], esc(benchStatus(b)), esc(benchStatusRule(b)))
 	s.WriteString("<h2>Summary table</h2>\n")
-	htmlTable(&s, []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "p50 (ms)", "p95 (ms)", "p99 (ms)"}, rows, nil)
+	cols, rows := benchSummary(b)
+	if len(rows) == 0 {
+		fmt.Fprintf(&s, "<p>%s</p>\n", esc(benchNoResults))
+	} else {
+		htmlTable(&s, cols, rows, nil)
+	}
 	rows = nil
 	for _, h := range b.Hosts {
 		rows = append(rows, []string{h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk)})
@@ -848,7 +878,8 @@ func RenderBenchHTML(b *BenchRun) []byte {
 			cs.X, cs.Y = append(cs.X, float64(i)), append(cs.Y, v)
 		}
 		fmt.Fprintf(&s, "<h3>%s cpu</h3>\n", esc(h.Host))
-		s.WriteString(svgChart("host "+h.Host, "sample", []svgPanel{{YLabel: "cpu busy %", Series: []svgSeries{cs}}}, nil))
+		// CPU busy is a share: the axis stops at 100 %.
+		s.WriteString(svgChart("host "+h.Host, "sample", []svgPanel{{YLabel: "cpu busy %", Series: []svgSeries{cs}, YMax: 100}}, nil))
 	}
 	s.WriteString("<h2>Recommendations</h2>\n<ul>")
 	for _, r := range b.Recommendations {

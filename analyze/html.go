@@ -222,6 +222,9 @@ type svgSeries struct {
 type svgPanel struct {
 	YLabel string
 	Series []svgSeries
+	// YMax fixes the top of the y axis (100 for a percentage); 0 fits the
+	// data with 10 % headroom. Values above a fixed top are drawn at it.
+	YMax float64
 }
 
 // svgBand is a shaded x range (a fault window).
@@ -294,7 +297,10 @@ func svgChart(id, xLabel string, panels []svgPanel, bands []svgBand) string {
 			ymax = 1
 		}
 		ymax *= 1.1
-		sy := func(y float64) float64 { return y0 + ph - y/ymax*ph }
+		if p.YMax > 0 {
+			ymax = p.YMax
+		}
+		sy := func(y float64) float64 { return y0 + ph - math.Min(y, ymax)/ymax*ph }
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.1f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, y0, pw, ph)
 		fmt.Fprintf(&b, `<text x="4" y="%.1f" font-size="11">%s</text><text x="%.0f" y="%.1f" font-size="10" text-anchor="end">%s</text><text x="%.0f" y="%.1f" font-size="10" text-anchor="end">0</text>`+"\n",
 			y0-6, esc(p.YLabel), left-4, y0+10, fmtAxis(ymax), left-4, y0+ph)
