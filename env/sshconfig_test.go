@@ -1,11 +1,14 @@
 package env
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain keeps the developer's own ~/.ssh/config out of every test of
@@ -243,5 +246,74 @@ func TestSSHConfigDuplicateAddress(t *testing.T) {
 	_, err := Parse("env.yml", []byte("hosts:\n  - {name: a, address: one}\n  - {name: b, address: two}\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "env.yml:3: host b: address 10.77.0.3 port 22 is already host a's") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestSSHConfigMatchesOpenSSH cross-checks the resolution against OpenSSH
+// itself: `ssh -G` prints the config ssh would use for an alias without
+// connecting. HostName, Port, a configured User, the first IdentityFile
+// and the first UserKnownHostsFile must agree for every alias, including
+// first-value-wins across blocks, negated patterns, "Key=value" and quotes.
+func TestSSHConfigMatchesOpenSSH(t *testing.T) {
+	sshBin, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Skip("no ssh client")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home dir")
+	}
+	cfg := writeSSHConfig(t, `Host etcd-1
+  HostName 10.77.0.11
+  Port 2201
+  IdentityFile ~/.ssh/lab_ed25519
+  UserKnownHostsFile ~/.ssh/lab_known_hosts ~/.ssh/other
+Host etcd-2 etcd-3
+  Port=2202
+  User "quoted"
+Host !etcd-3 etcd-*
+  HostName 10.77.0.%h
+  User ops
+Host *.lab
+  IdentityFile ~/.ssh/lab_key
+  User labuser
+Host *
+  Port 2200
+`)
+	for _, alias := range []string{"etcd-1", "etcd-2", "etcd-3", "etcd-9", "db.lab", "plain.example"} {
+		t.Run(alias, func(t *testing.T) {
+			e, err := Parse("env.yml", []byte("hosts:\n  - {name: h, address: "+alias+"}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := e.Hosts[0]
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, sshBin, "-G", "-F", cfg, alias).Output()
+			if err != nil {
+				t.Fatalf("ssh -G: %v", err)
+			}
+			g := map[string]string{}
+			for _, line := range strings.Split(string(out), "\n") {
+				k, v, _ := strings.Cut(line, " ")
+				if _, seen := g[k]; !seen {
+					g[k] = v // first identityfile / known_hosts file
+				}
+			}
+			if first, _, _ := strings.Cut(g["userknownhostsfile"], " "); h.Sources["known_hosts"] != "default" && first != h.KnownHosts {
+				t.Errorf("known_hosts: dstgen %q, ssh %q", h.KnownHosts, first)
+			}
+			if h.Sources["key"] != "default" && strings.Replace(g["identityfile"], "~", home, 1) != h.Key {
+				t.Errorf("key: dstgen %q, ssh %q", h.Key, g["identityfile"])
+			}
+			if g["hostname"] != h.Address || g["port"] != fmt.Sprint(h.Port) {
+				t.Errorf("dstgen %s:%d, ssh %s:%s", h.Address, h.Port, g["hostname"], g["port"])
+			}
+			// Without a User in the config, ssh uses the local user and
+			// dstgen root: only a configured User must agree.
+			if strings.HasPrefix(h.Sources["user"], cfg) && g["user"] != h.User {
+				t.Errorf("user: dstgen %q, ssh %q", h.User, g["user"])
+			}
+		})
 	}
 }
