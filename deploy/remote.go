@@ -602,3 +602,37 @@ func (d *Deployer) CleanData(ctx context.Context) error {
 		return nil
 	})
 }
+
+// RotateData renames the SUT's data dir on every SUT host to
+// <data_dir>.bak.<stamp> and creates a fresh one, keeping the old data for
+// a post-mortem. Like CleanData it refuses while the SUT runs.
+func (d *Deployer) RotateData(ctx context.Context, stamp string) error {
+	if stamp == "" || strings.ContainsAny(stamp, "/\x00\n") {
+		return fmt.Errorf("rotate: stamp %q is not a plain name", stamp)
+	}
+	st, err := d.Status(ctx)
+	if err != nil {
+		return err
+	}
+	return d.each(ctx, SUTHosts(d.Hosts), func(ctx context.Context, h Host) error {
+		for _, s := range st {
+			if s.Host == h.Name && s.State == "running" {
+				return fmt.Errorf("the SUT is running; stop it first (task service:stop) before rotating %s", h.Facts.DataDir)
+			}
+		}
+		if unsafeDataDir(h.Facts.DataDir) {
+			return fmt.Errorf("refusing to rotate data dir %s: too close to the root of the filesystem", h.Facts.DataDir)
+		}
+		q, bak := runner.Quote(h.Facts.DataDir), runner.Quote(h.Facts.DataDir+".bak."+stamp)
+		out, err := d.sh(ctx, h, "if [ -d "+q+" ]; then mv -- "+q+" "+bak+" && echo rotated=1; fi; mkdir -p "+q)
+		if err != nil {
+			return fmt.Errorf("rotate %s: %w", h.Facts.DataDir, err)
+		}
+		if keyValues(out)["rotated"] == "1" {
+			d.printf("host=%s rotated=%s to=%s", h.Name, q, bak)
+		} else {
+			d.printf("host=%s rotated=none data_dir=%s", h.Name, q)
+		}
+		return nil
+	})
+}

@@ -72,6 +72,12 @@ type Config struct {
 	File   string   `json:"file" yaml:"file"`
 	Target string   `json:"target" yaml:"target"`                 // name without the template suffix
 	Keys   []string `json:"keys,omitempty" yaml:"keys,omitempty"` // top-level keys found, when parseable
+	// Templated is true when the file holds template actions ("{{"), so
+	// deploy renders it per host instead of copying one file everywhere.
+	Templated bool `json:"templated,omitempty" yaml:"templated,omitempty"`
+	// DataDir is a literal data-dir / data_dir value the file sets: the
+	// SUT's real data dir, which clean:data must wipe.
+	DataDir string `json:"data_dir,omitempty" yaml:"data_dir,omitempty"`
 }
 
 // Tool is a piece of the SUT's existing test toolbox.

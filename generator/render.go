@@ -172,6 +172,14 @@ type model struct {
 	Capabilities []capModel
 	Scenarios    []scenarioModel
 	TODOs        []Question
+
+	// SUT is env.example.yml's sut: section; DriverDir the Go workload
+	// driver deploy builds and uploads (relative to testing/, "" = none);
+	// BenchModel/BenchChecker the oracle analyze runs on a benchmark
+	// history. Each *Why names its source.
+	SUT                                     sutModel
+	DriverDir, DriverWhy                    string
+	BenchModel, BenchChecker, BenchModelWhy string
 }
 
 type jumpModel struct {
@@ -237,6 +245,7 @@ func newModel(in RenderInput) model {
 	}
 	m.Hosts, m.BenchHost = hostsFor(p, in.Plan)
 	applyAnswers(&m, p.Questions)
+	fillSUT(&m, p, in.Plan)
 	return m
 }
 

@@ -516,7 +516,8 @@ func (s *scanner) visitFile(rel, name string, d dirInfo) {
 		s.p.Units = append(s.p.Units, u)
 	case kindConfig:
 		target := configTarget(name)
-		s.p.Configs = append(s.p.Configs, Config{File: rel, Target: target, Keys: configKeys(target, data)})
+		s.p.Configs = append(s.p.Configs, Config{File: rel, Target: target, Keys: configKeys(target, data),
+			Templated: bytes.Contains(data, []byte("{{")), DataDir: configDataDir(data)})
 	case kindReadme:
 		if strings.HasSuffix(strings.ToLower(name), ".md") || !strings.Contains(name, ".") {
 			s.addDoc(rel, data, false)

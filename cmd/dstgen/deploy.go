@@ -170,7 +170,7 @@ func benchHost(e *env.Env) string {
 
 func newSUTCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "sut start|stop|restart|status|health|check|clean-data",
+		Use:   "sut start|stop|restart|status|health|check|clean-data|rotate-data",
 		Short: "Run and inspect the SUT on the hosts of its roles (systemd or a supervised dstgen job)",
 	}
 	type verb struct {
@@ -207,6 +207,9 @@ func newSUTCmd() *cobra.Command {
 		{"check", "Binaries, supervisor and health on every host; exit 1 when a critical check fails", sutCheck},
 		{"clean-data", "Wipe the SUT's data dir (sut.data_dir) on every SUT host; the SUT must be stopped", func(ctx context.Context, d *deploy.Deployer, _ io.Writer) error { return d.CleanData(ctx) }},
 	}
+	var stamp string
+	verbs = append(verbs, verb{"rotate-data", "Rename the SUT's data dir to <data_dir>.bak.<stamp> and create a fresh one; the SUT must be stopped",
+		func(ctx context.Context, d *deploy.Deployer, _ io.Writer) error { return d.RotateData(ctx, stamp) }})
 	for _, v := range verbs {
 		var f deployFlags
 		c := &cobra.Command{
@@ -226,6 +229,9 @@ func newSUTCmd() *cobra.Command {
 			},
 		}
 		f.register(c)
+		if v.name == "rotate-data" {
+			c.Flags().StringVar(&stamp, "stamp", "", "suffix of the kept copy (the Taskfile passes RUN_ID)")
+		}
 		cmd.AddCommand(c)
 	}
 	return cmd

@@ -91,7 +91,7 @@ func newRootCmd() *cobra.Command {
 		// runner
 		newExecCmd(), newJobCmd(), newPushCmd(), newCollectCmd(), newProbeCmd(),
 		// deploy: the SUT and the workload driver on the hosts
-		newDeployCmd(), newSUTCmd(), newBenchCmd(),
+		newDeployCmd(), newSUTCmd(), newBenchCmd(), newRebootCmd(),
 		// analyzer
 		newCheckCmd(), newAnalyzeCmd(),
 	)

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/runner"
+	"github.com/spf13/cobra"
+)
+
+// rebootWait bounds the wait for one host to come back.
+const rebootWait = 5 * time.Minute
+
+func newRebootCmd() *cobra.Command {
+	var f runnerFlags
+	var confirm bool
+	cmd := &cobra.Command{
+		Use:   "reboot TARGET [--confirm]",
+		Short: "Reboot hosts and wait until each is back with a new boot id; refuses hosts that share the control node's kernel",
+		Long: `Reboot TARGET (a host, role:R, all) and wait, polling with bounded SSH
+round trips, until each host answers again with a new boot id.
+
+A host whose kernel is the control node's (a network namespace or a
+container on this machine: its boot id equals ours) is refused: rebooting
+it would reboot the machine dstgen runs on. So is a container (its own
+"reboot" restarts nothing a test can rely on). Without --confirm nothing is
+rebooted: the command lists what it would do and exits 2.
+
+Exit: 0 every host rebooted and back; 1 a host refused or did not come back
+within 5 minutes; 2 bad input or no --confirm.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, pool, err := f.open()
+			if err != nil {
+				return badInput(err)
+			}
+			defer pool.Close()
+			hosts, err := e.Select(args[0])
+			if err != nil {
+				return badInput(fmt.Errorf("%s: %w", e.Path, err))
+			}
+			w := cmd.OutOrStdout()
+			ctx := cmd.Context()
+			caps := runner.Probe(ctx, pool, hosts)
+			var ok []env.Host
+			var refused []string
+			for i, hc := range caps {
+				switch {
+				case !hc.Reachable:
+					refused = append(refused, hc.Host)
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "unreachable: " + hc.Err}}))
+				case hc.SharedKernel:
+					refused = append(refused, hc.Host)
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "shares the control node's kernel (network namespace or local container): rebooting it would reboot this machine"}}))
+				case hc.Container != "":
+					refused = append(refused, hc.Host)
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "runs in a " + hc.Container + " container: restart the container instead"}}))
+				default:
+					ok = append(ok, hosts[i])
+				}
+			}
+			if !confirm {
+				for _, h := range ok {
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "would"}}))
+				}
+				return badInput(fmt.Errorf("reboot: %d host(s) would be rebooted; pass --confirm (task clean:reboot CONFIRM=yes) to do it", len(ok)))
+			}
+			var failed []string
+			for _, h := range ok {
+				if err := rebootHost(ctx, pool, h, caps[indexHost(hosts, h.Name)].BootID, w); err != nil {
+					failed = append(failed, h.Name)
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "failed"}, {"reason", err.Error()}}))
+				}
+			}
+			if len(refused)+len(failed) > 0 {
+				return withCode(exitNotSo, fmt.Errorf("reboot: refused %s; failed %s", listOr(refused), listOr(failed)))
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&confirm, "confirm", false, "really reboot the hosts")
+	return cmd
+}
+
+func indexHost(hs []env.Host, name string) int {
+	for i, h := range hs {
+		if h.Name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+func listOr(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// rebootHost asks h to reboot and polls, each round trip bounded, until it
+// answers with a boot id other than before.
+func rebootHost(ctx context.Context, pool *runner.Pool, h env.Host, before string, w io.Writer) error {
+	if before == "" {
+		return errors.New("no boot id recorded before the reboot: cannot tell when it is back")
+	}
+	// The reboot is delayed so this round trip returns before sshd dies.
+	_, _ = pool.Run(ctx, h, `if [ "$(id -u)" -eq 0 ]; then S=; else S="sudo -n"; fi; nohup sh -c "sleep 1; $S reboot" >/dev/null 2>&1 </dev/null &`, nil, io.Discard, io.Discard)
+	fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "sent"}, {"boot_id", before}}))
+	deadline := time.Now().Add(rebootWait)
+	for i := 0; time.Now().Before(deadline); i++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+		}
+		var out bytes.Buffer
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := pool.Run(rctx, h, "cat /proc/sys/kernel/random/boot_id", nil, &out, io.Discard)
+		cancel()
+		if err == nil {
+			if now := strings.TrimSpace(out.String()); now != "" && now != before {
+				fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "back"}, {"boot_id", now}, {"polls", fmt.Sprint(i + 1)}}))
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("not back with a new boot id after %s", rebootWait)
+}

@@ -1,0 +1,241 @@
+package generator
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dstgen/dstgen/plan"
+)
+
+// sutModel is the sut: section of env.example.yml: how `dstgen deploy`
+// installs, configures, runs and checks the SUT, derived from the scan.
+// Every derived value names where it came from (Why), so a reader can
+// check it against the SUT's own files.
+type sutModel struct {
+	Name, Role               string
+	Package, Binary, Version string
+	Artifact                 string // relative to testing/
+	Command, DataDir         string
+	Configs                  []sutConfigModel
+	Health                   string
+	StopUnits                []string
+	Why                      map[string]string // field → source
+}
+
+type sutConfigModel struct {
+	Template string // relative to testing/
+	Source   string // SUT-relative, for the comment
+	Static   bool   // no template actions: the same file on every host
+}
+
+var (
+	dataDirRE = regexp.MustCompile(`(?m)^\s*"?(?:data[-_]?dir|dataDir)"?\s*[:=]\s*"?([^"\s#,]+)`)
+	installRE = regexp.MustCompile(`\b(?:apt-get|apt|dnf|yum)\s+(?:-\S+\s+)*install\s+(.+)$`)
+	goRunRE   = regexp.MustCompile(`^go\s+run\s+(\./[A-Za-z0-9._/-]+)(.*)$`)
+	// hostPortListRE matches a comma list of host:port items (example
+	// addresses in docs: 10.0.0.1:2379,10.0.0.2:2379 or 127.0.0.1:2379).
+	hostPortListRE = regexp.MustCompile(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
+)
+
+// configDataDir is the literal data dir a config file sets, "" when it
+// sets none or leaves it to a template value.
+func configDataDir(data []byte) string {
+	m := dataDirRE.FindSubmatch(data)
+	if m == nil || strings.Contains(string(m[1]), "{{") || !strings.HasPrefix(string(m[1]), "/") {
+		return ""
+	}
+	return string(m[1])
+}
+
+// fillSUT derives the sut: section and the workload driver. It runs after
+// fillBuild and fillService, whose results it reads.
+func fillSUT(m *model, p *Profile, pl *plan.Plan) {
+	s := sutModel{Name: m.Project, Role: "server", Why: map[string]string{}}
+	if strings.HasPrefix(m.ServiceTarget, "role:") {
+		s.Role = strings.TrimPrefix(m.ServiceTarget, "role:")
+	}
+	var exec, unitFile string
+	if len(p.Units) > 0 {
+		u := p.Units[0]
+		exec, unitFile = u.ExecStart, u.File
+		s.StopUnits = []string{u.Name}
+		s.Why["stop_units"] = u.File + " (the SUT's own unit must not hold the ports)"
+	}
+	// Configs: per target, a file with template actions wins over an
+	// example copy of the same file.
+	byTarget := map[string]int{}
+	for _, c := range p.Configs {
+		cm := sutConfigModel{Template: path.Join(m.SUTRel, c.File), Source: c.File, Static: !c.Templated}
+		if i, ok := byTarget[c.Target]; ok {
+			if c.Templated && s.Configs[i].Static {
+				s.Configs[i] = cm
+			}
+			continue
+		}
+		byTarget[c.Target] = len(s.Configs)
+		s.Configs = append(s.Configs, cm)
+	}
+	// The data dir is the one the installed config sets literally; a
+	// template that takes it from .DataDir leaves it to sut.data_dir.
+	for _, c := range p.Configs {
+		for _, cm := range s.Configs {
+			if cm.Source == c.File && c.DataDir != "" && s.DataDir == "" {
+				s.DataDir, s.Why["data_dir"] = c.DataDir, c.File+" (its data-dir)"
+			}
+		}
+	}
+	if s.DataDir == "" {
+		s.DataDir, s.Why["data_dir"] = "{{ .Host.Workdir }}/data", "default: below this host's work dir"
+	}
+	if exec != "" {
+		words := strings.Fields(exec)
+		for i, w := range words {
+			for _, c := range p.Configs {
+				if path.Base(w) == c.Target {
+					words[i] = "{{ .Host.Workdir }}/etc/" + c.Target
+				}
+			}
+		}
+		s.Command, s.Why["command"] = strings.Join(words, " "), unitFile+" ExecStart, reading its config from this host's work dir"
+		if strings.HasPrefix(words[0], "/") {
+			s.Binary, s.Why["binary"] = words[0], unitFile+" ExecStart"
+			s.Version = words[0] + " --version"
+		}
+	} else if len(m.Artifacts) > 0 {
+		a := m.Artifacts[0]
+		s.Artifact = path.Join(m.SUTRel, a.Path)
+		s.Binary, s.Why["binary"] = "{{ .Host.Workdir }}/bin/"+a.Base, "the build artifact "+a.Path
+		s.Command, s.Why["command"] = "{{ .Host.Workdir }}/bin/"+a.Base, "the build artifact (add its flags)"
+	}
+	for _, d := range p.Deploy {
+		for i, c := range d.Commands {
+			line := d.File
+			if i < len(d.CommandLines) {
+				line = d.File + ":" + strconv.Itoa(d.CommandLines[i])
+			}
+			if mm := installRE.FindStringSubmatch(c); mm != nil && s.Package == "" {
+				var pkgs []string
+				for _, w := range strings.Fields(mm[1]) {
+					if !strings.HasPrefix(w, "-") && !strings.ContainsAny(w, "&|;<>$`'\"") {
+						pkgs = append(pkgs, w)
+					}
+				}
+				if len(pkgs) > 0 {
+					s.Package, s.Why["package"] = strings.Join(pkgs, " "), line
+				}
+			}
+			if i := strings.Index(c, " #"); i > 0 {
+				c = strings.TrimSpace(c[:i]) // a trailing shell comment
+			}
+			if s.Health == "" && isHealthCommand(c) {
+				s.Health, s.Why["health"] = hostAddresses(c, "{{ .Host.Address }}"), line+" (its example addresses replaced by this host's)"
+			}
+		}
+	}
+	m.SUT = s
+	fillDriver(m, p, pl)
+}
+
+// isHealthCommand reports whether a deploy-doc line asks the SUT whether
+// it is healthy (etcdctl endpoint health, curl …/health), rather than the
+// service manager.
+func isHealthCommand(c string) bool {
+	f := strings.Fields(c)
+	if len(f) == 0 || strings.Contains(c, "systemctl") || strings.Contains(c, "journalctl") {
+		return false
+	}
+	for _, w := range f {
+		if w == "health" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
+			return true
+		}
+	}
+	return false
+}
+
+// hostAddresses replaces every host:port list in c by one host:port whose
+// host is addr (a template expression) and whose port is the first item's.
+func hostAddresses(c, addr string) string {
+	words := strings.Fields(c)
+	for i, w := range words {
+		if mm := hostPortListRE.FindStringSubmatch(w); mm != nil {
+			words[i] = mm[1] + addr + ":" + mm[2]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// roleAddresses replaces every host:port list in c by the list of the
+// hosts of role (each with the first item's port).
+func roleAddresses(c, role string) string {
+	words := strings.Fields(c)
+	for i, w := range words {
+		if mm := hostPortListRE.FindStringSubmatch(w); mm != nil {
+			words[i] = "{{ range $i, $h := index .Roles " + quoteTmpl(role) + " }}{{ if $i }},{{ end }}" + mm[1] + "{{ $h.Address }}:" + mm[2] + "{{ end }}"
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func quoteTmpl(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// fillDriver finds a Go workload driver the SUT's docs run with `go run
+// ./DIR …`: deploy builds DIR for each client host and uploads it, and the
+// benchmark command runs the uploaded binary against the hosts of the SUT's
+// role instead of the docs' local addresses.
+func fillDriver(m *model, p *Profile, pl *plan.Plan) {
+	for _, d := range p.Deploy {
+		for i, c := range d.Commands {
+			mm := goRunRE.FindStringSubmatch(strings.TrimSpace(c))
+			if mm == nil {
+				continue
+			}
+			dir := path.Clean(mm[1])
+			m.DriverDir = path.Join(m.SUTRel, dir)
+			m.DriverWhy = d.File
+			if i < len(d.CommandLines) {
+				m.DriverWhy += ":" + strconv.Itoa(d.CommandLines[i])
+			}
+			if strings.HasPrefix(m.BenchCommand, "TODO(") {
+				m.BenchCommand = strings.TrimSpace("{{ .Host.Workdir }}/bin/" + path.Base(dir) + " " + roleAddresses(strings.TrimSpace(mm[2]), m.SUT.Role))
+				m.TODOs = dropTODO(m.TODOs, "benchmark.command", "test.workload_command")
+			}
+			break
+		}
+		if m.DriverDir != "" {
+			break
+		}
+	}
+	if pl == nil {
+		return
+	}
+	for _, sc := range pl.Scenarios {
+		if sc.M == nil {
+			continue
+		}
+		mod, chk := strings.ToLower(sc.M.Model), strings.ToLower(sc.M.Checker)
+		if strings.Contains(chk, "lineariz") && (strings.Contains(mod, "register") || strings.Contains(mod, "kv") || strings.Contains(mod, "key-value")) {
+			m.BenchModel, m.BenchChecker, m.BenchModelWhy = "kv", "linearizability", sc.ID+" §7.M (per-key "+sc.M.Model+", "+sc.M.Checker+")"
+			return
+		}
+	}
+}
+
+func dropTODO(qs []Question, ids ...string) []Question {
+	var out []Question
+	for _, q := range qs {
+		keep := true
+		for _, id := range ids {
+			if q.ID == id || q.EnvKey == id {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, q)
+		}
+	}
+	return out
+}
