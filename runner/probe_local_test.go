@@ -233,3 +233,79 @@ func TestFillCapsTrafficShapingMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestSummarize: a missing requirement blocks unless env.yml disables its
+// capability or selects none of its scenarios; counts are per requirement.
+func TestSummarize(t *testing.T) {
+	rows := func(present map[string]string) []ReqRow {
+		var rs []ReqRow
+		for _, h := range []string{"h1", "h2"} {
+			rs = append(rs,
+				ReqRow{Host: h, Requirement: "systemd", Key: "systemd", Present: present[h], UsedBy: []string{"S2", "S3"}, Line: 9},
+				ReqRow{Host: h, Requirement: "iptables", Key: "iptables", Present: ReqPresent, UsedBy: []string{"S1"}, Line: 8},
+				ReqRow{Host: h, Requirement: "MinIO", Key: "minio", Present: ReqBySUT, UsedBy: []string{"S4"}, Line: 10})
+		}
+		return rs
+	}
+	missing := rows(map[string]string{"h1": ReqPresent, "h2": ReqMissing})
+	tests := []struct {
+		name      string
+		rows      []ReqRow
+		caps      map[string]bool
+		scenarios []string
+		blocking  bool
+		line      string
+	}{
+		{"all present", rows(map[string]string{"h1": ReqPresent, "h2": ReqPresent}), nil, nil, false,
+			"capabilities: 2 present, 0 missing, 1 by-sut"},
+		{"missing blocks", missing, nil, nil, true,
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, BLOCKING"},
+		{"disabled", missing, map[string]bool{"systemd": false}, nil, false,
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, disabled in env.yml"},
+		{"enabled is not disabled", missing, map[string]bool{"systemd": true}, nil, true, ""},
+		{"not selected", missing, nil, []string{"S1", "S30"}, false,
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, its scenarios not selected"},
+		{"arm of a selected scenario", missing, nil, []string{"S3.a"}, true, ""},
+	}
+	for _, tc := range tests {
+		s := Summarize(tc.rows, tc.caps, tc.scenarios)
+		if s.Blocking != tc.blocking {
+			t.Errorf("%s: blocking=%v want %v (%+v)", tc.name, s.Blocking, tc.blocking, s)
+		}
+		if tc.line != "" && s.Line() != tc.line {
+			t.Errorf("%s: line\n got %q\nwant %q", tc.name, s.Line(), tc.line)
+		}
+	}
+}
+
+// TestCapKeysMatchGenerator pins CapKeys to the keys the generator writes
+// into env.example.yml (generator/render.go capKey, numbered on repeats).
+func TestCapKeysMatchGenerator(t *testing.T) {
+	reqs := []plan.EnvReq{{Requirement: "iptables (CAP_NET_ADMIN)"}, {Requirement: "tc / netem"}, {Requirement: "Go toolchain"},
+		{Requirement: "etcd-client (etcdctl)"}, {Requirement: "Go toolchain"}, {Requirement: "(x)"}}
+	want := []string{"iptables", "tc_netem", "go_toolchain", "etcd_client", "go_toolchain_2", "x"}
+	got := CapKeys(reqs)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("CapKeys[%d] (%q) = %q, want %q", i, reqs[i].Requirement, got[i], want[i])
+		}
+	}
+}
+
+func TestBinaryFor(t *testing.T) {
+	tests := []struct {
+		req, bin string
+		explicit bool
+	}{
+		{"etcd-server", "etcd", true},
+		{"etcd-client (etcdctl)", "etcdctl", true},
+		{"MinIO / S3-compatible", "minio", false},
+		{"redis-server 7", "redis-server", false},
+		{"≥ 3 hosts", "", false},
+	}
+	for _, tc := range tests {
+		if b, ex := BinaryFor(tc.req); b != tc.bin || ex != tc.explicit {
+			t.Errorf("BinaryFor(%q) = %q, %v; want %q, %v", tc.req, b, ex, tc.bin, tc.explicit)
+		}
+	}
+}
