@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,11 @@ type Options struct {
 	AcceptNewHosts bool
 	// Log receives diagnostics (reconnects, accepted keys); may be nil.
 	Log io.Writer
+	// Holder, when set, routes connections through the per-user
+	// connection holder (see holder.go) so that they outlive the process;
+	// nil connects directly. Any failure of the holder itself falls back
+	// to a direct connection.
+	Holder *Holder
 }
 
 // Pool holds one SSH connection per host, shared by every session of the
@@ -59,6 +65,16 @@ type Pool struct {
 	closed bool
 
 	khMu sync.Mutex // serialises known_hosts reads and appends
+
+	// holderOff is set once the holder failed this Pool: every later dial
+	// goes direct, so a dead holder costs one fallback, not one per host.
+	holderOff atomic.Bool
+	// authSock overrides SSH_AUTH_SOCK; the holder dials with the agent
+	// of the CLI call it serves, not its own environment's.
+	authSock *string
+	// bare leaves the "env.yml:LINE: host NAME (ADDR)" prefix off dial
+	// errors: a holder's caller adds its own.
+	bare bool
 }
 
 // slot is one host's connection state. lock is a channel so that waiting
@@ -72,6 +88,12 @@ type slot struct {
 type conn struct {
 	host      string
 	client    *ssh.Client
+	viaHolder bool
+	// hostname and hostKey are what the handshake verified, kept so that
+	// the holder can re-verify a reused connection against known_hosts.
+	hostname  string
+	remote    net.Addr
+	hostKey   ssh.PublicKey
 	dead      chan struct{} // closed when the SSH connection is gone
 	closing   atomic.Bool   // set by close, before dead is closed
 	closeOnce sync.Once
@@ -204,54 +226,146 @@ func (p *Pool) drop(c *conn) {
 	c.close()
 }
 
-func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {
-	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
-	defer cancel()
-	// Hosts normally come from env.Load with defaults filled; a Host built
-	// by hand gets the same defaults rather than port 0 or an empty user.
+// withDefaults fills what env.Load would: hosts built by hand get the same
+// defaults rather than port 0 or an empty user.
+func withDefaults(h env.Host) env.Host {
 	if h.Port == 0 {
 		h.Port = env.DefaultPort
 	}
 	if h.User == "" {
 		h.User = env.DefaultUser
 	}
+	return h
+}
+
+// knownHostsOf is h's known_hosts file: its own, else ssh.known_hosts.
+func (p *Pool) knownHostsOf(h env.Host) string {
+	if h.KnownHosts != "" {
+		return h.KnownHosts
+	}
+	return p.env.SSH.KnownHosts
+}
+
+// jumpOf is h's jump host: its own, else ssh.jump; nil for the jump host
+// itself.
+func (p *Pool) jumpOf(h env.Host) *env.Jump {
+	if isJump(h.Name) {
+		return nil
+	}
+	if h.Jump != nil {
+		return h.Jump
+	}
+	return p.env.SSH.Jump
+}
+
+// where names h the way every dial error starts, so that the user can find
+// the entry to fix: "env.yml:LINE: host NAME (ADDR:PORT)".
+func (p *Pool) where(h env.Host) string {
+	h = withDefaults(h)
+	s := fmt.Sprintf("host %s (%s)", displayName(h.Name), net.JoinHostPort(h.Address, strconv.Itoa(h.Port)))
+	if h.Line > 0 && p.env.Path != "" {
+		s = fmt.Sprintf("%s:%d: %s", p.env.Path, h.Line, s)
+	}
+	return s
+}
+
+// dialErr prefixes a dial failure with where(h), unless p is a holder's
+// pool (bare), whose caller adds its own prefix.
+func (p *Pool) dialErr(h env.Host, err error) error {
+	if p.bare {
+		return err
+	}
+	return fmt.Errorf("%s: %w", p.where(h), err)
+}
+
+func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {
+	h = withDefaults(h)
+	if p.opt.Holder != nil && !p.holderOff.Load() && !isJump(h.Name) {
+		c, err := p.dialHolder(ctx, h)
+		if err == nil {
+			return c, nil
+		}
+		var ue *upstreamError
+		if errors.As(err, &ue) || ctx.Err() != nil {
+			// The holder dialled and failed the same way a direct dial
+			// would (refused key, unreachable host): say so, do not retry.
+			return nil, p.dialErr(h, err)
+		}
+		p.holderOff.Store(true)
+		p.logf("connection holder unavailable (%v); connecting directly", err)
+	}
+	return p.dialDirect(ctx, h)
+}
+
+func (p *Pool) dialDirect(ctx context.Context, h env.Host) (*conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
 	addr := net.JoinHostPort(h.Address, strconv.Itoa(h.Port))
-	cfg, done, err := p.clientConfig(h.Name, addr, h.User, h.Key)
+	kh := p.knownHostsOf(h)
+	cfg, done, err := p.clientConfig(addr, kh, h.User, h.Key)
 	if err != nil {
-		return nil, err
+		return nil, p.dialErr(h, err)
 	}
 	defer done()
+	c := &conn{host: h.Name, dead: make(chan struct{}), hostname: addr}
+	verify := cfg.HostKeyCallback
+	cfg.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		if err := verify(hostname, remote, key); err != nil {
+			return err
+		}
+		c.hostKey, c.remote = key, remote
+		return nil
+	}
 
 	var nc net.Conn
-	if j := p.env.SSH.Jump; j != nil && h.Name != jumpSlot {
-		jh := env.Host{Name: jumpSlot, Address: j.Host, Port: j.Port, User: j.User, Key: j.Key}
+	if j := p.jumpOf(h); j != nil {
+		jh := withDefaults(env.Host{Name: jumpName(j, kh), Address: j.Host, Port: j.Port, User: j.User, Key: j.Key, KnownHosts: kh})
 		jc, _, err := p.conn(dctx, jh)
 		if err != nil {
-			return nil, err
+			return nil, p.dialErr(h, err)
 		}
 		nc, err = jc.client.DialContext(dctx, "tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("connect to %s (%s) through jump host %s: %w", h.Name, addr, j.Host, err)
+			return nil, p.dialErr(h, fmt.Errorf("connect through jump host %s: %w", net.JoinHostPort(jh.Address, strconv.Itoa(jh.Port)), err))
 		}
 	} else {
 		d := net.Dialer{Timeout: DialTimeout}
 		nc, err = d.DialContext(dctx, "tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("connect to %s (%s): %w", displayName(h.Name), addr, err)
+			return nil, p.dialErr(h, fmt.Errorf("connect: %w", err))
 		}
 	}
 	client, err := handshake(dctx, nc, addr, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("ssh to %s (%s): %w", displayName(h.Name), addr, err)
+		return nil, p.dialErr(h, err)
 	}
-	c := &conn{host: h.Name, client: client, dead: make(chan struct{})}
-	go func() {
-		_ = client.Wait()
-		close(c.dead)
-	}()
+	c.client = client
+	p.watch(c)
 	go p.keepalive(c, p.keepaliveEvery())
 	return c, nil
 }
+
+// watch closes c.dead when the connection ends. A holder connection that
+// ends without our asking means the holder went away (killed, idle exit
+// racing a call, lost its upstream): later dials of this Pool go direct.
+func (p *Pool) watch(c *conn) {
+	go func() {
+		_ = c.client.Wait()
+		if c.viaHolder && !c.closing.Load() {
+			p.holderOff.Store(true)
+		}
+		close(c.dead)
+	}()
+}
+
+// jumpName is the pool slot of a jump host: one per jump identity, so two
+// hosts behind different jumps (or verified against different
+// known_hosts files) never share a jump connection.
+func jumpName(j *env.Jump, knownHosts string) string {
+	return jumpSlot + " " + j.User + "@" + j.Host + ":" + strconv.Itoa(j.Port) + " " + j.Key + " " + knownHosts
+}
+
+func isJump(name string) bool { return strings.HasPrefix(name, jumpSlot) }
 
 // keepaliveEvery is env.yml's keepalive_s, capped at a third of the round
 // trip bound. The keepalive is what unblocks SFTP calls (pkg/sftp takes no
@@ -267,7 +381,7 @@ func (p *Pool) keepaliveEvery() time.Duration {
 }
 
 func displayName(name string) string {
-	if name == jumpSlot {
+	if isJump(name) {
 		return "jump host"
 	}
 	return name
@@ -345,13 +459,13 @@ func (p *Pool) keepalive(c *conn, every time.Duration) {
 
 // clientConfig builds the SSH config for one dial. done releases the agent
 // connection once the handshake is over.
-func (p *Pool) clientConfig(name, addr, user, keyPath string) (*ssh.ClientConfig, func(), error) {
+func (p *Pool) clientConfig(addr, knownHosts, user, keyPath string) (*ssh.ClientConfig, func(), error) {
 	var signers []ssh.Signer
 	encrypted := false
 	if keyPath != "" {
 		pem, err := os.ReadFile(keyPath)
 		if err != nil {
-			return nil, nil, fmt.Errorf("host %s: read key: %w", displayName(name), err)
+			return nil, nil, fmt.Errorf("read key: %w", err)
 		}
 		s, err := ssh.ParsePrivateKey(pem)
 		var pm *ssh.PassphraseMissingError
@@ -359,19 +473,22 @@ func (p *Pool) clientConfig(name, addr, user, keyPath string) (*ssh.ClientConfig
 		case errors.As(err, &pm):
 			encrypted = true
 		case err != nil:
-			return nil, nil, fmt.Errorf("host %s: key %s is not a usable private key: %v", displayName(name), keyPath, err)
+			return nil, nil, fmt.Errorf("key %s is not a usable private key: %v", keyPath, err)
 		default:
 			signers = append(signers, s)
 		}
 	}
 	done := func() {}
 	sock := os.Getenv("SSH_AUTH_SOCK")
+	if p.authSock != nil {
+		sock = *p.authSock
+	}
 	useAgent := sock != "" && (p.env.SSH.Agent || keyPath == "" || encrypted)
 	if useAgent {
 		ac, err := net.DialTimeout("unix", sock, 2*time.Second)
 		if err != nil {
 			if len(signers) == 0 {
-				return nil, nil, fmt.Errorf("host %s: ssh-agent at SSH_AUTH_SOCK unreachable: %v%s", displayName(name), err, encHint(encrypted, keyPath))
+				return nil, nil, fmt.Errorf("ssh-agent at SSH_AUTH_SOCK unreachable: %v%s", err, encHint(encrypted, keyPath))
 			}
 		} else {
 			done = func() { _ = ac.Close() }
@@ -385,18 +502,18 @@ func (p *Pool) clientConfig(name, addr, user, keyPath string) (*ssh.ClientConfig
 		done()
 		switch {
 		case encrypted && sock == "":
-			return nil, nil, fmt.Errorf("host %s: key %s is passphrase-protected and no ssh-agent is running (SSH_AUTH_SOCK unset); dstgen never prompts: load it with ssh-add or use an unencrypted key", displayName(name), keyPath)
+			return nil, nil, fmt.Errorf("key %s is passphrase-protected and no ssh-agent is running (SSH_AUTH_SOCK unset); dstgen never prompts: load it with ssh-add or use an unencrypted key", keyPath)
 		case encrypted:
-			return nil, nil, fmt.Errorf("host %s: key %s is passphrase-protected and the ssh-agent holds no keys; load it with ssh-add", displayName(name), keyPath)
+			return nil, nil, fmt.Errorf("key %s is passphrase-protected and the ssh-agent holds no keys; load it with ssh-add", keyPath)
 		default:
-			return nil, nil, fmt.Errorf("host %s: no SSH credentials: set ssh.key in env.yml or run an ssh-agent (SSH_AUTH_SOCK)", displayName(name))
+			return nil, nil, errors.New("no SSH credentials: set ssh.key in env.yml or run an ssh-agent (SSH_AUTH_SOCK)")
 		}
 	}
 	cfg := &ssh.ClientConfig{
 		User:              user,
 		Auth:              []ssh.AuthMethod{ssh.PublicKeys(signers...)},
-		HostKeyCallback:   p.hostKeyCallback(name),
-		HostKeyAlgorithms: p.knownAlgorithms(addr),
+		HostKeyCallback:   p.hostKeyCallback(knownHosts),
+		HostKeyAlgorithms: p.knownAlgorithms(knownHosts, addr),
 		Timeout:           DialTimeout,
 	}
 	return cfg, done, nil
@@ -409,9 +526,9 @@ func encHint(encrypted bool, keyPath string) string {
 	return ""
 }
 
-// knownHosts loads the known_hosts callback; a missing file knows nobody.
-func (p *Pool) knownHosts() (ssh.HostKeyCallback, error) {
-	path := p.env.SSH.KnownHosts
+// knownHosts loads the known_hosts callback of path; a missing file knows
+// nobody (and hostKeyCallback says that it is missing).
+func knownHostsFile(path string) (ssh.HostKeyCallback, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return func(string, net.Addr, ssh.PublicKey) error { return &knownhosts.KeyError{} }, nil
 	}
@@ -426,9 +543,9 @@ func (p *Pool) knownHosts() (ssh.HostKeyCallback, error) {
 // known_hosts already holds for addr. Without it the server may present
 // another of its keys (say RSA when ed25519 is recorded) and a genuine
 // host would look like a mismatch.
-func (p *Pool) knownAlgorithms(addr string) []string {
+func (p *Pool) knownAlgorithms(path, addr string) []string {
 	p.khMu.Lock()
-	cb, err := p.knownHosts()
+	cb, err := knownHostsFile(path)
 	p.khMu.Unlock()
 	if err != nil {
 		return nil
@@ -456,44 +573,69 @@ func (p *Pool) knownAlgorithms(addr string) []string {
 	return algos
 }
 
-// hostKeyCallback verifies against known_hosts. Refusals name the host and
-// the SHA256 fingerprint so the user can compare it out of band.
-func (p *Pool) hostKeyCallback(name string) ssh.HostKeyCallback {
+// hostKeyCallback verifies against the known_hosts file path. Refusals
+// give the SHA256 fingerprint so the user can compare it out of band;
+// the caller prefixes the host.
+func (p *Pool) hostKeyCallback(path string) ssh.HostKeyCallback {
 	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-		p.khMu.Lock()
-		defer p.khMu.Unlock()
-		if _, ok := remote.(*net.TCPAddr); !ok {
-			remote = &net.TCPAddr{}
-		}
-		cb, err := p.knownHosts()
-		if err != nil {
-			return err
-		}
-		err = cb(hostname, remote, key)
-		if err == nil {
-			return nil
-		}
-		who := fmt.Sprintf("host %s (%s)", displayName(name), hostname)
-		fp := ssh.FingerprintSHA256(key)
-		var ke *knownhosts.KeyError
-		if !errors.As(err, &ke) {
-			return fmt.Errorf("%s: refusing host key %s %s: %v", who, key.Type(), fp, err)
-		}
-		path := p.env.SSH.KnownHosts
-		if len(ke.Want) > 0 {
-			w := ke.Want[0]
-			return fmt.Errorf("%s: HOST KEY MISMATCH, refusing: server offered %s %s but %s:%d records %s %s (possible man-in-the-middle; fix known_hosts only if the change is expected)",
-				who, key.Type(), fp, w.Filename, w.Line, w.Key.Type(), ssh.FingerprintSHA256(w.Key))
-		}
-		if !p.opt.AcceptNewHosts {
-			return fmt.Errorf("%s: unknown host key %s %s (not in %s), refusing; verify it and rerun with --accept-new-host to trust it on first use", who, key.Type(), fp, path)
-		}
-		if err := appendKnownHost(path, hostname, key); err != nil {
-			return fmt.Errorf("%s: accept new host key: %w", who, err)
-		}
-		p.logf("%s: accepted new host key %s %s into %s", who, key.Type(), fp, path)
+		return p.verifyHostKey(path, hostname, remote, key, p.opt.AcceptNewHosts)
+	}
+}
+
+func (p *Pool) verifyHostKey(path, hostname string, remote net.Addr, key ssh.PublicKey, acceptNew bool) error {
+	p.khMu.Lock()
+	defer p.khMu.Unlock()
+	if _, ok := remote.(*net.TCPAddr); !ok {
+		remote = &net.TCPAddr{}
+	}
+	cb, err := knownHostsFile(path)
+	if err != nil {
+		return err
+	}
+	err = cb(hostname, remote, key)
+	if err == nil {
 		return nil
 	}
+	fp := ssh.FingerprintSHA256(key)
+	var ke *knownhosts.KeyError
+	if !errors.As(err, &ke) {
+		return fmt.Errorf("refusing host key %s %s: %v", key.Type(), fp, err)
+	}
+	if len(ke.Want) > 0 {
+		w := ke.Want[0]
+		return fmt.Errorf("HOST KEY MISMATCH, refusing: server offered %s %s but %s:%d records %s %s (possible man-in-the-middle; fix known_hosts only if the change is expected)",
+			key.Type(), fp, w.Filename, w.Line, w.Key.Type(), ssh.FingerprintSHA256(w.Key))
+	}
+	if !acceptNew {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("unknown host key %s %s: known_hosts %s does not exist (create it with `ssh-keyscan%s %s >> %s` after checking the fingerprint, or run once with --accept-new-host), refusing",
+				key.Type(), fp, path, keyscanPort(hostname), keyscanHost(hostname), path)
+		}
+		return fmt.Errorf("unknown host key %s %s (not in %s), refusing; verify it and rerun with --accept-new-host to trust it on first use", key.Type(), fp, path)
+	}
+	if err := appendKnownHost(path, hostname, key); err != nil {
+		return fmt.Errorf("accept new host key: %w", err)
+	}
+	p.logf("host %s: accepted new host key %s %s into %s", hostname, key.Type(), fp, path)
+	return nil
+}
+
+// keyscanHost and keyscanPort split a dialled "host:port" for the
+// ssh-keyscan hint.
+func keyscanHost(hostport string) string {
+	h, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return hostport
+	}
+	return h
+}
+
+func keyscanPort(hostport string) string {
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil || port == "22" {
+		return ""
+	}
+	return " -p " + port
 }
 
 func appendKnownHost(path, hostname string, key ssh.PublicKey) error {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,22 +280,110 @@ func TestEncryptedKeyWithoutAgent(t *testing.T) {
 	}
 }
 
-func TestUnreachableHost(t *testing.T) {
+// TestDialErrorsNameEnvLine: every dial failure starts with the env.yml
+// line of the host and its address, and says what to do.
+func TestDialErrorsNameEnvLine(t *testing.T) {
 	sshtest.Require(t)
 	k := sshtest.NewKeys(t)
-	// A port nothing listens on: grab one and close it.
-	srv := sshtest.Start(t, k, sshtest.Options{})
-	port := srv.Port + 1
-	yml := "ssh:\n  user: u\n  key: " + k.Key + "\n  known_hosts: " + k.KnownHosts + "\nhosts:\n  - {name: gone, address: 127.0.0.1, port: " + itoa(port) + "}\n"
+	srv := sshtest.StartTrusted(t, k, 1)[0]
+	closed := srv.Port + 1 // nothing listens there
+	missingKH := filepath.Join(t.TempDir(), "nowhere", "known_hosts")
+	garbage := filepath.Join(t.TempDir(), "garbage_key")
+	if err := os.WriteFile(garbage, []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missingKey := filepath.Join(t.TempDir(), "id_missing")
+	cases := []struct {
+		name       string
+		port       int
+		key, kh    string
+		want, lack []string
+	}{
+		{"missing known_hosts", srv.Port, k.Key, missingKH,
+			[]string{"unknown host key", "known_hosts " + missingKH + " does not exist", "ssh-keyscan -p " + itoa(srv.Port) + " 127.0.0.1 >> " + missingKH, "--accept-new-host"},
+			[]string{"not in"}},
+		{"unreachable host", closed, k.Key, k.KnownHosts, []string{"connect: ", "connection refused"}, nil},
+		{"missing key file", srv.Port, missingKey, k.KnownHosts, []string{"read key: ", missingKey, "no such file"}, nil},
+		{"not a key", srv.Port, garbage, k.KnownHosts, []string{"key " + garbage + " is not a usable private key"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			yml := "# the hosts of this test\nssh:\n  user: " + sshtest.User + "\n  known_hosts: " + tc.kh + "\nhosts:\n" +
+				"  - name: other\n    address: 127.0.0.1\n" +
+				"  - name: h1\n    address: 127.0.0.1\n    port: " + itoa(tc.port) + "\n    key: " + tc.key + "\n"
+			line := 1 + strings.Count(yml[:strings.Index(yml, "- name: h1")], "\n")
+			path := filepath.Join(t.TempDir(), "env.yml")
+			if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e, err := env.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := NewPool(e, Options{Timeout: 5 * time.Second})
+			defer p.Close()
+			h := e.Hosts[1]
+			r, err := p.Run(context.Background(), h, "true", nil, nil, nil)
+			if err == nil || r.Status != StatusError {
+				t.Fatalf("got %+v, want status error", r)
+			}
+			prefix := fmt.Sprintf("%s:%d: host h1 (127.0.0.1:%d): ", path, line, tc.port)
+			if !strings.HasPrefix(r.Err, prefix) || strings.Contains(r.Err, "\n") {
+				t.Errorf("reason %q does not start with %q", r.Err, prefix)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Err, w) {
+					t.Errorf("reason %q lacks %q", r.Err, w)
+				}
+			}
+			for _, w := range tc.lack {
+				if strings.Contains(r.Err, w) {
+					t.Errorf("reason %q says %q", r.Err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPerHostKnownHosts: a host's own known_hosts wins over ssh.known_hosts.
+func TestPerHostKnownHosts(t *testing.T) {
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	srvs := []*sshtest.Server{sshtest.Start(t, k, sshtest.Options{}), sshtest.Start(t, k, sshtest.Options{})}
+	global := filepath.Join(t.TempDir(), "global_known_hosts")
+	own := filepath.Join(t.TempDir(), "h1_known_hosts")
+	if err := os.WriteFile(global, []byte(srvs[1].HostKeyLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, []byte(srvs[0].HostKeyLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yml := "ssh:\n  user: " + sshtest.User + "\n  key: " + k.Key + "\n  known_hosts: " + global + "\nhosts:\n" +
+		"  - {name: h1, address: 127.0.0.1, port: " + itoa(srvs[0].Port) + ", known_hosts: " + own + "}\n" +
+		"  - {name: h2, address: 127.0.0.1, port: " + itoa(srvs[1].Port) + "}\n"
 	e, err := env.Parse("env.yml", []byte(yml))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := NewPool(e, Options{})
 	defer p.Close()
-	r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil)
-	if err == nil || r.Status != StatusError || !strings.Contains(r.Err, "connect to gone") {
-		t.Fatalf("got %+v %v", r, err)
+	if got := mustRun(t, p, e.Hosts[0], "echo own"); got != "own\n" {
+		t.Fatalf("h1 with its own known_hosts: %q", got)
+	}
+	if got := mustRun(t, p, e.Hosts[1], "echo global"); got != "global\n" {
+		t.Fatalf("h2 with ssh.known_hosts: %q", got)
+	}
+	// h1's server without the per-host file: ssh.known_hosts does not
+	// know it.
+	e3, err := env.Parse("env.yml", []byte(strings.Replace(yml, ", known_hosts: "+own, "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3 := NewPool(e3, Options{})
+	defer p3.Close()
+	r, err := p3.Run(context.Background(), e3.Hosts[0], "true", nil, nil, nil)
+	if err == nil || !strings.Contains(r.Err, "unknown host key") || !strings.Contains(r.Err, global) {
+		t.Fatalf("h1 without its known_hosts got %+v %v, want refused against %s", r, err, global)
 	}
 }
 
@@ -350,7 +440,15 @@ func waitNoProc(t *testing.T, marker string, within time.Duration) {
 	}
 }
 
+// TestJumpHost reaches a target only the jump host can reach, with the
+// jump given in ssh: for every host or under the host itself (which wins).
 func TestJumpHost(t *testing.T) {
+	for _, perHost := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ssh.jump", true: "host jump"}[perHost], func(t *testing.T) { testJumpHost(t, perHost) })
+	}
+}
+
+func testJumpHost(t *testing.T, perHost bool) {
 	sshtest.Require(t)
 	nt := sshtest.NewNet(t, 1)
 	k := sshtest.NewKeys(t)
@@ -362,6 +460,11 @@ func TestJumpHost(t *testing.T) {
 	k.Trust(t, jump, target)
 	yml := "ssh:\n  user: " + sshtest.User + "\n  key: " + k.Key + "\n  known_hosts: " + k.KnownHosts +
 		"\n  jump: {host: " + ns.Addr + "}\nhosts:\n  - {name: inner, address: 127.0.0.1, port: 2222}\n"
+	if perHost {
+		// ssh.jump points nowhere: only the host's own jump leads in.
+		yml = "ssh:\n  user: " + sshtest.User + "\n  key: " + k.Key + "\n  known_hosts: " + k.KnownHosts +
+			"\n  jump: {host: 127.0.0.1, port: 1}\nhosts:\n  - {name: inner, address: 127.0.0.1, port: 2222, jump: {host: " + ns.Addr + "}}\n"
+	}
 	e, err := env.Parse("env.yml", []byte(yml))
 	if err != nil {
 		t.Fatal(err)
@@ -398,9 +501,11 @@ func TestJumpHost(t *testing.T) {
 	// Without the jump the target is unreachable: the only path is the jump.
 	e2 := *e
 	e2.SSH.Jump = nil
+	e2.Hosts = []env.Host{e.Hosts[0]}
+	e2.Hosts[0].Jump = nil // env.Load may fill the host's from ssh.jump
 	direct := NewPool(&e2, Options{Timeout: 3 * time.Second})
 	defer direct.Close()
-	if r, err := direct.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err == nil && target.Accepted() > nTarget {
+	if r, err := direct.Run(context.Background(), e2.Hosts[0], "true", nil, nil, nil); err == nil && target.Accepted() > nTarget {
 		t.Fatalf("target reached without the jump: %+v", r)
 	}
 }
