@@ -41,6 +41,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -71,6 +73,13 @@ type BenchRunOptions struct {
 	MaxErrorRate float64
 	// NoPrevious skips the comparison with the previous run.
 	NoPrevious bool
+	// Model and Checker name the oracle for dst-history/1 histories found
+	// under benchmark/ (env.yml benchmark.model / benchmark.checker; ""
+	// checker = the model's default); "" model = not checked.
+	Model, Checker string
+	// CheckTimeout bounds each checker run (0: the checker's default); a
+	// check that runs out is inconclusive, never a pass.
+	CheckTimeout time.Duration
 }
 
 // HostUsage is one host's peak resource use over the run. A peak of -1
@@ -141,7 +150,11 @@ type BenchRun struct {
 	Previous        *BenchComparison `json:"previous,omitempty"`
 	Logs            []string         `json:"logs,omitempty"`
 	MaxErrorRate    float64          `json:"max_error_rate"`
-	Failed          bool             `json:"failed"` // error rate above MaxErrorRate, or nothing ran
+	Failed          bool             `json:"failed"` // error rate above MaxErrorRate, nothing ran, or a checker found an anomaly
+	// Verdict is pass, fail or inconclusive (a history's check could not
+	// decide: dirty initial state, time limit); VerdictReason says why.
+	Verdict       string `json:"verdict"`
+	VerdictReason string `json:"verdict_reason,omitempty"`
 	Headline        string           `json:"headline"`
 	Problems        []string         `json:"problems"`
 }
@@ -189,6 +202,12 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	if err := b.loadBenchmarks(ctx); err != nil {
 		return nil, err
 	}
+	if err := b.loadHistories(ctx, opts); err != nil {
+		return nil, err
+	}
+	if len(b.Benchmarks) == 0 {
+		b.Problems = append(b.Problems, filepath.Join(b.ID, session.BenchmarkDir)+": no benchmark/*.json summaries or dst-history/1 *.jsonl histories found")
+	}
 	if err := b.loadMetrics(ctx); err != nil {
 		return nil, err
 	}
@@ -222,16 +241,18 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	b.findPatterns()
 	b.recommend()
 	b.Failed = b.Totals.ErrorRate > b.MaxErrorRate || b.Totals.Ops == 0
+	b.Verdict, b.VerdictReason = b.benchVerdict()
+	b.Failed = b.Failed || b.Verdict == BenchFail
 	b.Headline = b.headline()
+	if b.VerdictReason != "" {
+		b.Headline += "; " + b.VerdictReason
+	}
 	return b, nil
 }
 
 func (b *BenchRun) loadBenchmarks(ctx context.Context) error {
 	files, _ := filepath.Glob(filepath.Join(b.Dir, session.BenchmarkDir, "*.json"))
 	sort.Strings(files)
-	if len(files) == 0 {
-		b.Problems = append(b.Problems, filepath.Join(b.ID, session.BenchmarkDir)+": no benchmark/*.json summaries found")
-	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("benchmark run: %w", err)
@@ -703,6 +724,13 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 		s.WriteString("\nPercentiles computed from samples use the nearest-rank method; \"—\" means the source did not report the figure.\n")
 	}
 
+	if lines := benchCheckLines(b); len(lines) > 0 {
+		s.WriteString("\n## Consistency check\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(&s, "- %s\n", mdLine(l))
+		}
+	}
+
 	s.WriteString("\n## Errors by category\n\n")
 	if b.Totals.Failures == 0 {
 		s.WriteString("No errors recorded.\n")
@@ -770,26 +798,59 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	return []byte(s.String())
 }
 
+// benchCheckLines is the consistency-check section of both reports: one
+// line per checked history, or the note that no model was named.
+func benchCheckLines(b *BenchRun) []string {
+	var out []string
+	histories := 0
+	for _, r := range b.Benchmarks {
+		if r.Format == history.Schema {
+			histories++
+		}
+		c := r.Check
+		if c == nil {
+			continue
+		}
+		l := fmt.Sprintf("%s: %s (model %s) %s — %s", r.Name, c.Checker, c.Model, c.Outcome, c.Evidence)
+		if len(c.Dirty) > 0 {
+			l += "; dirty initial state (not a SUT anomaly): " + strings.Join(first(c.Dirty, 3), "; ") + "; " + checker.DirtyAdvice
+		} else if c.Reason != "" {
+			l += "; " + c.Reason
+		}
+		if len(c.Anomalies) > 0 {
+			l += "; anomalies: " + strings.Join(c.Anomalies, "; ")
+		}
+		out = append(out, l)
+	}
+	if histories > 0 && len(out) == 0 {
+		out = append(out, NoModelNote)
+	}
+	return out
+}
+
 // benchNoResults is what both reports say when benchmark/ held nothing.
 const benchNoResults = "No benchmark results found in benchmark/ (accepted shapes: dstgen-native JSON, dst-history/1 history.jsonl, fio --output-format=json, k6 --summary-export)."
 
 // benchStatus is the run result both reports show: FAIL or PASS.
 func benchStatus(b *BenchRun) string {
-	if b.Failed {
+	switch {
+	case b.Failed:
 		return "FAIL"
+	case b.Verdict == BenchInconclusive:
+		return "INCONCLUSIVE"
 	}
 	return "PASS"
 }
 
 // benchStatusRule says what makes a run FAIL.
 func benchStatusRule(b *BenchRun) string {
-	return fmt.Sprintf("fails when the error rate exceeds %.2f%% or nothing ran", 100*b.MaxErrorRate)
+	return fmt.Sprintf("fails when the error rate exceeds %.2f%%, nothing ran or a history's checker found an anomaly; inconclusive when a check could not decide", 100*b.MaxErrorRate)
 }
 
 // benchSummary is the summary table of both reports: one row per benchmark
 // and a total row; "—" where a figure is not reported.
 func benchSummary(b *BenchRun) (cols []string, rows [][]string) {
-	cols = []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)"}
+	cols = []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Max (ms)"}
 	if len(b.Benchmarks) == 0 {
 		return cols, nil
 	}
@@ -800,9 +861,9 @@ func benchSummary(b *BenchRun) (cols []string, rows [][]string) {
 			vs = fmt.Sprintf("%.0f%%", 100*r.Throughput/r.TargetRate)
 		}
 		rows = append(rows, []string{r.Name, r.Format, strconv.FormatInt(r.Ops, 10), strconv.FormatInt(r.Failures, 10), fmt.Sprintf("%.2f", 100*r.ErrorRate()),
-			fmt.Sprintf("%.1f", r.Throughput), target, vs, optMS(r.Latency.Mean), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99)})
+			fmt.Sprintf("%.1f", r.Throughput), target, vs, optMS(r.Latency.Mean), optMS(r.Latency.P50), optMS(r.Latency.P95), optMS(r.Latency.P99), optMS(r.Latency.Max)})
 	}
-	rows = append(rows, []string{"total", "—", strconv.FormatInt(b.Totals.Ops, 10), strconv.FormatInt(b.Totals.Failures, 10), fmt.Sprintf("%.2f", 100*b.Totals.ErrorRate), "—", "—", "—", "—", "—", "—", "—"})
+	rows = append(rows, []string{"total", "—", strconv.FormatInt(b.Totals.Ops, 10), strconv.FormatInt(b.Totals.Failures, 10), fmt.Sprintf("%.2f", 100*b.Totals.ErrorRate), "—", "—", "—", "—", "—", "—", "—", "—"})
 	return cols, rows
 }
 
@@ -838,6 +899,13 @@ func RenderBenchHTML(b *BenchRun) []byte {
 		fmt.Fprintf(&s, "<p>%s</p>\n", esc(benchNoResults))
 	} else {
 		htmlTable(&s, cols, rows, nil)
+	}
+	if lines := benchCheckLines(b); len(lines) > 0 {
+		s.WriteString("<h2>Consistency check</h2>\n<ul>")
+		for _, l := range lines {
+			fmt.Fprintf(&s, "<li>%s</li>", esc(l))
+		}
+		s.WriteString("</ul>\n")
 	}
 	rows = nil
 	for _, h := range b.Hosts {

@@ -28,6 +28,7 @@ type benchLatency struct {
 	P50  *float64 `json:"p50_ms,omitempty"`
 	P95  *float64 `json:"p95_ms,omitempty"`
 	P99  *float64 `json:"p99_ms,omitempty"`
+	Max  *float64 `json:"max_ms,omitempty"`
 }
 
 // BenchPoint is one measurement interval of a benchmark's time series.
@@ -51,6 +52,9 @@ type BenchResult struct {
 	Latency    benchLatency     `json:"latency"`
 	Throughput float64          `json:"throughput"` // achieved ops/s
 	Series     []BenchPoint     `json:"series,omitempty"`
+	// Check is the checker's verdict on a dst-history/1 benchmark history
+	// when a model was named (env.yml benchmark.model or --model).
+	Check *BenchCheck `json:"check,omitempty"`
 }
 
 // ErrorRate is failures over ops (0 when nothing ran).

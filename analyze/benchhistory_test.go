@@ -1,0 +1,92 @@
+package analyze
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchCollected is a run as the generated collect task lays it out:
+// benchmark/history.jsonl (dst-history/1), metrics/<host>/, logs/.
+const benchCollected = "testdata/benchruns/collected/run_20261201_100000"
+
+// editHistory copies the collected run and rewrites its history: insert
+// lines after _meta, append lines at the end.
+func editHistory(t *testing.T, insert, add []string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run_20261201_100000")
+	copyDir(t, benchCollected, dir)
+	h := filepath.Join(dir, "benchmark", "history.jsonl")
+	b, err := os.ReadFile(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = append(append(append([]string{lines[0]}, insert...), lines[1:]...), add...)
+	if err := os.WriteFile(h, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A collected benchmark history is a benchmark result: its figures are
+// reported, and with a model named the checker's verdict decides; a dirty
+// initial state is inconclusive, never a fail.
+func TestBenchRunHistory(t *testing.T) {
+	const leftover = `{"op_id":"0","process_id":"c9","invoke_ts":0,"complete_ts":1000000,"op_type":"read","key":"k7","input":null,"output":"from-last-run","error":null,"timeout_marker":false,"node_seen":"node1","fault_epoch":null}`
+	// After every write to k0, a read returns its very first value: stale.
+	const stale = `{"op_id":"999","process_id":"c1","invoke_ts":20000000000,"complete_ts":20001000000,"op_type":"read","key":"k0","input":null,"output":"v4","error":null,"timeout_marker":false,"node_seen":"node1","fault_epoch":null}`
+	tests := []struct {
+		name    string
+		dir     string
+		model   string
+		verdict string
+		status  string // report.md / report.html run result
+		reason  string
+	}{
+		{"no model", benchCollected, "", BenchPass, "PASS", NoModelNote},
+		{"kv valid", benchCollected, "kv", BenchPass, "PASS", "judged 1 of 1 histories valid"},
+		{"dirty initial state", editHistory(t, []string{leftover}, nil), "kv", BenchInconclusive, "INCONCLUSIVE", "dirty initial state: run_20261201_100000/benchmark/history.jsonl:2"},
+		{"stale read", editHistory(t, nil, []string{stale}), "kv", BenchFail, "FAIL", "checker found an anomaly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := AnalyzeBenchRun(context.Background(), tt.dir, BenchRunOptions{Model: tt.model, NoPrevious: true, MaxErrorRate: 0.05})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Benchmarks) != 1 {
+				t.Fatalf("benchmarks %+v, problems %v", b.Benchmarks, b.Problems)
+			}
+			r := b.Benchmarks[0]
+			// 200 ops: 3 failed writes, 2 timed-out writes (+1 op when edited).
+			if r.Format != "dst-history/1" || r.Errors["fail"] != 3 || r.Errors["timeout"] != 2 || r.Failures != 5 ||
+				r.Latency.P50 == nil || r.Latency.P95 == nil || r.Latency.P99 == nil || r.Latency.Max == nil || r.Throughput <= 0 {
+				t.Errorf("figures %+v", r)
+			}
+			if tt.dir == benchCollected && (r.Ops != 200 || *r.Latency.Max != 8 || len(b.Hosts) != 1) {
+				t.Errorf("ops %d max %v hosts %d", r.Ops, *r.Latency.Max, len(b.Hosts))
+			}
+			if b.Verdict != tt.verdict || !strings.Contains(b.VerdictReason, tt.reason) {
+				t.Errorf("verdict %s (%s), want %s containing %q", b.Verdict, b.VerdictReason, tt.verdict, tt.reason)
+			}
+			if (tt.verdict == BenchFail) != b.Failed {
+				t.Errorf("failed=%v for verdict %s", b.Failed, b.Verdict)
+			}
+			md := string(RenderBenchMarkdown(b))
+			mv, _ := mdSummary(t, md)
+			hv, _ := htmlSummary(t, string(RenderBenchHTML(b)))
+			if mv != tt.status || hv != tt.status {
+				t.Errorf("run result md %s html %s, want %s", mv, hv, tt.status)
+			}
+			if strings.Contains(md, "No benchmark results found") {
+				t.Error("report says no benchmark results")
+			}
+			if tt.verdict == BenchInconclusive && !strings.Contains(md, "task clean:data") {
+				t.Error("dirty report does not say how to clean")
+			}
+		})
+	}
+}
