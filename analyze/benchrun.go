@@ -153,10 +153,10 @@ type BenchRun struct {
 	Failed          bool             `json:"failed"` // error rate above MaxErrorRate, nothing ran, or a checker found an anomaly
 	// Verdict is pass, fail or inconclusive (a history's check could not
 	// decide: dirty initial state, time limit); VerdictReason says why.
-	Verdict       string `json:"verdict"`
-	VerdictReason string `json:"verdict_reason,omitempty"`
-	Headline        string           `json:"headline"`
-	Problems        []string         `json:"problems"`
+	Verdict       string   `json:"verdict"`
+	VerdictReason string   `json:"verdict_reason,omitempty"`
+	Headline      string   `json:"headline"`
+	Problems      []string `json:"problems"`
 }
 
 // BenchRunSchema identifies a benchmark-run report.json.
