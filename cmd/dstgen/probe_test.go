@@ -87,6 +87,9 @@ func TestProbeCLI(t *testing.T) {
 	if code != 3 || !strings.Contains(out, "host=h1 reachable=no") || !strings.HasSuffix(out, "hosts: 0 reachable, 1 unreachable\n") {
 		t.Errorf("--reach, unreachable: code %d out %q; want exit 3", code, out)
 	}
+	if !regexp.MustCompile(`(?m)^host=h1 reachable=yes .* source\.address=\S*env\.yml:[0-9]+`).MatchString(text) {
+		t.Errorf("probe does not say where the host's address came from: %q", text)
+	}
 	code, out, _ = runCLI(t, "probe", "--env", envPath, "--reach")
 	if code != 0 || !strings.Contains(out, "host=h1 reachable=yes rtt_ms=") || !strings.HasSuffix(out, "hosts: 1 reachable, 0 unreachable\n") {
 		t.Errorf("--reach: code %d out %q; want exit 0", code, out)
@@ -142,5 +145,50 @@ func TestProbeMatrixGolden(t *testing.T) {
 		if !strings.Contains(b.String(), must) {
 			t.Errorf("matrix lacks %q", must)
 		}
+	}
+}
+
+// TestProbeCLISummaryAndDisabled: probe --plan ends with one summary line;
+// a missing requirement makes it exit 1 naming the blocker, until env.yml
+// sets dstgen.capabilities.<key>: false for it (exit 0, the scenarios
+// INCONCLUSIVE-env) or selects only scenarios that do not need it.
+func TestProbeCLISummaryAndDisabled(t *testing.T) {
+	envPath, _, _, _ := jobCLIEnv(t, 1)
+	planPath := filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md")
+	code, out, errOut := runCLI(t, "probe", "--env", envPath, "--plan", planPath, "--json")
+	var res struct{ Summary runner.CapSummary }
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Summary.Missing == 0 {
+		t.Fatalf("probe as the unprivileged user: code %d summary %+v %v; want something missing", code, res.Summary, err)
+	}
+	if !strings.Contains(errOut, "dstgen.capabilities.") {
+		t.Errorf("blocking requirement not named with its env.yml key: %q", errOut)
+	}
+	code, text, _ := runCLI(t, "probe", "--env", envPath, "--plan", planPath)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if last := lines[len(lines)-1]; code != 1 || !strings.HasPrefix(last, "capabilities: ") || !strings.Contains(last, "BLOCKING") {
+		t.Errorf("summary line = %q (code %d); want capabilities: ... BLOCKING", last, code)
+	}
+	b, _ := os.ReadFile(envPath)
+	var off strings.Builder
+	off.WriteString("dstgen:\n  capabilities:\n")
+	for _, m := range res.Summary.Details {
+		off.WriteString("    " + m.Key + ": false\n")
+	}
+	disabled := filepath.Join(t.TempDir(), "env.yml")
+	if err := os.WriteFile(disabled, append(b, off.String()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, text, errOut = runCLI(t, "probe", "--env", disabled, "--plan", planPath)
+	lines = strings.Split(strings.TrimSpace(text), "\n")
+	if last := lines[len(lines)-1]; code != 0 || !strings.Contains(last, "disabled in env.yml") || strings.Contains(last, "BLOCKING") {
+		t.Errorf("every missing capability disabled: code %d last %q err %q; want exit 0", code, last, errOut)
+	}
+	// Only S4 selected: it needs nothing but what the SUT brings up.
+	only := filepath.Join(t.TempDir(), "env.yml")
+	if err := os.WriteFile(only, append(b, "dstgen:\n  scenarios: [S4]\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, text, errOut := runCLI(t, "probe", "--env", only, "--plan", planPath); code != 0 || !strings.Contains(text, "its scenarios not selected") {
+		t.Errorf("only S4 selected: code %d out %q err %q; want exit 0", code, text, errOut)
 	}
 }
