@@ -205,8 +205,10 @@ func (b *BenchRun) checkHistory(ctx context.Context, rel string, ops []history.O
 	if spec.Checker == "" {
 		c, ok := checker.Pick(opts.Model, "")
 		if !ok {
-			b.Problems = append(b.Problems, fmt.Sprintf("%s: no default checker for model %q; name benchmark.checker in env.yml (or --checker)", rel, opts.Model))
-			return nil
+			why := fmt.Sprintf("no default checker for model %q; name benchmark.checker in env.yml (or --checker)", opts.Model)
+			b.Problems = append(b.Problems, rel+": "+why)
+			// A model was named but nothing judged it: not a pass.
+			return &BenchCheck{Model: opts.Model, Outcome: string(checker.Unknown), Reason: why}
 		}
 		spec.Checker = c
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstgen/dstgen/analyze"
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -22,12 +23,15 @@ type analyzeFlags struct {
 	out          string
 	checkTimeout time.Duration
 	maxErrorRate float64
+	envFile      string
+	model        string
+	checker      string
 }
 
 func newAnalyzeCmd() *cobra.Command {
 	var f analyzeFlags
 	cmd := &cobra.Command{
-		Use:   "analyze RESULTS [--plan FILE] [--json] [--out DIR] [--check-timeout D]",
+		Use:   "analyze RESULTS [--plan FILE] [--env FILE] [--model M [--checker C]] [--json] [--out DIR] [--check-timeout D]",
 		Short: "Judge a session (verdicts, findings/report.md, report.json, junit.xml, report.html) or a benchmark run",
 		Long: `analyze judges what a run collected.
 
@@ -53,7 +57,14 @@ or nothing ran, else 0. Accepted benchmark/*.json shapes: the dstgen shape
 {"name","target_rate","duration_s","ops","errors":{category:n},
 "latency_ms":{"mean","p50","p95","p99"} | "samples_ms":[...],
 "series":[{"t","ops","errors","p99_ms"}]}, fio --output-format=json, and
-k6 --summary-export; metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
+k6 --summary-export; a dst-history/1 *.jsonl history anywhere under
+benchmark/ is a benchmark result too (ops, throughput, p50/p95/p99/max,
+fail/timeout counts) and, when a model is named (--model, else
+benchmark.model in the --env file; --checker, else benchmark.checker, else
+the model's default), its checker decides: pass when valid, fail (exit 1) on
+an anomaly, inconclusive (exit 1) on a dirty initial state or a checker time
+limit; without a model the numbers are reported and linearizability is
+said to be unchecked. metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
 logs (per host in metrics/<host>/) and timestamp,host,cpu,mem,disk_io,net
 CSV files.`,
 		Args: cobra.ExactArgs(1),
@@ -67,6 +78,9 @@ CSV files.`,
 	fl.StringVar(&f.out, "out", "", "directory for the findings files (default <session>/findings)")
 	fl.DurationVar(&f.checkTimeout, "check-timeout", 0, "time limit per checker run (default: the checker's own); a checker that runs out is unknown, never a pass")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", analyze.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
+	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a collected history")
+	fl.StringVar(&f.model, "model", "", "benchmark runs: model of the collected history (wins over env.yml benchmark.model)")
+	fl.StringVar(&f.checker, "checker", "", "benchmark runs: checker for --model (wins over env.yml benchmark.checker; default: the model's)")
 	return cmd
 }
 
@@ -191,7 +205,25 @@ func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, o
 
 func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	b, err := analyze.AnalyzeBenchRun(cmd.Context(), dir, analyze.BenchRunOptions{MaxErrorRate: f.maxErrorRate})
+	opts := analyze.BenchRunOptions{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
+	if f.envFile != "" {
+		e, err := env.Load(f.envFile)
+		if err != nil {
+			return badInput(fmt.Errorf("analyze: --env: %w", err))
+		}
+		opts.Model, opts.Checker = e.Benchmark.Model, e.Benchmark.Checker
+	}
+	if f.model != "" {
+		// The flags win over env.yml; a --model without --checker takes
+		// the model's default, not env.yml's checker for another model.
+		opts.Model, opts.Checker = f.model, f.checker
+	} else if f.checker != "" {
+		opts.Checker = f.checker
+	}
+	if opts.Checker != "" && opts.Model == "" {
+		return badInput(errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)"))
+	}
+	b, err := analyze.AnalyzeBenchRun(cmd.Context(), dir, opts)
 	if err != nil {
 		return badInput(fmt.Errorf("analyze: %w", err))
 	}
@@ -212,13 +244,9 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		}
 		stdout.Write(data)
 	} else {
-		result := "pass"
-		if b.Failed {
-			result = "fail"
-		}
-		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, result, filepath.Join(out, analyze.ReportMarkdownFile))
+		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, b.Verdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if b.Failed {
+	if b.Failed || b.Verdict != analyze.BenchPass {
 		return withCode(exitNotSo, nil)
 	}
 	return nil

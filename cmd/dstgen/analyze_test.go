@@ -228,3 +228,43 @@ func TestAnalyzeBenchRunJSON(t *testing.T) {
 		t.Errorf("--json output differs from findings/report.json")
 	}
 }
+
+// A collected benchmark run holding only a dst-history/1 history is a
+// benchmark result; its model comes from env.yml (benchmark.model) or
+// --model, which wins.
+func TestAnalyzeBenchRunHistory(t *testing.T) {
+	fx := analyzeFixtures(t)
+	run := filepath.Join(fx, "benchruns", "collected", "run_20261201_100000")
+	envWith := func(model string) string {
+		return checkWriteFile(t, "env.yml", "hosts:\n  - {name: node1, address: 127.0.0.1, roles: [etcd]}\nbenchmark:\n  model: "+model+"\n")
+	}
+	badEnv := checkWriteFile(t, "bad.yml", "hosts: [\n")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no model", []string{run, "--max-error-rate", "0.05"}, 0, "benchmark_result=pass", ""},
+		{"model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("kv")}, 0, "checker judged 1 of 1 histories valid", ""},
+		{"--model wins over env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel"), "--model", "kv"}, 0, "benchmark_result=pass", ""},
+		{"unknown model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel")}, 1, "benchmark_result=inconclusive", "no default checker for model"},
+		{"bad env file", []string{run, "--env", badEnv}, 2, "", "bad.yml:"},
+		{"checker without model", []string{run, "--checker", "linearizability"}, 2, "", "--checker needs a model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runAnalyzeCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if strings.Contains(stdout, "no benchmark results found") {
+				t.Errorf("history not taken as a benchmark result: %s", stdout)
+			}
+		})
+	}
+	md, err := os.ReadFile(filepath.Join(run, "findings", "report.md"))
+	if err != nil || !strings.Contains(string(md), "p99 (ms)") || !strings.Contains(string(md), "| timeout | 2 |") {
+		t.Errorf("report.md lacks the history's figures: %v\n%.2000s", err, md)
+	}
+}

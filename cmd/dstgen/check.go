@@ -13,6 +13,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // exitUnknown is check's own code: the checker ran out of time, so the
@@ -39,7 +40,7 @@ func newCheckCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "check --model M [--checker C] [--timeout D] [--html FILE] [--final FILE] [--json] HISTORY.jsonl",
-		Short: "Check one operation history (like elle-cli): exit 0 valid, 1 anomaly, 3 unknown, 2 bad input",
+		Short: "Check one operation history (like elle-cli): exit 0 valid, 1 anomaly, 3 unknown, 2 bad input or dirty initial state",
 		Long: `check runs one checker over a dst-history/1 JSON Lines file and prints the
 ops consumed, the anomalies found (key, message, op ids, window) and the time
 taken. --checker defaults from the model (spec §4 picker). Checkers that need
@@ -48,7 +49,11 @@ from --final: {"keys":{k:v}, "replicas":{node:{k:v}}}. Checker parameters go
 in --param name=value (e.g. --param window=2, --param p99=200ms;
 monotonic-reads takes versions from an object output's .version or, with
 --param version_from=value, from the read value itself, else only from
-real-time order between writes). An empty history is bad input, never valid.`,
+real-time order between writes). An empty history is bad input, never valid.
+A kv/register history that reads a value no op in it wrote (left-over state
+from an earlier run) prints result=dirty-initial-state key=... value=...
+line=FILE:N and exits 2: an environment problem, not an anomaly; the other
+keys are still checked, and a violation on them still exits 1.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -62,6 +67,15 @@ real-time order between writes). An empty history is bad input, never valid.`,
 					return badInput(fmt.Errorf("check: --param %q: want name=value", p))
 				}
 				spec.Params[k] = v
+			}
+			if formula, set := spec.Params["formula"]; set {
+				// The plan's grammar is the only fairness grammar; a
+				// one-off check may state only some of the thresholds.
+				f, err := plan.ParseFairness(formula)
+				if err != nil && !errors.Is(err, plan.ErrIncomplete) {
+					return badInput(fmt.Errorf("check: --param formula: %v", err))
+				}
+				spec.Fairness = f
 			}
 			if spec.Checker == "" {
 				c, ok := checker.Pick(spec.Model, "")
@@ -116,6 +130,11 @@ real-time order between writes). An empty history is bad input, never valid.`,
 				return badInput(fmt.Errorf("%s: no ops: an empty history proves nothing", path))
 			case res.Outcome == checker.Invalid:
 				return withCode(exitNotSo, nil)
+			case len(res.Dirty) > 0:
+				// Left-over state from an earlier run is an environment
+				// problem, not an anomaly of the SUT: exit 2 (bad input or
+				// environment), never 1.
+				return badInput(fmt.Errorf("%s: dirty initial state: %d keys read a value no op in the history wrote; %s", path, len(res.Dirty), checker.DirtyAdvice))
 			case res.Outcome == checker.Unknown:
 				return withCode(exitUnknown, nil)
 			}
@@ -167,6 +186,9 @@ func printCheck(w io.Writer, rep checkReport) {
 			fmt.Fprintf(w, " fault_epoch=%s", a.FaultEpoch)
 		}
 		fmt.Fprintf(w, ": %s\n", a.Message)
+	}
+	for _, d := range r.Dirty {
+		fmt.Fprintf(w, "result=dirty-initial-state key=%q value=%s process=%s op=%s line=%s:%d\n", d.Key, d.Value, d.ProcessID, d.OpID, rep.History, d.Line)
 	}
 	switch {
 	case r.HTML != "" && r.HTMLCapped:

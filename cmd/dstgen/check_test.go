@@ -51,6 +51,15 @@ func TestCheckCommand(t *testing.T) {
 	slow.WriteString(checkOpLine("x", "x", 4000, 5000, "read", "null", "0") + checkOpLine("y", "x", 6000, 7000, "read", "null", "1"))
 	slowPath := checkWriteFile(t, "slow.jsonl", slow.String())
 	html := filepath.Join(t.TempDir(), "v.html")
+	// The second run on the same cluster reads what the first one wrote.
+	leftover := checkWriteFile(t, "leftover.jsonl", meta+checkOpLine("1", "q", 0, 10, "read", "null", "7")+
+		checkOpLine("2", "p", 20, 30, "write", "1", "null")+checkOpLine("3", "q", 40, 50, "read", "null", "1"))
+	var tenants strings.Builder
+	tenants.WriteString(meta)
+	for i := int64(0); i < 100; i++ {
+		tenants.WriteString(strings.Replace(checkOpLine(checkItoa(i), "p", i*10_000_000, i*10_000_000+1000, "put", `{"tenant":"t1"}`, "null"), `"key":"k"`, `"key":"t1"`, 1))
+	}
+	fairPath := checkWriteFile(t, "tenants.jsonl", tenants.String())
 
 	tests := []struct {
 		name     string
@@ -72,6 +81,13 @@ func TestCheckCommand(t *testing.T) {
 		{"no model", []string{"check", good}, 2, "", "--model is required"},
 		{"unknown checker", []string{"check", "--model", "kv", "--checker", "nope", good}, 2, "", "unknown checker"},
 		{"missing final", []string{"check", "--model", "log", "--checker", "no-lost-ack", good}, 2, "", "needs a final state"},
+		// Left-over state is an environment problem: its own result line,
+		// exit 2, never "anomaly" / exit 1.
+		{"dirty initial state", []string{"check", "--model", "kv", leftover}, 2, `result=dirty-initial-state key="k" value=7 process=q op=1 line=` + leftover + `:2`, "dirty initial state"},
+		// The plan fixture's formula form (a unit on the bound) is the one
+		// grammar dstgen check reads too.
+		{"fairness formula with unit", []string{"check", "--model", "kv", "--checker", "fairness", "--param", "formula=group=tenant; min_group_throughput >= 190 ops/s", fairPath}, 1, "threshold min_group_throughput >= 190 ops/s", ""},
+		{"fairness formula bad", []string{"check", "--model", "kv", "--checker", "fairness", "--param", "formula=tenant", fairPath}, 2, "", "group=<dimension>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
