@@ -274,6 +274,11 @@ func FuzzLoad(f *testing.F) {
 			if !nameRE.MatchString(h.Name) || seen[h.Name] || h.Address == "" || h.Port < 1 || h.Port > 65535 || h.User == "" {
 				t.Fatalf("accepted invalid host: %+v", h)
 			}
+			for _, f := range []string{"address", "port", "user", "key", "known_hosts", "jump"} {
+				if h.Sources[f] == "" {
+					t.Fatalf("host %s: no source for %s: %+v", h.Name, f, h.Sources)
+				}
+			}
 			seen[h.Name] = true
 		}
 	})
