@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/runner"
@@ -23,6 +24,7 @@ const execOutputCap = 1 << 20
 func newExecCmd() *cobra.Command {
 	var f runnerFlags
 	var parallel int
+	var serveDir string
 	cmd := &cobra.Command{
 		Use:   "exec TARGET [flags] -- CMD...",
 		Short: "Run a command on hosts over SSH, bounded by 30 s per round trip",
@@ -49,6 +51,9 @@ Exit: 0 all ok; 1 some command exited non-zero; 124 some host timed out;
 When several apply, the highest priority wins: 2, then 124, then 1.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if serveDir != "" {
+				return serveHolder(cmd, serveDir, f.idle)
+			}
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 {
 				return badInput(errors.New("exec: usage: dstgen exec TARGET -- CMD... (the command goes after --)"))
@@ -90,7 +95,28 @@ When several apply, the highest priority wins: 2, then 124, then 1.`,
 	}
 	f.register(cmd)
 	cmd.Flags().IntVar(&parallel, "parallel", 10, "hosts to run on at the same time (0 = all)")
+	// The connection holder is this binary re-executed by the first runner
+	// command (see runnerFlags.holder); not for people.
+	cmd.Flags().StringVar(&serveDir, holderServeFlag, "", "serve the connection holder on this private directory")
+	_ = cmd.Flags().MarkHidden(holderServeFlag)
 	return cmd
+}
+
+// holderServeFlag is exec's hidden flag that turns the process into the
+// connection holder.
+const holderServeFlag = "holder-serve"
+
+// serveHolder runs the holder until its idle timeout or SIGTERM. A second
+// holder racing for the same directory exits 0: the first one serves.
+func serveHolder(cmd *cobra.Command, dir string, idle time.Duration) error {
+	err := runner.ServeHolder(cmd.Context(), dir, idle, cmd.ErrOrStderr())
+	if errors.Is(err, runner.ErrHolderRunning) {
+		return nil
+	}
+	if err != nil {
+		return badInput(err)
+	}
+	return nil
 }
 
 func execText(cmd *cobra.Command, pool *runner.Pool, hosts []env.Host, remote string, parallel int) []runner.Result {

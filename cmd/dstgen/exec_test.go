@@ -188,7 +188,8 @@ func TestExecUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errOut := execRun(t, "exec", "h1", "--env", envPath, "--", "true")
-	if code != 2 || !strings.Contains(errOut, "dstgen: connect to h1") {
+	// The reason names the env.yml line of h1 (the 6th) and its address.
+	if code != 2 || !strings.Contains(errOut, "dstgen: "+envPath+":6: host h1 (127.0.0.1:1): connect: ") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

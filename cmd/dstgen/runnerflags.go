@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"testing"
 	"time"
 
 	"github.com/dstgen/dstgen/env"
@@ -17,10 +20,20 @@ type runnerFlags struct {
 	timeout   time.Duration
 	json      bool
 	acceptNew bool
+	noHolder  bool
+	idle      time.Duration
 	cmd       *cobra.Command // for stderr: pool diagnostics (accepted host keys, reconnects)
 }
 
-// register adds --env, --timeout, --json and --accept-new-host to cmd.
+// Environment of the connection holder.
+const (
+	envNoHolder   = "DSTGEN_NO_HOLDER"   // 1/true: connect directly, like --no-holder
+	envHolderDir  = "DSTGEN_HOLDER_DIR"  // overrides the socket directory
+	envHolderIdle = "DSTGEN_HOLDER_IDLE" // idle exit of a holder this call starts
+)
+
+// register adds --env, --timeout, --json, --accept-new-host, --no-holder
+// and --holder-idle to cmd.
 func (f *runnerFlags) register(cmd *cobra.Command) {
 	f.cmd = cmd
 	fl := cmd.Flags()
@@ -28,6 +41,47 @@ func (f *runnerFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.timeout, "timeout", runner.MaxTimeout, "bound of every SSH round trip (at most 30s; can only lower it)")
 	fl.BoolVar(&f.json, "json", false, "print machine-readable JSON instead of key=value lines")
 	fl.BoolVar(&f.acceptNew, "accept-new-host", false, "trust unknown host keys on first use and append them to known_hosts (a changed key is still refused)")
+	fl.BoolVar(&f.noHolder, "no-holder", false, "connect directly, not through the per-user connection holder (also "+envNoHolder+"=1)")
+	fl.DurationVar(&f.idle, "holder-idle", runner.DefaultHolderIdle, "idle time after which a connection holder started by this call exits (also "+envHolderIdle+")")
+}
+
+// holder is the connection holder every runner command goes through, or
+// nil for direct connections: --no-holder, DSTGEN_NO_HOLDER, or a test
+// binary (re-executing it would run the tests, not dstgen).
+func (f *runnerFlags) holder() (*runner.Holder, error) {
+	if f.noHolder || testing.Testing() {
+		return nil, nil
+	}
+	if v := os.Getenv(envNoHolder); v != "" {
+		off, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: want 1 or 0", envNoHolder, v)
+		}
+		if off {
+			return nil, nil
+		}
+	}
+	idle := f.idle
+	if v := os.Getenv(envHolderIdle); v != "" && (f.cmd == nil || !f.cmd.Flags().Changed("holder-idle")) {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %v", envHolderIdle, v, err)
+		}
+		idle = d
+	}
+	if idle <= 0 {
+		return nil, fmt.Errorf("--holder-idle %s: must be positive", idle)
+	}
+	dir := os.Getenv(envHolderDir)
+	if dir == "" {
+		dir = runner.DefaultHolderDir()
+	}
+	h := &runner.Holder{Dir: dir}
+	// Without our own binary we can still use a running holder.
+	if exe, err := os.Executable(); err == nil {
+		h.Start = []string{exe, "exec", "--" + holderServeFlag, dir, "--holder-idle", idle.String()}
+	}
+	return h, nil
 }
 
 // open loads the env file and returns a Pool on it. Every error is exit-2
@@ -50,6 +104,10 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 	if f.cmd != nil {
 		log = f.cmd.ErrOrStderr()
 	}
-	p := runner.NewPool(e, runner.Options{Timeout: f.timeout, AcceptNewHosts: f.acceptNew, Log: log})
+	h, err := f.holder()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := runner.NewPool(e, runner.Options{Timeout: f.timeout, AcceptNewHosts: f.acceptNew, Log: log, Holder: h})
 	return e, p, nil
 }
