@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -235,7 +236,7 @@ func (b *BenchRun) checkHistory(ctx context.Context, rel string, ops []history.O
 // rule), inconclusive when a check could not decide (dirty initial state,
 // time limit), pass otherwise. A dirty initial state is never a fail.
 func (b *BenchRun) benchVerdict() (verdict, reason string) {
-	var unknown, invalid []string
+	var unknown, invalid, names []string
 	checked, histories := 0, 0
 	for _, r := range b.Benchmarks {
 		if r.Format == history.Schema {
@@ -246,6 +247,9 @@ func (b *BenchRun) benchVerdict() (verdict, reason string) {
 			continue
 		}
 		checked++
+		if !slices.Contains(names, c.Checker) {
+			names = append(names, c.Checker)
+		}
 		switch c.Outcome {
 		case string(checker.Invalid):
 			invalid = append(invalid, fmt.Sprintf("%s: %s %s: %s", r.Name, c.Checker, c.Evidence, strings.Join(first(c.Anomalies, 2), "; ")))
@@ -267,7 +271,8 @@ func (b *BenchRun) benchVerdict() (verdict, reason string) {
 	case histories > 0 && checked == 0:
 		return BenchPass, NoModelNote
 	case checked > 0:
-		return BenchPass, fmt.Sprintf("checker judged %d of %d histories valid", checked, histories)
+		// Name the checker: "valid" means nothing until one knows for what.
+		return BenchPass, fmt.Sprintf("%s judged %d of %d histories valid", strings.Join(names, ", "), checked, histories)
 	}
 	return BenchPass, ""
 }

@@ -19,38 +19,22 @@ import (
 // etcdTemplate is the example SUT's real per-host config template.
 var etcdTemplate, _ = filepath.Abs("../examples/etcd/deploy/etcd.conf.yml.tmpl")
 
-// testbed is n network-namespace hosts, each with its own sshd and work
-// dir: three etcd members and a client, like the CI cluster.
-type testbed struct {
-	keys     *sshtest.Keys
-	srvs     []*sshtest.Server
-	workdirs []string
-}
+type testbed struct{ *sshtest.Testbed }
 
-func newTestbed(t *testing.T, n int) *testbed {
-	t.Helper()
-	nt := sshtest.NewNet(t, n)
-	tb := &testbed{keys: sshtest.NewKeys(t)}
-	for _, h := range nt.Hosts {
-		tb.srvs = append(tb.srvs, sshtest.Start(t, tb.keys, sshtest.Options{NetNS: h.NS, Addr: h.Addr}))
-		tb.workdirs = append(tb.workdirs, sshtest.Workdir(t))
-	}
-	tb.keys.Trust(t, tb.srvs...)
-	return tb
-}
+func newTestbed(t *testing.T, n int) testbed { return testbed{sshtest.NewTestbed(t, n)} }
 
 // envYAML writes an env.yml for the testbed: hosts 0..2 run etcd, host 3
 // is the client.
-func (tb *testbed) envYAML(t *testing.T, sut string) string {
+func (tb testbed) envYAML(t *testing.T, sut string) string {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "ssh: {user: %s, key: %s, known_hosts: %s}\nworkdir: /opt/unused\nhosts:\n", sshtest.User, tb.keys.Key, tb.keys.KnownHosts)
-	for i, s := range tb.srvs {
+	fmt.Fprintf(&b, "ssh: {user: %s, key: %s, known_hosts: %s}\nworkdir: /opt/unused\nhosts:\n", sshtest.User, tb.Keys.Key, tb.Keys.KnownHosts)
+	for i, s := range tb.Servers {
 		name, role := fmt.Sprintf("etcd-%d", i+1), "etcd"
 		if i == 3 {
 			name, role = "client-1", "client"
 		}
-		fmt.Fprintf(&b, "  - {name: %s, address: %s, port: %d, roles: [%s], workdir: %s}\n", name, s.Host, s.Port, role, tb.workdirs[i])
+		fmt.Fprintf(&b, "  - {name: %s, address: %s, port: %d, roles: [%s], workdir: %s}\n", name, s.Host, s.Port, role, tb.Workdirs[i])
 	}
 	b.WriteString(sut)
 	p := filepath.Join(t.TempDir(), "env.yml")
@@ -124,30 +108,30 @@ func TestDeployBringsUpEtcdClusterWithoutSystemd(t *testing.T) {
 		}
 	}
 	for i := 0; i < 3; i++ {
-		cfg, err := os.ReadFile(filepath.Join(tb.workdirs[i], "etc", "etcd.conf.yml"))
+		cfg, err := os.ReadFile(filepath.Join(tb.Workdirs[i], "etc", "etcd.conf.yml"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{
 			fmt.Sprintf("name: etcd-%d\n", i+1),
-			fmt.Sprintf("advertise-client-urls: http://%s:2379\n", tb.srvs[i].Host),
-			fmt.Sprintf("data-dir: %s/data/etcd\n", tb.workdirs[i]),
-			fmt.Sprintf("initial-cluster: etcd-1=http://%s:2380,etcd-2=http://%s:2380,etcd-3=http://%s:2380\n", tb.srvs[0].Host, tb.srvs[1].Host, tb.srvs[2].Host),
+			fmt.Sprintf("advertise-client-urls: http://%s:2379\n", tb.Servers[i].Host),
+			fmt.Sprintf("data-dir: %s/data/etcd\n", tb.Workdirs[i]),
+			fmt.Sprintf("initial-cluster: etcd-1=http://%s:2380,etcd-2=http://%s:2380,etcd-3=http://%s:2380\n", tb.Servers[0].Host, tb.Servers[1].Host, tb.Servers[2].Host),
 		} {
 			if !strings.Contains(string(cfg), want) {
 				t.Errorf("member %d config lacks %q:\n%s", i+1, want, cfg)
 			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(tb.workdirs[3], "etc")); !os.IsNotExist(err) {
-		t.Errorf("the client host got SUT files (%s/etc: %v)", tb.workdirs[3], err)
+	if _, err := os.Stat(filepath.Join(tb.Workdirs[3], "etc")); !os.IsNotExist(err) {
+		t.Errorf("the client host got SUT files (%s/etc: %v)", tb.Workdirs[3], err)
 	}
 	for _, want := range []string{"mode=job", "health=ok", "version='etcd Version: 3.4"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("deploy output lacks %q:\n%s", want, out.String())
 		}
 	}
-	ep := func(i int) string { return "http://" + tb.srvs[i].Host + ":2379" }
+	ep := func(i int) string { return "http://" + tb.Servers[i].Host + ":2379" }
 	if o, err := etcdctl(t, ep(0), "put", "dstgen/probe", "through-member-1"); err != nil {
 		t.Fatalf("put through member 1: %v: %s", err, o)
 	}
@@ -178,7 +162,7 @@ func TestDeployBringsUpEtcdClusterWithoutSystemd(t *testing.T) {
 	if err := d.CleanData(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(tb.workdirs[0], "data", "etcd", "member")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(tb.Workdirs[0], "data", "etcd", "member")); !os.IsNotExist(err) {
 		t.Fatalf("clean-data left the member dir: %v", err)
 	}
 	if err := d.Start(ctx); err != nil {

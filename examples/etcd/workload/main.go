@@ -77,6 +77,9 @@ import (
 type stats struct {
 	ok, failed, unknown atomic.Int64
 	exhausted           atomic.Int64 // clients that stopped at maxSeq
+	// firstErr is the first error without a definite answer, kept so a run
+	// in which nothing succeeds can say why (the history only has a code).
+	firstErr atomic.Pointer[string]
 }
 
 func (s *stats) total() int64 { return s.ok.Load() + s.failed.Load() + s.unknown.Load() }
@@ -211,7 +214,11 @@ func run(ctx context.Context, cfg config, w io.Writer) (*stats, error) {
 		return st, err
 	}
 	if st.ok.Load() == 0 {
-		return st, fmt.Errorf("no operation succeeded against %s", strings.Join(cfg.endpoints, ","))
+		why := ""
+		if e := st.firstErr.Load(); e != nil {
+			why = "; first error: " + *e
+		}
+		return st, fmt.Errorf("no operation succeeded against %s%s", strings.Join(cfg.endpoints, ","), why)
 	}
 	return st, nil
 }
@@ -276,6 +283,8 @@ func (c *client) step(ctx context.Context, rec *history.Recorder, cfg *config, s
 	default:
 		_ = p.Timeout(errCode(err))
 		st.unknown.Add(1)
+		msg := err.Error()
+		st.firstErr.CompareAndSwap(nil, &msg)
 		c.gen++ // the op may still be in flight: continue as a new process
 	}
 }
