@@ -328,13 +328,17 @@ func (d *Deployer) unit() string  { return "dstgen-" + d.name() + ".service" }
 func (d *Deployer) jobID() string { return "sut-" + d.name() }
 
 // mode resolves sut.run for h: auto is systemd when the host booted with it
-// (sd_booted's test: /run/systemd/system exists) and systemd-run is there.
+// (sd_booted's test: /run/systemd/system exists), PID 1 is systemd in this
+// same network namespace (a namespace on a systemd machine shares /run but
+// a unit started there would run outside it), and systemd-run is there.
 func (d *Deployer) mode(ctx context.Context, h Host) (string, error) {
 	switch m := d.Env.SUT.Run; m {
 	case RunSystemd, RunJob:
 		return m, nil
 	}
-	out, err := d.sh(ctx, h, "if [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1; then echo systemd; else echo job; fi")
+	out, err := d.sh(ctx, h, `if [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] &&
+  [ -n "$(readlink /proc/1/ns/net 2>/dev/null)" ] && [ "$(readlink /proc/1/ns/net)" = "$(readlink /proc/self/ns/net)" ] &&
+  command -v systemd-run >/dev/null 2>&1; then echo systemd; else echo job; fi`)
 	if err != nil {
 		return "", fmt.Errorf("detect systemd: %w", err)
 	}

@@ -102,6 +102,11 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 		t.Errorf("deploy started the SUT on the client host:\n%s", out)
 	}
 	must("All critical checks passed", "check")
+	// A reboot of a namespace host would reboot this machine: refused,
+	// with the reason, even when confirmed.
+	if code, out := task("clean:reboot", "CONFIRM=yes"); code != 1 || strings.Count(out, "reboot=refused") != 4 || !strings.Contains(out, "shares the control node's kernel") {
+		t.Errorf("clean:reboot CONFIRM=yes on namespace hosts: exit %d, want 1 with 4 refusals:\n%s", code, out)
+	}
 	ep := "http://" + tb.Servers[0].Host + ":2379," + "http://" + tb.Servers[2].Host + ":2379"
 	ctl := exec.Command("etcdctl", "--endpoints", ep, "--dial-timeout", "2s", "endpoint", "health", "--cluster")
 	ctl.Env = append(os.Environ(), "ETCDCTL_API=3")
