@@ -116,7 +116,10 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 			_ = in.Close()
 		}()
 	}
-	if err := sess.Start(wrap(cmd, marker, bound)); err != nil {
+	// Every command knows its host's own work dir, so one Taskfile line
+	// ("$DSTGEN_WORKDIR"/scripts/...) works on hosts whose work dirs differ.
+	wd := "DSTGEN_WORKDIR=" + Quote(p.env.HostWorkdir(h)) + "; export DSTGEN_WORKDIR; "
+	if err := sess.Start(wd + wrap(cmd, marker, bound)); err != nil {
 		p.drop(c)
 		return fail(StatusError, fmt.Errorf("host %s: start command: %w", h.Name, err))
 	}

@@ -48,15 +48,21 @@ rejected name or a host/transfer error (files already collected are kept).`,
 			if err != nil {
 				return badInput(fmt.Errorf("collect: %s: %w", e.Path, err))
 			}
-			var remotes []string
+			// A relative REMOTE is below each host's own work dir.
 			var res []runner.FileResult
-			for _, r := range args[1:] {
-				p, err := runner.ResolveRemote(e.Workdir, r)
-				if err != nil {
-					res = append(res, runner.FileResult{Source: r, Status: runner.FileRejected, Reason: err.Error()})
-					continue
+			remotesOf := func(wd string) []string {
+				var out []string
+				for _, r := range args[1:] {
+					if p, err := runner.ResolveRemote(wd, r); err == nil {
+						out = append(out, p)
+					}
 				}
-				remotes = append(remotes, p)
+				return out
+			}
+			for _, r := range args[1:] {
+				if _, err := runner.ResolveRemote(e.Workdir, r); err != nil {
+					res = append(res, runner.FileResult{Source: r, Status: runner.FileRejected, Reason: err.Error()})
+				}
 			}
 			// Hosts in parallel (bounded); results keep the host order.
 			perHost := make([][]runner.FileResult, len(hosts))
@@ -72,6 +78,7 @@ rejected name or a host/transfer error (files already collected are kept).`,
 					}
 					dir = filepath.Join(into, h.Name)
 				}
+				remotes := remotesOf(e.HostWorkdir(h))
 				if len(remotes) == 0 {
 					continue
 				}

@@ -363,8 +363,11 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			if err != nil {
 				return badInput(err)
 			}
-			if outDir == "" {
+			switch {
+			case outDir == "":
 				outDir = path.Join(h.Workdir, "results", runID)
+			case !path.IsAbs(outDir):
+				outDir = path.Join(h.Workdir, outDir) // relative to the host's own work dir
 			}
 			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,
 				HistoryPath: path.Join(outDir, "history.jsonl"), Benchmark: d.Env.Benchmark})
@@ -383,7 +386,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 	f.register(start)
 	start.Flags().StringVar(&runID, "run-id", "", "run id (the Taskfile's RUN_ID)")
 	start.Flags().StringVar(&host, "host", "", "host to run on (default parameters.bench_host)")
-	start.Flags().StringVar(&outDir, "out", "", "remote results dir (default <workdir>/results/<ID>)")
+	start.Flags().StringVar(&outDir, "out", "", "remote results dir; relative = below the host's work dir (default results/<ID>)")
 	cmd.AddCommand(start)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +61,19 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 	}
 	fillEnv(t, dir, tb, map[string]any{"duration": 4, "rate": 60})
 
+	// The real binary starts the connection holder: give it a private dir
+	// of this test's and stop it by PID at the end.
+	holderDir := filepath.Join(t.TempDir(), "holder")
+	if err := os.Mkdir(holderDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DSTGEN_HOLDER_DIR", holderDir)
+	t.Setenv("DSTGEN_NO_HOLDER", "0")
+	t.Cleanup(func() {
+		for _, pid := range sshtest.Pgrep(holderDir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	task := func(args ...string) (int, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -198,7 +212,9 @@ func fillEnv(t *testing.T, dir string, tb *sshtest.Testbed, bench map[string]any
 		hosts = append(hosts, map[string]any{"name": name, "address": s.Host, "port": s.Port, "roles": []string{role}, "workdir": tb.Workdirs[i]})
 	}
 	doc["hosts"] = hosts
-	doc["workdir"] = tb.Workdirs[len(tb.Workdirs)-1]
+	// Every host has its own work dir; the default one is never used, so a
+	// path that only works through it fails the test.
+	doc["workdir"] = "/nonexistent/dstgen-default"
 	b := doc["benchmark"].(map[string]any)
 	for k, v := range bench {
 		b[k] = v

@@ -198,7 +198,7 @@ different command; 2 bad input or error; 3 host unreachable.`,
 				return badInput(fmt.Errorf("job start: %w", err))
 			}
 			defer pool.Close()
-			st, err := runner.StartJob(cmd.Context(), pool, h, e.Workdir, f.id, argv)
+			st, err := runner.StartJob(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, argv)
 			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
 				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
 				return uerr
@@ -213,7 +213,7 @@ different command; 2 bad input or error; 3 host unreachable.`,
 				return badInput(err)
 			}
 			ierr := idx.Put(runner.IndexEntry{Host: h.Name, Address: h.Address, Port: h.Port, ID: f.id, PID: st.PID,
-				Workdir: e.Workdir, Started: st.Started, Status: st.Status})
+				Workdir: e.HostWorkdir(h), Started: st.Started, Status: st.Status})
 			if err := printJob(cmd.OutOrStdout(), f.json, true, st); err != nil {
 				return err
 			}
@@ -251,7 +251,7 @@ Exit: 0 finished; 1 running; 2 lost, absent or error; 3 host unreachable.`,
 				return badInput(fmt.Errorf("job status: %w", err))
 			}
 			defer pool.Close()
-			st, err := runner.JobStatusOf(cmd.Context(), pool, h, e.Workdir, f.id)
+			st, err := runner.JobStatusOf(cmd.Context(), pool, h, e.HostWorkdir(h), f.id)
 			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
 				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
 				return uerr
@@ -259,7 +259,7 @@ Exit: 0 finished; 1 running; 2 lost, absent or error; 3 host unreachable.`,
 			if err != nil {
 				return badInput(err)
 			}
-			recordStatus(idx, h.Name, f.id, e.Workdir, st.Status)
+			recordStatus(idx, h.Name, f.id, e.HostWorkdir(h), st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
 				return err
 			}
@@ -294,7 +294,7 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error;
 				return badInput(fmt.Errorf("job stop: %w", err))
 			}
 			defer pool.Close()
-			st, err := runner.StopJob(cmd.Context(), pool, h, e.Workdir, f.id, grace)
+			st, err := runner.StopJob(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, grace)
 			if ok, uerr := unreachable(cmd.OutOrStdout(), f.json, st, err); ok {
 				fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
 				return uerr
@@ -302,7 +302,7 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error;
 			if err != nil {
 				return badInput(err)
 			}
-			recordStatus(idx, h.Name, f.id, e.Workdir, st.Status)
+			recordStatus(idx, h.Name, f.id, e.HostWorkdir(h), st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
 				return err
 			}
@@ -354,7 +354,7 @@ unreachable (and none failed otherwise).`,
 			var all []runner.JobStatus
 			var failed, unreach bool
 			for _, h := range hosts {
-				jobs, err := runner.ListJobs(cmd.Context(), pool, h, e.Workdir)
+				jobs, err := runner.ListJobs(cmd.Context(), pool, h, e.HostWorkdir(h))
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: %v\n", err)
 					if runner.IsUnreachable(err) {
@@ -415,7 +415,7 @@ Exit: 0 printed; 2 absent job, bad input or error; 3 host unreachable.`,
 				return badInput(fmt.Errorf("job logs: %w", err))
 			}
 			defer pool.Close()
-			out, err := runner.JobLogs(cmd.Context(), pool, h, e.Workdir, f.id, lines, stderr)
+			out, err := runner.JobLogs(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, lines, stderr)
 			if runner.IsUnreachable(err) {
 				st := runner.JobStatus{Host: h.Name, ID: f.id, Status: runner.StatusUnreachable, Err: err.Error()}
 				fmt.Fprintln(cmd.ErrOrStderr(), runner.FormatKV(st.Fields()))

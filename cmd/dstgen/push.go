@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -45,13 +47,19 @@ Exit: 0 all ok; 1 some file failed sha256 verification; 2 bad input
 			if err != nil {
 				return badInput(fmt.Errorf("push: %s: %w", e.Path, err))
 			}
-			dir, err := runner.ResolveRemote(e.Workdir, args[len(args)-1])
-			if err != nil {
-				return badInput(fmt.Errorf("push: REMOTE_DIR: %w", err))
-			}
-			res, err := runner.Push(cmd.Context(), pool, hosts, args[1:len(args)-1], dir, parallel, cmd.ErrOrStderr())
-			if err != nil {
-				return badInput(err)
+			// A relative REMOTE_DIR is below each host's own work dir: hosts
+			// that share a work dir are pushed to together.
+			var res []runner.FileResult
+			for _, g := range byWorkdir(e, hosts) {
+				dir, err := runner.ResolveRemote(g.workdir, args[len(args)-1])
+				if err != nil {
+					return badInput(fmt.Errorf("push: REMOTE_DIR: %w", err))
+				}
+				rs, err := runner.Push(cmd.Context(), pool, g.hosts, args[1:len(args)-1], dir, parallel, cmd.ErrOrStderr())
+				if err != nil {
+					return badInput(err)
+				}
+				res = append(res, rs...)
 			}
 			if err := printFiles(cmd.OutOrStdout(), f.json, res); err != nil {
 				return err
@@ -100,4 +108,25 @@ func filesExit(res []runner.FileResult) error {
 		return nil
 	}
 	return withCode(code, nil)
+}
+
+// workdirGroup is the hosts that share one work dir.
+type workdirGroup struct {
+	workdir string
+	hosts   []env.Host
+}
+
+// byWorkdir groups hosts by their work dir, in first-seen order.
+func byWorkdir(e *env.Env, hosts []env.Host) []workdirGroup {
+	var gs []workdirGroup
+	for _, h := range hosts {
+		wd := e.HostWorkdir(h)
+		i := slices.IndexFunc(gs, func(g workdirGroup) bool { return g.workdir == wd })
+		if i < 0 {
+			gs = append(gs, workdirGroup{workdir: wd})
+			i = len(gs) - 1
+		}
+		gs[i].hosts = append(gs[i].hosts, h)
+	}
+	return gs
 }
