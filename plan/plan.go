@@ -1,5 +1,6 @@
-// Package plan parses a claim-driven test plan (markdown, see
-// shared/spec/plan-format.md) into typed values and lints it.
+// Package plan parses a claim-driven test plan (markdown: header, claims,
+// hypotheses, §6b requirements, scenarios with §7.M/§7.M.S blocks, budget
+// tiers) into typed values and lints it.
 //
 // Every parsed element keeps the 1-based source line it came from, so lint
 // problems and later verdicts can point a reviewer at the plan text.

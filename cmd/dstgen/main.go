@@ -1,7 +1,7 @@
 // Command dstgen turns a claim-driven test plan into a runnable test
 // framework (init), runs it on real hosts over SSH (exec, job, push,
 // collect, probe), and turns what it collected into verdicts (check,
-// analyze). See README.md and shared/DESIGN.md.
+// analyze). See README.md.
 package main
 
 import (
