@@ -55,7 +55,9 @@ func (l *loader) loadSSHConfig(e *Env) (*sshConfig, error) {
 			return fmt.Errorf("%s=%s: %s", SSHConfigEnv, v, fmt.Sprintf(format, args...))
 		}
 	} else if e.SSH.Config != "" {
-		p, explicit, inEnvFile = e.SSH.Config, true, true
+		// Writing the default out (env.example.yml does) is still the
+		// default: a machine without ~/.ssh/config is normal.
+		p, explicit, inEnvFile = e.SSH.Config, e.SSH.Config != defaultSSHConfig, true
 	}
 	if p == "none" {
 		return nil, nil

@@ -190,6 +190,10 @@ func TestSSHConfigChoice(t *testing.T) {
 	if got, err := addr(hosts); err != nil || got != "n1" {
 		t.Errorf("missing default ~/.ssh/config: %q, %v", got, err)
 	}
+	// env.example.yml spells the default out; that is still the default.
+	if got, err := addr("ssh:\n  config: ~/.ssh/config\n" + hosts); err != nil || got != "n1" {
+		t.Errorf("ssh.config: ~/.ssh/config written out, file missing: %q, %v", got, err)
+	}
 
 	t.Setenv(SSHConfigEnv, "none")
 	if got, err := addr("ssh:\n  config: lab.conf\n" + hosts); err != nil || got != "n1" {
