@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,12 +115,33 @@ func (b *BenchRun) loadHistories(ctx context.Context, opts BenchRunOptions) erro
 			b.Problems = append(b.Problems, e.Error())
 		}
 		r := historyBench(rel, meta, ops)
+		if rate := benchParamRate(filepath.Dir(f)); rate > 0 {
+			r.TargetRate = rate
+		}
 		if opts.Model != "" {
 			r.Check = b.checkHistory(ctx, rel, ops, opts)
 		}
 		b.Benchmarks = append(b.Benchmarks, r)
 	}
 	return nil
+}
+
+// benchParamRate is the target rate `dstgen bench start` recorded for the
+// run beside its history (session.BenchParamsFile), 0 when there is none:
+// the rate the run really had, overrides included.
+func benchParamRate(dir string) float64 {
+	data, err := os.ReadFile(filepath.Join(dir, session.BenchParamsFile))
+	if err != nil || len(data) > 64<<10 {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "rate="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
+				return f
+			}
+		}
+	}
+	return 0
 }
 
 func mustRel(base, p string) string {

@@ -90,3 +90,33 @@ func TestBenchRunHistory(t *testing.T) {
 		})
 	}
 }
+
+// The target rate of a history benchmark is the one `dstgen bench start`
+// recorded for the run (bench.params), overrides included; without the
+// record there is no target, never a guessed one.
+func TestBenchHistoryTargetFromParams(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		want   float64
+	}{
+		{"", 0},
+		{"run_id=r2\nrate=30\nduration_s=3\n", 30},
+		{"rate=NaN\n", 0},
+		{"rate=-5\n", 0},
+		{"rate=Inf\n", 0},
+	} {
+		dir := editHistory(t, nil, nil)
+		if c.params != "" {
+			if err := os.WriteFile(filepath.Join(dir, "benchmark", "bench.params"), []byte(c.params), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := AnalyzeBenchRun(context.Background(), dir, BenchRunOptions{NoPrevious: true, MaxErrorRate: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Benchmarks) != 1 || b.Benchmarks[0].TargetRate != c.want {
+			t.Errorf("params %q: benchmarks %+v, want target %v", c.params, b.Benchmarks, c.want)
+		}
+	}
+}

@@ -22,6 +22,10 @@ const (
 	FindingsDir  = "findings"
 	// BenchmarkDir is where real-env-test run_<ts>/ trees keep results.
 	BenchmarkDir = "benchmark"
+	// BenchParamsFile, in BenchmarkDir, records as key=value lines what a
+	// benchmark run was started with (run_id, host, rate, duration_s,
+	// mode, dataset, seed); `dstgen bench start` writes it.
+	BenchParamsFile = "bench.params"
 )
 
 // Timestamp layouts of session directory names.

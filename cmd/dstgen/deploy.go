@@ -13,6 +13,7 @@ import (
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/session"
 	"github.com/spf13/cobra"
 )
 
@@ -368,6 +369,19 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 				outDir = path.Join(h.Workdir, "results", runID)
 			case !path.IsAbs(outDir):
 				outDir = path.Join(h.Workdir, outDir) // relative to the host's own work dir
+			}
+			// What this run was asked to do, beside its results: the
+			// analyzer's target rate is the one the run had, overrides
+			// included, not whatever env.yml says by then.
+			b := d.Env.Benchmark
+			params := [][2]string{{"run_id", runID}, {"host", host}, {"rate", strconv.FormatFloat(b.Rate, 'f', -1, 64)},
+				{"duration_s", strconv.Itoa(b.Duration)}, {"mode", b.Mode}, {"dataset", b.Dataset}, {"seed", strconv.FormatInt(b.Seed, 10)}}
+			var lines []string
+			for _, kv := range params {
+				lines = append(lines, kv[0]+"="+kv[1])
+			}
+			if _, err := d.Pool.Run(cmd.Context(), h.Host, "mkdir -p "+runner.Quote(outDir)+" && printf '%s\\n' "+runner.QuoteArgs(lines)+" >"+runner.Quote(path.Join(outDir, session.BenchParamsFile)), nil, io.Discard, io.Discard); err != nil {
+				return withCode(exitNotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
 			}
 			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,
 				HistoryPath: path.Join(outDir, "history.jsonl"), Benchmark: d.Env.Benchmark})

@@ -185,6 +185,18 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 				t.Errorf("run %s: analyze output lacks %q:\n%s", r.id, want, out)
 			}
 		}
+		// The SUT's own logs come back with the run (it runs as a job here).
+		if logs, _ := filepath.Glob(filepath.Join(dir, "results", "run_"+r.id, "logs", "etcd-*", r.id, "sut-etcd.stderr.log")); len(logs) != 3 {
+			t.Errorf("run %s: collected %d SUT job logs, want one per member: %v", r.id, len(logs), logs)
+		}
+		// The report's target is the rate this run had (the override for r2).
+		rep, err := os.ReadFile(filepath.Join(dir, "results", "run_"+r.id, "findings", "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("| %.1f |", r.rate); !strings.Contains(string(rep), want) {
+			t.Errorf("run %s: report.md does not show target rate %v:\n%s", r.id, r.rate, rep)
+		}
 	}
 }
 

@@ -10,6 +10,10 @@
 set -euo pipefail
 
 SERVICE=tallyd.service
+# The SUT as dstgen runs it (task deploy): a transient systemd unit, or a
+# dstgen job whose stdout/stderr are its logs.
+SUT_UNIT=dstgen-tallyd.service
+SUT_JOB=sut-tallyd
 DEPENDENCIES=()
 
 if [ $# -lt 2 ] || [ -z "$1" ]; then
@@ -37,6 +41,7 @@ if have journalctl; then
   for dep in "${DEPENDENCIES[@]}"; do
     journalctl -u "${dep}" --since "${SINCE}" --no-pager >"${OUT}/${dep}.journal.log" 2>&1 || echo "No journal for ${dep}"
   done
+  journalctl -u "${SUT_UNIT}" --since "${SINCE}" --no-pager >"${OUT}/${SUT_UNIT}.journal.log" 2>&1 || echo "No journal for ${SUT_UNIT}"
   journalctl -k --since "${SINCE}" --no-pager >"${OUT}/kernel.journal.log" 2>&1 || echo "No kernel journal"
 else
   echo "No journalctl on this host"
@@ -45,6 +50,14 @@ if have dmesg; then
   dmesg 2>/dev/null | tail -n 500 >"${OUT}/dmesg.log" || echo "No dmesg (permission?)"
 fi
 cat /proc/mounts >"${OUT}/mounts.txt" 2>/dev/null || true
+JOB_DIR="${DSTGEN_WORKDIR:-}/jobs/${SUT_JOB}"
+if [ -n "${DSTGEN_WORKDIR:-}" ] && [ -d "${JOB_DIR}" ]; then
+  for stream in stdout stderr; do
+    if [ -f "${JOB_DIR}/${stream}" ]; then
+      tail -c 20000000 "${JOB_DIR}/${stream}" >"${OUT}/${SUT_JOB}.${stream}.log" && echo "Copied the SUT job's ${stream}"
+    fi
+  done
+fi
 if [ -n "${APP_LOG}" ]; then
   if [ -f "${APP_LOG}" ]; then
     cp "${APP_LOG}" "${OUT}/" && echo "Copied ${APP_LOG}"
