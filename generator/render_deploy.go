@@ -52,7 +52,7 @@ func configDataDir(data []byte) string {
 // fillSUT derives the sut: section and the workload driver. It runs after
 // fillBuild and fillService, whose results it reads.
 func fillSUT(m *model, p *Profile, pl *plan.Plan) {
-	s := sutModel{Name: m.Project, Role: "server", Why: map[string]string{}}
+	s := sutModel{Name: sutName(m.Project), Role: "server", Why: map[string]string{}}
 	if strings.HasPrefix(m.ServiceTarget, "role:") {
 		s.Role = strings.TrimPrefix(m.ServiceTarget, "role:")
 	}
@@ -136,6 +136,28 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 	}
 	m.SUT = s
 	fillDriver(m, p, pl)
+}
+
+// sutName reduces the project name to what env.yml's sut.name allows
+// (letters, digits, '-', '_', at most 32): it names a job and a unit.
+func sutName(project string) string {
+	var b strings.Builder
+	for _, r := range project {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	n := strings.Trim(b.String(), "-")
+	if len(n) > 32 {
+		n = strings.TrimRight(n[:32], "-")
+	}
+	if n == "" {
+		return "sut"
+	}
+	return n
 }
 
 // isHealthCommand reports whether a deploy-doc line asks the SUT whether

@@ -247,7 +247,7 @@ func TestAnalyzeBenchRunHistory(t *testing.T) {
 		stderr string
 	}{
 		{"no model", []string{run, "--max-error-rate", "0.05"}, 0, "benchmark_result=pass", ""},
-		{"model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("kv")}, 0, "checker judged 1 of 1 histories valid", ""},
+		{"model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("kv")}, 0, "linearizability judged 1 of 1 histories valid", ""},
 		{"--model wins over env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel"), "--model", "kv"}, 0, "benchmark_result=pass", ""},
 		{"unknown model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel")}, 1, "benchmark_result=inconclusive", "no default checker for model"},
 		{"bad env file", []string{run, "--env", badEnv}, 2, "", "bad.yml:"},

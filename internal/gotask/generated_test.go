@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/generator"
 	"github.com/dstgen/dstgen/internal/gotask"
 	"github.com/dstgen/dstgen/templates"
@@ -162,12 +163,28 @@ func TestGeneratedTasksSafeFromHostileSUTNames(t *testing.T) {
 			t.Fatalf("task %s ran a command from a SUT name:\n%s", task, out.String())
 		}
 	}
-	cmd := exec.Command(bash, filepath.Join(res.Out, "scripts", "remote-setup.sh"), "service", "status")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("remote-setup.sh service status: %v\n%s", err, out)
+	// The scripts print the project name (remote-setup.sh) and name the
+	// SUT's unit and job after it (collect-logs.sh): run both for real.
+	for _, args := range [][]string{
+		{filepath.Join(res.Out, "scripts", "remote-setup.sh"), "clean-containers"},
+		{filepath.Join(res.Out, "scripts", "collect-logs.sh"), t.TempDir(), "1"},
+	} {
+		cmd := exec.Command(bash, args...)
+		cmd.Env = append(os.Environ(), "DSTGEN_WORKDIR="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args[1:], " "), err, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s ran a command from the SUT's package name", filepath.Base(args[0]))
+		}
 	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("remote-setup.sh ran a command from the SUT's package name")
+	// The name that reaches env.yml (sut.name) is one env.yml accepts.
+	ex, err := os.ReadFile(filepath.Join(res.Out, "env.example.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Parse(filepath.Join(res.Out, "env.yml"), ex); err != nil {
+		t.Fatalf("env.example.yml of a hostile SUT name does not load: %v", err)
 	}
 }
 
@@ -201,13 +218,20 @@ func TestInitSUTFileNamesWithQuotesAndBraces(t *testing.T) {
 	if !slices.Contains(names, "service:status") || !slices.Contains(names, "deploy:upload") {
 		t.Errorf("tasks = %v", names)
 	}
-	tf, err := os.ReadFile(filepath.Join(res.Out, "Taskfile.yml"))
+	// The names reach env.example.yml's sut: section as YAML-quoted
+	// values that load back unchanged (deploy reads them from there).
+	ex, err := os.ReadFile(filepath.Join(res.Out, "env.example.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"it''s.yml.example"`, `"deploy/x{{.ROOT_DIR}}''.service"`} {
-		if !strings.Contains(string(tf), want) {
-			t.Errorf("Taskfile does not push %s", want)
-		}
+	e, err := env.Parse(filepath.Join(res.Out, "env.yml"), ex)
+	if err != nil {
+		t.Fatalf("env.example.yml does not load: %v", err)
+	}
+	if len(e.SUT.Configs) != 1 || filepath.Base(e.SUT.Configs[0].Template) != "it's.yml.example" {
+		t.Errorf("sut.configs = %+v, want the template it's.yml.example", e.SUT.Configs)
+	}
+	if len(e.SUT.StopUnits) != 1 || e.SUT.StopUnits[0] != "x{{.ROOT_DIR}}'.service" {
+		t.Errorf("sut.stop_units = %q, want the unit's own name", e.SUT.StopUnits)
 	}
 }
