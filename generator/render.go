@@ -406,40 +406,16 @@ func hostsFor(p *Profile, pl *plan.Plan) ([]hostModel, string) {
 
 func capabilities(pl *plan.Plan) []capModel {
 	var caps []capModel
-	seen := map[string]int{}
-	for _, e := range pl.EnvReqs {
-		key := capKey(e.Requirement)
+	keys := plan.CapKeys(pl.EnvReqs)
+	for i, e := range pl.EnvReqs {
+		key := keys[i]
 		if key == "" {
 			continue
-		}
-		seen[key]++
-		if seen[key] > 1 {
-			key = fmt.Sprintf("%s_%d", key, seen[key])
 		}
 		caps = append(caps, capModel{Key: key, Requirement: e.Requirement, Floor: e.VersionFloor,
 			Hint: e.InstallHint, UsedBy: e.UsedBy, BroughtUp: e.BroughtUpBySUT})
 	}
 	return caps
-}
-
-// capKey derives a YAML-safe flag name from a §6b requirement:
-// "iptables (CAP_NET_ADMIN)" → "iptables", "tc / netem" → "tc_netem".
-func capKey(req string) string {
-	if i := strings.Index(req, "("); i > 0 {
-		req = req[:i]
-	}
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(req) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			under = false
-		} else if !under && b.Len() > 0 {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	return strings.TrimRight(b.String(), "_")
 }
 
 // parseJump reads a bastion answer, "[user@]host[:port]"; "none" or an

@@ -200,20 +200,6 @@ func TestNemesisTableMatchesSpec(t *testing.T) {
 	}
 }
 
-func TestCapKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"iptables (CAP_NET_ADMIN)": "iptables",
-		"tc / netem":               "tc_netem",
-		"Go toolchain":             "go_toolchain",
-		"MinIO / S3-compatible":    "minio_s3_compatible",
-		"((":                       "",
-	} {
-		if got := capKey(in); got != want {
-			t.Errorf("capKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestRenderQuotesHostileValues feeds plan and profile values full of YAML,
 // shell and go-task metacharacters and checks the rendered files still
 // parse and carry the values verbatim.

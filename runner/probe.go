@@ -640,48 +640,6 @@ func RequirementBinaries(reqs []plan.EnvReq) []string {
 	return out
 }
 
-// CapKey derives the env.yml flag name (dstgen.capabilities.<key>) of a
-// §6b requirement: lower-case letters and digits, runs of anything else
-// one '_', text from the first '(' on dropped. The generator writes
-// env.example.yml with the same rule.
-func CapKey(req string) string {
-	if i := strings.Index(req, "("); i > 0 {
-		req = req[:i]
-	}
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(req) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			under = false
-		} else if !under && b.Len() > 0 {
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	return strings.TrimRight(b.String(), "_")
-}
-
-// CapKeys returns every requirement's flag name, in order: CapKey, with
-// "_2", "_3", ... on repeats, as the generator numbers them ("" when the
-// requirement has no letters or digits).
-func CapKeys(reqs []plan.EnvReq) []string {
-	keys := make([]string, len(reqs))
-	seen := map[string]int{}
-	for i, rq := range reqs {
-		k := CapKey(rq.Requirement)
-		if k == "" {
-			continue
-		}
-		seen[k]++
-		if seen[k] > 1 {
-			k = fmt.Sprintf("%s_%d", k, seen[k])
-		}
-		keys[i] = k
-	}
-	return keys
-}
-
 // Requirement presence values in a ReqRow.
 const (
 	ReqPresent = "yes"
@@ -725,7 +683,7 @@ func (r ReqRow) Fields() [][2]string {
 // BinaryFor), when Probe was asked to look for it.
 func MapRequirements(reqs []plan.EnvReq, hosts []HostCaps) []ReqRow {
 	var rows []ReqRow
-	keys := CapKeys(reqs)
+	keys := plan.CapKeys(reqs)
 	for _, h := range hosts {
 		for i, rq := range reqs {
 			r := ReqRow{Host: h.Host, Requirement: rq.Requirement, Key: keys[i], VersionFloor: rq.VersionFloor,

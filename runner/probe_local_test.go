@@ -278,20 +278,6 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-// TestCapKeysMatchGenerator pins CapKeys to the keys the generator writes
-// into env.example.yml (generator/render.go capKey, numbered on repeats).
-func TestCapKeysMatchGenerator(t *testing.T) {
-	reqs := []plan.EnvReq{{Requirement: "iptables (CAP_NET_ADMIN)"}, {Requirement: "tc / netem"}, {Requirement: "Go toolchain"},
-		{Requirement: "etcd-client (etcdctl)"}, {Requirement: "Go toolchain"}, {Requirement: "(x)"}}
-	want := []string{"iptables", "tc_netem", "go_toolchain", "etcd_client", "go_toolchain_2", "x"}
-	got := CapKeys(reqs)
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("CapKeys[%d] (%q) = %q, want %q", i, reqs[i].Requirement, got[i], want[i])
-		}
-	}
-}
-
 func TestBinaryFor(t *testing.T) {
 	tests := []struct {
 		req, bin string

@@ -39,15 +39,11 @@ rejected name or a host/transfer error (files already collected are kept).`,
 			if into == "" {
 				return badInput(fmt.Errorf("collect: --into DIR is required"))
 			}
-			e, pool, err := f.open()
+			e, pool, hosts, err := f.openTarget("collect: ", args[0])
 			if err != nil {
-				return badInput(fmt.Errorf("collect: %w", err))
+				return err
 			}
 			defer pool.Close()
-			hosts, err := e.Select(args[0])
-			if err != nil {
-				return badInput(fmt.Errorf("collect: %s: %w", e.Path, err))
-			}
 			// A relative REMOTE is below each host's own work dir.
 			var res []runner.FileResult
 			remotesOf := func(wd string) []string {

@@ -72,15 +72,11 @@ When several apply, the highest priority wins: 2, then 124, then 1.`,
 			if len(words) > 1 {
 				remote = runner.QuoteArgs(words)
 			}
-			e, pool, err := f.open()
+			_, pool, hosts, err := f.openTarget("", args[0])
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer pool.Close()
-			hosts, err := e.Select(args[0])
-			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", e.Path, err))
-			}
 			var results []runner.Result
 			if f.json {
 				results, err = execJSON(cmd, pool, hosts, remote, parallel)

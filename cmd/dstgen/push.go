@@ -38,15 +38,11 @@ Exit: 0 all ok; 1 some file failed sha256 verification; 2 bad input
 			if parallel < 0 {
 				return badInput(fmt.Errorf("push: --parallel %d must be >= 0", parallel))
 			}
-			e, pool, err := f.open()
+			e, pool, hosts, err := f.openTarget("push: ", args[0])
 			if err != nil {
-				return badInput(fmt.Errorf("push: %w", err))
+				return err
 			}
 			defer pool.Close()
-			hosts, err := e.Select(args[0])
-			if err != nil {
-				return badInput(fmt.Errorf("push: %s: %w", e.Path, err))
-			}
 			// A relative REMOTE_DIR is below each host's own work dir: hosts
 			// that share a work dir are pushed to together.
 			var res []runner.FileResult

@@ -36,15 +36,11 @@ Exit: 0 every host rebooted and back; 1 a host refused or did not come back
 within 5 minutes; 2 bad input or no --confirm.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, pool, err := f.open()
+			_, pool, hosts, err := f.openTarget("", args[0])
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer pool.Close()
-			hosts, err := e.Select(args[0])
-			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", e.Path, err))
-			}
 			w := cmd.OutOrStdout()
 			ctx := cmd.Context()
 			caps := runner.Probe(ctx, pool, hosts)

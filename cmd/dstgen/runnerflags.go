@@ -111,3 +111,20 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 	p := runner.NewPool(e, runner.Options{Timeout: f.timeout, AcceptNewHosts: f.acceptNew, Log: log, Holder: h})
 	return e, p, nil
 }
+
+// openTarget is open plus the hosts TARGET selects (a host, role:R, all, a
+// comma list): the preamble of every command that takes a TARGET. Errors
+// are exit-2 errors prefixed with what ("push: "); on success the caller
+// closes the pool.
+func (f *runnerFlags) openTarget(what, target string) (*env.Env, *runner.Pool, []env.Host, error) {
+	e, pool, err := f.open()
+	if err != nil {
+		return nil, nil, nil, badInput(fmt.Errorf("%s%w", what, err))
+	}
+	hosts, err := e.Select(target)
+	if err != nil {
+		pool.Close()
+		return nil, nil, nil, badInput(fmt.Errorf("%s%s: %w", what, e.Path, err))
+	}
+	return e, pool, hosts, nil
+}
