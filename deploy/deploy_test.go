@@ -268,3 +268,53 @@ func TestPlatform(t *testing.T) {
 		}
 	}
 }
+
+// Install uploads sut.install.artifact and verifies it at <workdir>/bin;
+// a binary that is neither there nor installable is an error that says
+// what to set, never a silent "installed".
+func TestInstallArtifactAndMissingBinary(t *testing.T) {
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	srv := sshtest.StartTrusted(t, k, 1)[0]
+	wd := sshtest.Workdir(t)
+	dir := t.TempDir()
+	art := filepath.Join(dir, "mysut")
+	if err := os.WriteFile(art, []byte("#!/bin/sh\necho mysut 1.2.3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, install, want string
+		ok                bool
+	}{
+		{"artifact", "{artifact: mysut, version: " + wd + "/bin/mysut}", "version='mysut 1.2.3'", true},
+		{"missing binary", "{binary: /nonexistent/bin/mysut}", "binary /nonexistent/bin/mysut not found (set sut.install.package or sut.install.artifact", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			y := fmt.Sprintf("ssh: {user: %s, key: %s, known_hosts: %s, config: none}\nhosts:\n  - {name: m1, address: %s, port: %d, roles: [db], workdir: %s}\nsut:\n  roles: [db]\n  install: %s\n",
+				sshtest.User, k.Key, k.KnownHosts, srv.Host, srv.Port, wd, c.install)
+			p := filepath.Join(dir, "env.yml")
+			if err := os.WriteFile(p, []byte(y), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e, err := env.Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs, err := Prepare(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool := runner.NewPool(e, runner.Options{})
+			defer pool.Close()
+			var out bytes.Buffer
+			err = (&Deployer{Env: e, Pool: pool, Hosts: hs, Out: &out}).Install(context.Background())
+			got := out.String()
+			if err != nil {
+				got += err.Error()
+			}
+			if (err == nil) != c.ok || !strings.Contains(got, c.want) {
+				t.Fatalf("Install: err=%v, want ok=%v and %q in:\n%s", err, c.ok, c.want, got)
+			}
+		})
+	}
+}

@@ -121,6 +121,15 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 	if code, out := task("clean:reboot", "CONFIRM=yes"); code != 1 || strings.Count(out, "reboot=refused") != 4 || !strings.Contains(out, "shares the control node's kernel") {
 		t.Errorf("clean:reboot CONFIRM=yes on namespace hosts: exit %d, want 1 with 4 refusals:\n%s", code, out)
 	}
+	// check never says "passed" while the SUT is down; stop really stops.
+	must("sut=stopped", "service:stop")
+	if code, out := task("check"); code != 1 || strings.Contains(out, "All critical checks passed") {
+		t.Errorf("check with the SUT stopped: exit %d, want 1 and no pass line:\n%s", code, out)
+	}
+	if code, out := task("service:status"); code != 1 {
+		t.Errorf("service:status with the SUT stopped: exit %d, want 1:\n%s", code, out)
+	}
+	must("health=ok", "service:start")
 	ep := "http://" + tb.Servers[0].Host + ":2379," + "http://" + tb.Servers[2].Host + ":2379"
 	ctl := exec.Command("etcdctl", "--endpoints", ep, "--dial-timeout", "2s", "endpoint", "health", "--cluster")
 	ctl.Env = append(os.Environ(), "ETCDCTL_API=3")
