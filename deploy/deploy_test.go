@@ -284,7 +284,7 @@ func TestInstallArtifactAndMissingBinary(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, install, want string
-		ok                bool
+		ok                  bool
 	}{
 		{"artifact", "{artifact: mysut, version: " + wd + "/bin/mysut}", "version='mysut 1.2.3'", true},
 		{"missing binary", "{binary: /nonexistent/bin/mysut}", "binary /nonexistent/bin/mysut not found (set sut.install.package or sut.install.artifact", false},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
 	"golang.org/x/sync/errgroup"
 )
@@ -145,7 +146,7 @@ func (d *Deployer) Install(ctx context.Context) error {
 	return d.each(ctx, hs, func(ctx context.Context, h Host) error {
 		bin := d.binary(h)
 		if bin == "" {
-			d.printf("host=%s install=skipped reason=%s", h.Name, runner.Quote("sut.install names no binary, package or artifact"))
+			d.printf("host=%s install=skipped reason=%s", h.Name, shell.Quote("sut.install names no binary, package or artifact"))
 			return nil
 		}
 		present, err := d.present(ctx, h, bin)
@@ -169,7 +170,7 @@ func (d *Deployer) Install(ctx context.Context) error {
 		}
 		version := ""
 		if in.Version != "" {
-			out, err := d.sh(ctx, h, "sh -c "+runner.Quote(in.Version)+" 2>&1 | head -n 1")
+			out, err := d.sh(ctx, h, "sh -c "+shell.Quote(in.Version)+" 2>&1 | head -n 1")
 			if err != nil {
 				return fmt.Errorf("version command %q: %w", in.Version, err)
 			}
@@ -177,13 +178,13 @@ func (d *Deployer) Install(ctx context.Context) error {
 				return fmt.Errorf("version command %q printed nothing", in.Version)
 			}
 		}
-		d.printf("host=%s binary=%s present=yes version=%s", h.Name, runner.Quote(bin), runner.Quote(version))
+		d.printf("host=%s binary=%s present=yes version=%s", h.Name, shell.Quote(bin), shell.Quote(version))
 		return nil
 	})
 }
 
 func (d *Deployer) present(ctx context.Context, h Host, bin string) (bool, error) {
-	out, err := d.sh(ctx, h, "if command -v "+runner.Quote(bin)+" >/dev/null 2>&1; then echo yes; else echo no; fi")
+	out, err := d.sh(ctx, h, "if command -v "+shell.Quote(bin)+" >/dev/null 2>&1; then echo yes; else echo no; fi")
 	if err != nil {
 		return false, fmt.Errorf("look for %s: %w", bin, err)
 	}
@@ -200,7 +201,7 @@ func (d *Deployer) installPackage(ctx context.Context, h Host, pkgs string) erro
 			return fmt.Errorf("sut.install.package %q: a package name may not start with '-'", w)
 		}
 	}
-	q := runner.QuoteArgs(words)
+	q := shell.QuoteArgs(words)
 	script := asRoot + `export DEBIAN_FRONTEND=noninteractive
 if command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + ` || { $SUDO apt-get -o DPkg::Lock::Timeout=300 update -q && $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + `; }
@@ -209,7 +210,7 @@ elif command -v yum >/dev/null 2>&1; then $SUDO yum install -y ` + q + `
 else echo "no apt-get, dnf or yum on this host: install ` + strings.ReplaceAll(pkgs, `"`, "") + ` by hand" >&2; exit 3
 fi`
 	id := "install-" + d.name()
-	d.printf("host=%s install=package packages=%s job=%s", h.Name, runner.Quote(pkgs), id)
+	d.printf("host=%s install=package packages=%s job=%s", h.Name, shell.Quote(pkgs), id)
 	if _, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, id, []string{"sh", "-c", script}); err != nil {
 		return fmt.Errorf("start package install: %w", err)
 	}
@@ -260,7 +261,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // remote dir for all hosts, so hosts with different dirs go one by one.
 func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, locals ...string) error {
 	return d.each(ctx, hs, func(ctx context.Context, h Host) error {
-		if _, err := d.sh(ctx, h, "mkdir -p "+runner.Quote(dir(h))); err != nil {
+		if _, err := d.sh(ctx, h, "mkdir -p "+shell.Quote(dir(h))); err != nil {
 			return fmt.Errorf("create %s: %w", dir(h), err)
 		}
 		res, err := runner.Push(ctx, d.Pool, []env.Host{h.Host}, locals, dir(h), 1, nil)
@@ -271,7 +272,7 @@ func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, l
 			if r.Status != runner.FileOK {
 				return fmt.Errorf("upload %s: %s %s", r.Source, r.Status, r.Reason)
 			}
-			d.printf("host=%s uploaded=%s sha256=%s", h.Name, runner.Quote(r.File), r.SHA256)
+			d.printf("host=%s uploaded=%s sha256=%s", h.Name, shell.Quote(r.File), r.SHA256)
 		}
 		return nil
 	})
@@ -290,7 +291,7 @@ func (d *Deployer) Configure(ctx context.Context) error {
 		for _, c := range h.Configs {
 			dirs = append(dirs, path.Dir(c.Dest))
 		}
-		if _, err := d.sh(ctx, h, "mkdir -p "+runner.QuoteArgs(dirs)); err != nil {
+		if _, err := d.sh(ctx, h, "mkdir -p "+shell.QuoteArgs(dirs)); err != nil {
 			return fmt.Errorf("create dirs: %w", err)
 		}
 		for i, c := range h.Configs {
@@ -309,10 +310,10 @@ func (d *Deployer) Configure(ctx context.Context) error {
 				if r.Status != runner.FileOK {
 					return fmt.Errorf("install %s: %s %s", c.Dest, r.Status, r.Reason)
 				}
-				d.printf("host=%s config=%s from=%s sha256=%s", h.Name, runner.Quote(c.Dest), runner.Quote(c.Template), r.SHA256)
+				d.printf("host=%s config=%s from=%s sha256=%s", h.Name, shell.Quote(c.Dest), shell.Quote(c.Template), r.SHA256)
 			}
 		}
-		d.printf("host=%s data_dir=%s", h.Name, runner.Quote(h.Facts.DataDir))
+		d.printf("host=%s data_dir=%s", h.Name, shell.Quote(h.Facts.DataDir))
 		return nil
 	})
 }
@@ -367,12 +368,12 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 	case RunSystemd:
 		var stops strings.Builder
 		for _, u := range d.Env.SUT.StopUnits {
-			fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", runner.Quote(u))
+			fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", shell.Quote(u))
 		}
-		u := runner.Quote(d.unit())
+		u := shell.Quote(d.unit())
 		out, err := d.sh(ctx, h, asRoot+stops.String()+`if systemctl is-active --quiet `+u+`; then echo already=1; else
 $SUDO systemctl reset-failed `+u+` 2>/dev/null
-$SUDO systemd-run --quiet --unit=`+u+` --property=Restart=on-failure --property=RestartSec=2 --working-directory=`+runner.Quote(h.Workdir)+` sh -c `+runner.Quote(h.Command)+` || exit $?
+$SUDO systemd-run --quiet --unit=`+u+` --property=Restart=on-failure --property=RestartSec=2 --working-directory=`+shell.Quote(h.Workdir)+` sh -c `+shell.Quote(h.Command)+` || exit $?
 fi
 echo pid=$(systemctl show -p MainPID --value `+u+`)`)
 		if err != nil {
@@ -418,7 +419,7 @@ func (d *Deployer) Stop(ctx context.Context) error {
 			return err
 		}
 		if mode == RunSystemd {
-			u := runner.Quote(d.unit())
+			u := shell.Quote(d.unit())
 			out, err := d.sh(ctx, h, asRoot+`if systemctl is-active --quiet `+u+`; then $SUDO systemctl stop `+u+` || exit $?; echo was=running; else echo was=stopped; fi
 $SUDO systemctl reset-failed `+u+` 2>/dev/null; true`)
 			if err != nil {
@@ -451,7 +452,7 @@ func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
 		}
 		s := Status{Host: h.Name, Mode: mode}
 		if mode == RunSystemd {
-			u := runner.Quote(d.unit())
+			u := shell.Quote(d.unit())
 			o, err := d.sh(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
 			if err != nil {
 				return err
@@ -513,7 +514,7 @@ func (d *Deployer) Health(ctx context.Context) []HealthResult {
 	var res []HealthResult
 	_ = d.each(ctx, d.Hosts, func(ctx context.Context, h Host) error {
 		for _, hc := range h.Health {
-			out, err := d.sh(ctx, h, "sh -c "+runner.Quote(hc.Command)+" 2>&1")
+			out, err := d.sh(ctx, h, "sh -c "+shell.Quote(hc.Command)+" 2>&1")
 			r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneLine(firstLine(out))}
 			if err != nil && r.Output == "" {
 				r.Output = oneLine(err.Error())
@@ -548,7 +549,7 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 		bad := failing(res)
 		if len(bad) == 0 || time.Now().After(deadline) {
 			for _, r := range res {
-				d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), runner.Quote(r.Output))
+				d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), shell.Quote(r.Output))
 			}
 			if len(bad) > 0 {
 				return fmt.Errorf("not healthy after %s: %s", limit, strings.Join(bad, ", "))
@@ -598,7 +599,7 @@ func (d *Deployer) CleanData(ctx context.Context) error {
 		if unsafeDataDir(dd) {
 			return fmt.Errorf("refusing to wipe data dir %s: too close to the root of the filesystem (set sut.data_dir)", dd)
 		}
-		q := runner.Quote(dd)
+		q := shell.Quote(dd)
 		if _, err := d.sh(ctx, h, asRoot+"{ rm -rf -- "+q+" 2>/dev/null || $SUDO rm -rf -- "+q+"; } && mkdir -p "+q); err != nil {
 			return fmt.Errorf("wipe %s: %w", dd, err)
 		}
@@ -627,7 +628,7 @@ func (d *Deployer) RotateData(ctx context.Context, stamp string) error {
 		if unsafeDataDir(h.Facts.DataDir) {
 			return fmt.Errorf("refusing to rotate data dir %s: too close to the root of the filesystem", h.Facts.DataDir)
 		}
-		q, bak := runner.Quote(h.Facts.DataDir), runner.Quote(h.Facts.DataDir+".bak."+stamp)
+		q, bak := shell.Quote(h.Facts.DataDir), shell.Quote(h.Facts.DataDir+".bak."+stamp)
 		out, err := d.sh(ctx, h, "if [ -d "+q+" ]; then mv -- "+q+" "+bak+" && echo rotated=1; fi; mkdir -p "+q)
 		if err != nil {
 			return fmt.Errorf("rotate %s: %w", h.Facts.DataDir, err)

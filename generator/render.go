@@ -11,8 +11,8 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/plan"
-	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -100,7 +100,7 @@ func renderFuncs() template.FuncMap {
 		// of YAML's, so any string round-trips.
 		"yq": func(s string) string { return strconv.Quote(s) },
 		// shq quotes one shell word (the same quoting the runner uses).
-		"shq": runner.Quote,
+		"shq": shell.Quote,
 		// ysq escapes a value for a YAML single-quoted scalar, where a
 		// quote from a SUT file name would otherwise end the scalar.
 		"ysq": func(s string) string { return strings.ReplaceAll(s, "'", "''") },

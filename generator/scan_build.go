@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/internal/shell"
 )
 
 // maxTargets caps how many targets of one build file become commands, so a
@@ -162,7 +162,7 @@ func (s *scanner) addJustfile(rel string, data []byte) {
 			break
 		}
 		b.Targets = append(b.Targets, t.name)
-		b.Commands = append(b.Commands, "just "+runner.Quote(t.name))
+		b.Commands = append(b.Commands, "just "+shell.Quote(t.name))
 		s.targetTool(rel, "justfile recipe", t)
 	}
 	s.p.Build = append(s.p.Build, b)
@@ -175,7 +175,7 @@ func (s *scanner) finishMake() {
 		dir := path.Dir(mf.file)
 		prefix := "make "
 		if dir != "." {
-			prefix = "make -C " + runner.Quote(dir) + " "
+			prefix = "make -C " + shell.Quote(dir) + " "
 		}
 		b := BuildSystem{Kind: "make", File: mf.file}
 		for i, t := range mf.targets {
@@ -183,12 +183,12 @@ func (s *scanner) finishMake() {
 				break
 			}
 			b.Targets = append(b.Targets, t.name)
-			b.Commands = append(b.Commands, prefix+runner.Quote(t.name))
+			b.Commands = append(b.Commands, prefix+shell.Quote(t.name))
 			s.targetTool(mf.file, "Makefile target", t)
 			for _, out := range goBuildOutputs(t.recipe) {
 				s.p.Artifacts = append(s.p.Artifacts, Artifact{
 					Name: path.Base(out), Path: path.Join(dirOrEmpty(dir), out),
-					Build: prefix + runner.Quote(t.name), File: mf.file,
+					Build: prefix + shell.Quote(t.name), File: mf.file,
 				})
 			}
 		}
@@ -301,9 +301,9 @@ func (s *scanner) finishGo() {
 			if dir != m.dir {
 				pkg = "./" + strings.TrimPrefix(strings.TrimPrefix(dir, m.dir), "/")
 			}
-			cmd := "go build " + runner.Quote(pkg)
+			cmd := "go build " + shell.Quote(pkg)
 			if m.dir != "" {
-				cmd = "(cd " + runner.Quote(m.dir) + " && " + cmd + ")"
+				cmd = "(cd " + shell.Quote(m.dir) + " && " + cmd + ")"
 			}
 			name := path.Base(dir)
 			if pkg == "." {
@@ -422,7 +422,7 @@ func (s *scanner) finishCargo() {
 		bins = append(bins, auto...)
 		prefix := ""
 		if m.dir != "" {
-			prefix = "(cd " + runner.Quote(m.dir) + " && "
+			prefix = "(cd " + shell.Quote(m.dir) + " && "
 		}
 		wrap := func(c string) string {
 			if prefix == "" {
@@ -434,7 +434,7 @@ func (s *scanner) finishCargo() {
 			b.Commands = append(b.Commands, wrap("cargo build --release"))
 		}
 		for _, n := range bins {
-			cmd := wrap("cargo build --release --bin " + runner.Quote(n))
+			cmd := wrap("cargo build --release --bin " + shell.Quote(n))
 			b.Targets = append(b.Targets, n)
 			b.Commands = append(b.Commands, cmd)
 			s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: path.Join(m.dir, "target/release", n), Build: cmd, File: m.file})
@@ -472,14 +472,14 @@ func (s *scanner) addPackageJSON(rel, dir string, data []byte) {
 	sort.Strings(names)
 	prefix := "npm run "
 	if dir != "" {
-		prefix = "npm --prefix " + runner.Quote(dir) + " run "
+		prefix = "npm --prefix " + shell.Quote(dir) + " run "
 	}
 	for i, n := range names {
 		if i >= maxTargets {
 			break
 		}
 		b.Targets = append(b.Targets, n)
-		b.Commands = append(b.Commands, prefix+runner.Quote(n))
+		b.Commands = append(b.Commands, prefix+shell.Quote(n))
 		s.targetTool(rel, "npm script", mkTarget{name: n, recipe: pj.Scripts[n]})
 	}
 	s.p.Build = append(s.p.Build, b)
@@ -496,14 +496,14 @@ func (s *scanner) addCMake(rel, dir string, data []byte) {
 	if dir != "" {
 		src = dir
 	}
-	b.Commands = []string{"cmake -S " + runner.Quote(src) + " -B build", "cmake --build build"}
+	b.Commands = []string{"cmake -S " + shell.Quote(src) + " -B build", "cmake --build build"}
 	if m := cmakeProject.FindSubmatch(data); m != nil {
 		s.names[rel] = string(m[1])
 	}
 	for _, m := range cmakeExe.FindAllSubmatch(data, maxTargets) {
 		n := string(m[1])
 		b.Targets = append(b.Targets, n)
-		s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: "build/" + n, Build: "cmake --build build --target " + runner.Quote(n), File: rel})
+		s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: n, Path: "build/" + n, Build: "cmake --build build --target " + shell.Quote(n), File: rel})
 	}
 	s.p.Build = append(s.p.Build, b)
 }

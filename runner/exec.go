@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -118,7 +119,7 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 	}
 	// Every command knows its host's own work dir, so one Taskfile line
 	// ("$DSTGEN_WORKDIR"/scripts/...) works on hosts whose work dirs differ.
-	wd := "DSTGEN_WORKDIR=" + Quote(p.env.HostWorkdir(h)) + "; export DSTGEN_WORKDIR; "
+	wd := "DSTGEN_WORKDIR=" + shell.Quote(p.env.HostWorkdir(h)) + "; export DSTGEN_WORKDIR; "
 	if err := sess.Start(wd + wrap(cmd, marker, bound)); err != nil {
 		p.drop(c)
 		return fail(StatusError, fmt.Errorf("host %s: start command: %w", h.Name, err))
@@ -243,17 +244,17 @@ func pgidFile(marker string) string { return "/tmp/.dstgen-run-" + marker + ".pg
 // and cannot send the kill itself.
 func wrap(cmd, marker string, bound time.Duration) string {
 	secs := int((bound+time.Second-1)/time.Second) + 2
-	f := Quote(pgidFile(marker))
+	f := shell.Quote(pgidFile(marker))
 	inner := `echo $$ >"$0" 2>/dev/null; exec timeout -s KILL ` + strconv.Itoa(secs) + ` sh -c "$1"`
 	// Hosts without util-linux setsid -w or coreutils timeout (BusyBox)
 	// still run the command, without the process-group guarantee.
-	return "f=" + f + "; if setsid -w true 2>/dev/null && command -v timeout >/dev/null 2>&1; then setsid -w sh -c " + Quote(inner) + ` "$f" ` + Quote(cmd) +
-		`; else sh -c ` + Quote(cmd) + `; fi; rc=$?; rm -f "$f"; exit $rc`
+	return "f=" + f + "; if setsid -w true 2>/dev/null && command -v timeout >/dev/null 2>&1; then setsid -w sh -c " + shell.Quote(inner) + ` "$f" ` + shell.Quote(cmd) +
+		`; else sh -c ` + shell.Quote(cmd) + `; fi; rc=$?; rm -f "$f"; exit $rc`
 }
 
 func killScript(marker string) string {
 	// No "--" before the negative pid: dash's kill builtin rejects it.
-	return "f=" + Quote(pgidFile(marker)) + `; g=$(cat "$f" 2>/dev/null); case $g in ''|*[!0-9]*) ;; *) kill -9 -"$g" 2>/dev/null ;; esac; rm -f "$f"; exit 0`
+	return "f=" + shell.Quote(pgidFile(marker)) + `; g=$(cat "$f" 2>/dev/null); case $g in ''|*[!0-9]*) ;; *) kill -9 -"$g" 2>/dev/null ;; esac; rm -f "$f"; exit 0`
 }
 
 func randomMarker() string {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/shell"
 )
 
 // TestWrapLocal runs the remote wrapper under the local /bin/sh (dash on
@@ -123,7 +125,7 @@ func TestQuoteArgsRunsLiterally(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := exec.Command("sh", "-c", QuoteArgs(tc.argv)).CombinedOutput()
+			out, err := exec.Command("sh", "-c", shell.QuoteArgs(tc.argv)).CombinedOutput()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
 				code = ee.ExitCode()
@@ -131,7 +133,7 @@ func TestQuoteArgsRunsLiterally(t *testing.T) {
 				t.Fatal(err)
 			}
 			if code != tc.code || !strings.Contains(string(out), tc.want) {
-				t.Errorf("sh -c %s: exit %d, output %q; want exit %d containing %q", QuoteArgs(tc.argv), code, out, tc.code, tc.want)
+				t.Errorf("sh -c %s: exit %d, output %q; want exit %d containing %q", shell.QuoteArgs(tc.argv), code, out, tc.code, tc.want)
 			}
 		})
 	}

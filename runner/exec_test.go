@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/internal/sshtest"
 )
 
@@ -38,7 +39,7 @@ func TestRunStatuses(t *testing.T) {
 	}{
 		{"ok", "echo hello", "", StatusOK, 0, "hello\n", ""},
 		{"failed", "echo oops >&2; exit 3", "", StatusFailed, 3, "", "oops\n"},
-		{"quoted arg", "printf '%s\\n' " + Quote("a b;$(id)`x`"), "", StatusOK, 0, "a b;$(id)`x`\n", ""},
+		{"quoted arg", "printf '%s\\n' " + shell.Quote("a b;$(id)`x`"), "", StatusOK, 0, "a b;$(id)`x`\n", ""},
 		{"stdin", "tr a-z A-Z", "abc\n", StatusOK, 0, "ABC\n", ""},
 		{"signal", "kill -TERM $$", "", StatusFailed, 143, "", "*"},
 		{"user", "id -un", "", StatusOK, 0, sshtest.User + "\n", ""},
@@ -80,7 +81,7 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	p, e, _, _ := testPool(t, 1, "", Options{Timeout: 2 * time.Second})
 	marker := "dstgen-orphan-" + randomMarker()
 	// A child in the background plus a foreground sleep: both must die.
-	cmd := "sh -c " + Quote("sleep 600; : "+marker) + " & sh -c " + Quote("sleep 601; : "+marker) + "; wait"
+	cmd := "sh -c " + shell.Quote("sleep 600; : "+marker) + " & sh -c " + shell.Quote("sleep 601; : "+marker) + "; wait"
 	// Dial first so that the 2 s measure the command, not a handshake on a
 	// loaded machine.
 	if r, err := p.Run(context.Background(), e.Hosts[0], "true", nil, nil, nil); err != nil {
@@ -116,7 +117,7 @@ func TestRunDefaultCeiling(t *testing.T) {
 	mustRun(t, p, e.Hosts[0], "true")
 	marker := "dstgen-ceiling-" + randomMarker()
 	start := time.Now()
-	r, err := p.Run(context.Background(), e.Hosts[0], "sh -c "+Quote("sleep 600; : "+marker), nil, nil, nil)
+	r, err := p.Run(context.Background(), e.Hosts[0], "sh -c "+shell.Quote("sleep 600; : "+marker), nil, nil, nil)
 	el := time.Since(start)
 	if err == nil || r.Status != StatusTimeout || r.ExitCode != ExitTimeout {
 		t.Fatalf("got %+v %v", r, err)

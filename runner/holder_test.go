@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 )
@@ -186,7 +187,7 @@ func TestHolderKeepsGuarantees(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = f.Close()
-	if got := mustRun(t, p, h, "cat "+Quote(wd+"/via-holder")); got != "sftp through the holder\n" {
+	if got := mustRun(t, p, h, "cat "+shell.Quote(wd+"/via-holder")); got != "sftp through the holder\n" {
 		t.Fatalf("sftp upload read back %q", got)
 	}
 

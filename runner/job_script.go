@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/shell"
 )
 
 // The remote half of the job protocol lives in this file as POSIX sh text so
@@ -38,9 +40,9 @@ func remotePath(p string) string {
 	case p == "~":
 		return `"$HOME"`
 	case strings.HasPrefix(p, "~/"):
-		return `"$HOME"/` + Quote(p[2:])
+		return `"$HOME"/` + shell.Quote(p[2:])
 	}
-	return Quote(p)
+	return shell.Quote(p)
 }
 
 // jobShellLib is prepended to every job script. jstat prints one job's
@@ -117,7 +119,7 @@ echo $rc >"$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
 
 // jobDirExpr returns the shell prologue that sets w (workdir) and d (job dir).
 func jobDirExpr(workdir, id string) string {
-	return "w=" + remotePath(workdir) + "\nid=" + Quote(id) + "\nd=\"$w/jobs/$id\"\n"
+	return "w=" + remotePath(workdir) + "\nid=" + shell.Quote(id) + "\nd=\"$w/jobs/$id\"\n"
 }
 
 // startScript launches argv as job id under workdir. A job dir that exists
@@ -162,7 +164,7 @@ i=0
 while [ ! -s "$d/pid" ] && [ ! -f "$d/rc" ] && [ $i -lt 60 ]; do sleep 0.03 2>/dev/null || sleep 1; i=$((i+1)); done
 echo started=1
 jstat "$d"
-`, Quote(QuoteArgs(argv)), Quote(QuoteArgs(argv)), Quote(jobWrapper), QuoteArgs(argv))
+`, shell.Quote(shell.QuoteArgs(argv)), shell.Quote(shell.QuoteArgs(argv)), shell.Quote(jobWrapper), shell.QuoteArgs(argv))
 	return b.String()
 }
 

@@ -1,6 +1,10 @@
 package runner
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dstgen/dstgen/internal/shell"
+)
 
 // probeScript is the whole capability probe for one host: one sh script,
 // one round trip, key=value lines out. Each fault capability is probed by
@@ -14,7 +18,7 @@ import "strings"
 // /usr/sbin and /sbin and asked for its version, bounded.
 func probeScript(workdir, tag string, bins []string) string {
 	var b strings.Builder
-	b.WriteString("T=" + Quote(tag) + "\nW=" + remotePath(workdir) + "\nBINS=" + Quote(strings.Join(bins, " ")) + "\n")
+	b.WriteString("T=" + shell.Quote(tag) + "\nW=" + remotePath(workdir) + "\nBINS=" + shell.Quote(strings.Join(bins, " ")) + "\n")
 	b.WriteString(probeBody)
 	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/pkg/sftp"
 	"golang.org/x/sync/errgroup"
 )
@@ -221,7 +222,7 @@ func remoteHashes(ctx context.Context, sh hostShell, files []string, sizes []int
 		var b strings.Builder
 		b.WriteString("command -v sha256sum >/dev/null 2>&1 || { echo nosha; exit 0; }\n")
 		for i := start; i < end; i++ {
-			fmt.Fprintf(&b, "{ head -c %d < %s | sha256sum || echo -; } 2>/dev/null | cut -c1-64\n", sizes[i], Quote(files[i]))
+			fmt.Fprintf(&b, "{ head -c %d < %s | sha256sum || echo -; } 2>/dev/null | cut -c1-64\n", sizes[i], shell.Quote(files[i]))
 		}
 		touch(ctx)
 		out, errOut, code, rerr := sh.runScript(ctx, b.String())

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -422,7 +423,7 @@ func TestCancelKillsRemote(t *testing.T) {
 	marker := "dstgen-cancel-" + randomMarker()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(700*time.Millisecond, cancel)
-	r, err := p.Run(ctx, e.Hosts[0], "sh -c "+Quote("sleep 300; : "+marker), nil, nil, nil)
+	r, err := p.Run(ctx, e.Hosts[0], "sh -c "+shell.Quote("sleep 300; : "+marker), nil, nil, nil)
 	if err == nil || r.Status != StatusError || !strings.Contains(r.Err, "canceled") {
 		t.Fatalf("got %+v %v", r, err)
 	}
@@ -604,16 +605,16 @@ func TestHostileCommandsQuoted(t *testing.T) {
 		"../../etc/passwd",
 	}
 	for _, s := range hostile {
-		got := mustRun(t, p, e.Hosts[0], "printf '%s' "+Quote(s))
+		got := mustRun(t, p, e.Hosts[0], "printf '%s' "+shell.Quote(s))
 		if got != s {
 			t.Errorf("round trip of %q gave %q", s, got)
 		}
-		got = mustRun(t, p, e.Hosts[0], QuoteArgs([]string{"printf", "%s", s}))
+		got = mustRun(t, p, e.Hosts[0], shell.QuoteArgs([]string{"printf", "%s", s}))
 		if got != s {
 			t.Errorf("QuoteArgs round trip of %q gave %q", s, got)
 		}
 	}
-	if out := mustRun(t, p, e.Hosts[0], "ls "+Quote(marker)+" 2>/dev/null || echo absent"); out != "absent\n" {
+	if out := mustRun(t, p, e.Hosts[0], "ls "+shell.Quote(marker)+" 2>/dev/null || echo absent"); out != "absent\n" {
 		t.Fatalf("injection happened: %q", out)
 	}
 }
@@ -744,7 +745,7 @@ func TestCollectStuckSFTPServerBounded(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 	h := e.Hosts[0]
 	wd := sshtest.Workdir(t)
-	mustRun(t, p, h, "head -c 1000000 /dev/zero >"+Quote(wd+"/f"))
+	mustRun(t, p, h, "head -c 1000000 /dev/zero >"+shell.Quote(wd+"/f"))
 	if _, err := p.SFTP(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}

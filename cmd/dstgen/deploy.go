@@ -12,6 +12,7 @@ import (
 
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"
 	"github.com/spf13/cobra"
@@ -288,7 +289,7 @@ func sutCheck(ctx context.Context, d *deploy.Deployer, w io.Writer) error {
 	for _, h := range deploy.SUTHosts(d.Hosts) {
 		if bin := d.Env.SUT.Install.Binary; bin != "" {
 			var out strings.Builder
-			res, err := d.Pool.Run(ctx, h.Host, "command -v "+runner.Quote(bin), nil, &out, io.Discard)
+			res, err := d.Pool.Run(ctx, h.Host, "command -v "+shell.Quote(bin), nil, &out, io.Discard)
 			line(err == nil && res.ExitCode == 0, fmt.Sprintf("%s: binary %s", h.Name, bin))
 		}
 	}
@@ -380,7 +381,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			for _, kv := range params {
 				lines = append(lines, kv[0]+"="+kv[1])
 			}
-			if _, err := d.Pool.Run(cmd.Context(), h.Host, "mkdir -p "+runner.Quote(outDir)+" && printf '%s\\n' "+runner.QuoteArgs(lines)+" >"+runner.Quote(path.Join(outDir, session.BenchParamsFile)), nil, io.Discard, io.Discard); err != nil {
+			if _, err := d.Pool.Run(cmd.Context(), h.Host, "mkdir -p "+shell.Quote(outDir)+" && printf '%s\\n' "+shell.QuoteArgs(lines)+" >"+shell.Quote(path.Join(outDir, session.BenchParamsFile)), nil, io.Discard, io.Discard); err != nil {
 				return withCode(exitNotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
 			}
 			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,7 @@ When several apply, the highest priority wins: 2, then 124, then 1.`,
 			}
 			remote := words[0]
 			if len(words) > 1 {
-				remote = runner.QuoteArgs(words)
+				remote = shell.QuoteArgs(words)
 			}
 			_, pool, hosts, err := f.openTarget("", args[0])
 			if err != nil {

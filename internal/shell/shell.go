@@ -1,12 +1,14 @@
-// Package runner executes dstgen workflows on remote hosts over SSH:
-// bounded exec, detached jobs, SFTP push/collect, fan-out, capability probe.
-package runner
+// Package shell quotes values for a POSIX shell. Every value dstgen sends
+// to a remote shell or writes into a generated script goes through Quote,
+// so no string from a plan, env.yml, a scenario name or a SUT file name can
+// run a command. It is a leaf: the generator quotes without importing the
+// SSH runner.
+package shell
 
 import "strings"
 
-// Quote returns s as one POSIX shell word. Every value that reaches a remote
-// shell goes through it: single quotes leave nothing to expand, and an
-// embedded single quote is closed, escaped and reopened.
+// Quote returns s as one POSIX shell word. Single quotes leave nothing to
+// expand; an embedded single quote is closed, escaped and reopened.
 func Quote(s string) string {
 	if s == "" {
 		return "''"
