@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // Defaults and ceilings of the remote contract (DESIGN.md "The remote contract").
@@ -102,7 +104,7 @@ func (l *loader) errf(line int, format string, args ...any) error {
 	if line < 1 {
 		line = 1
 	}
-	return fmt.Errorf("%s:%d: %s", l.name, line, fmt.Sprintf(format, args...))
+	return fileline.Errorf(l.name, line, format, args...)
 }
 
 // maxPrefixProbes bounds how far yamlErr looks back for the start of an

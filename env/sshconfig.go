@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/kevinburke/ssh_config"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // SSHConfigEnv names the environment variable that overrides the OpenSSH
@@ -95,32 +97,27 @@ func (l *loader) loadSSHConfig(e *Env) (*sshConfig, error) {
 			line, _ = strconv.Atoi(m[1])
 			msg = strings.TrimPrefix(m[2], "ssh_config: ")
 		}
-		return nil, fmt.Errorf("%s:%d: %s (set ssh.config: none in env.yml to skip this file)", shown, line, msg)
+		return nil, fileline.Errorf(shown, line, "%s (set ssh.config: none in env.yml to skip this file)", msg)
 	}
 	return &sshConfig{shown: shown, cfg: cfg}, nil
 }
 
+// readBounded reads a regular file of at most limit bytes. The file is
+// checked before it is opened: opening a FIFO blocks until a writer comes,
+// and a device has no size, so only a regular file is read.
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	st, err := f.Stat()
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	if st.Size() > limit {
+	b, err := fileline.ReadBounded(path, limit)
+	if errors.Is(err, fileline.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
 	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && st.Size() > 0 {
-		return nil, err
-	}
-	return b, nil
+	return b, err
 }
 
 // expandHome expands a leading ~ or ~/ (not ~user).
@@ -169,7 +166,7 @@ func (c *sshConfig) get(alias, key string) (sshValue, bool) {
 func (c *sshConfig) src(v sshValue) string { return fmt.Sprintf("%s:%d", c.shown, v.line) }
 
 func (c *sshConfig) errf(v sshValue, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s", c.shown, v.line, fmt.Sprintf(format, args...))
+	return fileline.Errorf(c.shown, v.line, format, args...)
 }
 
 // tokens expands the ssh_config(5) tokens dstgen can know without

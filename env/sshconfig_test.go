@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -319,5 +320,36 @@ Host *
 				t.Errorf("user: dstgen %q, ssh %q", h.User, g["user"])
 			}
 		})
+	}
+}
+
+// TestSSHConfigNotRegular: a FIFO or a device named as the OpenSSH config
+// is refused before it is opened: opening a FIFO blocks until a writer
+// comes, so a check after the open would hang env loading.
+func TestSSHConfigNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		t.Setenv(SSHConfigEnv, p)
+		done := make(chan error, 1)
+		go func() {
+			_, err := Parse(filepath.Join(dir, "env.yml"), []byte("hosts:\n  - {name: a, address: n1}\n"))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if want := p + " is not a regular file"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want an error containing %q", p, err, want)
+			}
+		case <-time.After(30 * time.Second):
+			// Unblock the open so the goroutine ends, then fail.
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				_ = f.Close()
+			}
+			t.Fatalf("%s: loading env.yml hangs on the ssh config", p)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 const goodLine = `{"op_id":"1","process_id":"p1","invoke_ts":10,"complete_ts":20,"op_type":"write","key":"k","input":{"v":[1,2]},"output":null,"error":null,"timeout_marker":false,"node_seen":"n1","fault_epoch":null}`
@@ -80,9 +82,9 @@ func TestReadContinuesAfterBadLines(t *testing.T) {
 	}
 	var lines []int
 	for _, e := range bad {
-		var le *LineError
+		var le *fileline.Error
 		if !errors.As(e, &le) {
-			t.Fatalf("not a LineError: %v", e)
+			t.Fatalf("not a *fileline.Error: %v", e)
 		}
 		lines = append(lines, le.Line)
 	}
@@ -350,7 +352,7 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, e := range bad {
-			var le *LineError
+			var le *fileline.Error
 			if !errors.As(e, &le) || le.Line < 1 {
 				t.Fatalf("error without line: %v", e)
 			}

@@ -10,34 +10,20 @@ import (
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // MaxLineBytes bounds one history line; a longer line is reported and
 // skipped rather than buffered without limit.
 const MaxLineBytes = 16 << 20
 
-// LineError is a problem tied to one line of a history file. Every reader
-// and validation error is one, so a reviewer can jump to file:line.
-type LineError struct {
-	File string
-	Line int
-	Err  error
-}
-
-// Error is "file:line: reason", the form every bad-input message takes.
-func (e *LineError) Error() string {
-	name := e.File
-	if name == "" {
-		name = "history"
-	}
-	return fmt.Sprintf("%s:%d: %v", name, e.Line, e.Err)
-}
-
-// Unwrap gives the underlying cause, for errors.Is / errors.As.
-func (e *LineError) Unwrap() error { return e.Err }
+// LineError is the shared file:line error type, kept under its old name
+// while analyze and checker move to fileline.Error.
+type LineError = fileline.Error
 
 // Reader streams ops from a JSON Lines history. A bad line yields a
-// *LineError from Next and reading continues with the following line, so
+// *fileline.Error from Next and reading continues with the following line, so
 // the caller decides whether partial results are usable.
 type Reader struct {
 	br      *bufio.Reader
@@ -99,7 +85,7 @@ func (r *Reader) readLine() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// Next returns the next op. It returns io.EOF at the end, a *LineError for a
+// Next returns the next op. It returns io.EOF at the end, a *fileline.Error for a
 // line that is not a valid op (call Next again to continue), or another
 // error when the underlying reader fails.
 func (r *Reader) Next() (Op, error) {
@@ -148,7 +134,16 @@ func (r *Reader) Next() (Op, error) {
 }
 
 func (r *Reader) lineErr(err error) error {
-	return &LineError{File: r.name, Line: r.line, Err: err}
+	return lineError(r.name, r.line, err)
+}
+
+// lineError is the *fileline.Error of a history line; a history without a
+// name is called "history" in positions.
+func lineError(name string, line int, err error) *fileline.Error {
+	if name == "" {
+		name = "history"
+	}
+	return &fileline.Error{File: name, Line: line, Err: err}
 }
 
 func isMeta(line []byte) bool {
@@ -168,7 +163,7 @@ func Read(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err error
 		if e == io.EOF {
 			break
 		}
-		var le *LineError
+		var le *fileline.Error
 		if errors.As(e, &le) {
 			bad = append(bad, e)
 			continue

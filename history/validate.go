@@ -25,7 +25,7 @@ func valueReturning(opType string) bool {
 func Validate(name string, ops []Op, schedule []string) []error {
 	var errs []error
 	at := func(op *Op, format string, a ...any) {
-		errs = append(errs, &LineError{File: name, Line: op.Line, Err: fmt.Errorf(format, a...)})
+		errs = append(errs, lineError(name, op.Line, fmt.Errorf(format, a...)))
 	}
 	var sched map[string]bool
 	if schedule != nil {
