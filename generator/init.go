@@ -65,13 +65,28 @@ type LintError struct {
 // Error is one line: how many lint errors, and the first as file:line.
 func (e *LintError) Error() string {
 	first := ""
-	for _, p := range e.Problems {
-		if p.Severity == plan.SevError {
-			first = p.String()
-			break
-		}
+	if fe := e.first(); fe != nil {
+		first = fe.String()
 	}
 	return fmt.Sprintf("plan fails lint with %d error(s); first: %s", plan.Errors(e.Problems), first)
+}
+
+// Unwrap gives the first lint error as a *fileline.Error, so a caller
+// finds its file and line with errors.As like every other bad input.
+func (e *LintError) Unwrap() error {
+	if fe := e.first(); fe != nil {
+		return fe.Err()
+	}
+	return nil
+}
+
+func (e *LintError) first() *plan.Problem {
+	for i := range e.Problems {
+		if e.Problems[i].Severity == plan.SevError {
+			return &e.Problems[i]
+		}
+	}
+	return nil
 }
 
 // Init scans the SUT, reads and lints the plan, asks or records the open
@@ -108,10 +123,10 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if planPath != "" {
 		// One read: the bytes linted and rendered are the bytes hashed
 		// into plan_sha256, even if the plan is edited meanwhile.
-		// One byte past the limit lets ParseBytes refuse an oversized
-		// plan, and a device such as /dev/zero cannot exhaust memory.
-		if planData, _, err = readLimited(planPath, plan.MaxSize+1); err != nil {
-			return nil, fmt.Errorf("read plan: %w", err)
+		// plan.ReadFile is bounded: a device such as /dev/zero cannot
+		// exhaust memory.
+		if planData, err = plan.ReadFile(planPath); err != nil {
+			return nil, err
 		}
 		p, err := plan.ParseBytes(planPath, planData)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -274,6 +275,11 @@ func TestInitLintFailingPlanWritesNothing(t *testing.T) {
 	}
 	if want := fmt.Sprintf("plan fails lint with %d error(s); first: %s", n, first); le.Error() != want {
 		t.Errorf("LintError.Error() = %q, want %q", le.Error(), want)
+	}
+	// The first error is also the shared file:line error, for errors.As.
+	var fe *fileline.Error
+	if !errors.As(err, &fe) || fe.Error() != first {
+		t.Errorf("errors.As(LintError, *fileline.Error) = %v, want %q", fe, first)
 	}
 	if _, err := os.Stat(filepath.Join(sut, "testing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("testing/ written for a plan that fails lint")

@@ -210,7 +210,7 @@ func TestParseErrors(t *testing.T) {
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want *plan.Error", err)
 			}
-			if pe.Line != c.line || !strings.Contains(pe.Msg, c.msg) || pe.File != "x.md" {
+			if pe.Line != c.line || !strings.Contains(pe.Reason(), c.msg) || pe.File != "x.md" {
 				t.Errorf("err = %v, want line %d containing %q", err, c.line, c.msg)
 			}
 			if !strings.HasPrefix(err.Error(), "x.md:"+itoa(c.line)+": ") {

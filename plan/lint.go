@@ -1,10 +1,13 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // Severities of a Problem.
@@ -22,9 +25,9 @@ type Problem struct {
 	Message  string `json:"message"`
 }
 
-// String formats the problem as "file:line: message", warnings as
-// "file:line: warning: message" — the form editors and CI annotate.
-func (pr Problem) String() string {
+// Err is the problem as the shared file:line error; a warning's reason
+// starts "warning: ".
+func (pr Problem) Err() *fileline.Error {
 	f := pr.File
 	if f == "" {
 		f = "<plan>"
@@ -33,7 +36,15 @@ func (pr Problem) String() string {
 	if pr.Severity == SevWarning {
 		msg = "warning: " + msg
 	}
-	return fmt.Sprintf("%s:%d: %s", f, pr.Line, msg)
+	return &fileline.Error{File: f, Line: pr.Line, Err: errors.New(msg)}
+}
+
+// String formats the problem as "file:line: message", warnings as
+// "file:line: warning: message" — the form editors and CI annotate. Unlike
+// Err().Error() it keeps a line 0 ("file:0:"), so lint output has one shape.
+func (pr Problem) String() string {
+	e := pr.Err()
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 }
 
 // Errors counts the error-severity problems.

@@ -2,60 +2,56 @@ package plan
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // MaxSize bounds the plan files Parse accepts; a plan is prose, and a
 // multi-megabyte input is a mistake (or an attack) rather than a plan.
 const MaxSize = 8 << 20
 
-// Error is a parse failure with the place it happened.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
+// Error is a parse failure with the place it happened: the shared
+// file:line error type, under the name plan's callers know.
+type Error = fileline.Error
 
-// Error formats the failure as "file:line: message".
-func (e *Error) Error() string {
-	f := e.File
-	if f == "" {
-		f = "<plan>"
-	}
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", f, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", f, e.Msg)
-}
-
-// Parse reads and parses the plan at path. See ParseBytes.
+// Parse reads and parses the plan at path. See ReadFile and ParseBytes.
 func Parse(path string) (*Plan, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBytes(path, data)
+}
+
+// ReadFile reads the plan at path, at most MaxSize bytes: Init hashes the
+// very bytes it lints, so it reads once through here and then calls
+// ParseBytes. A directory or an oversized file is an *Error.
+func ReadFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
 	if fi.IsDir() {
-		return nil, &Error{File: path, Msg: "is a directory, not a plan file"}
+		return nil, fileline.Errorf(path, 0, "is a directory, not a plan file")
 	}
 	if fi.Size() > MaxSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("plan is %d bytes, larger than the %d-byte limit", fi.Size(), MaxSize)}
+		return nil, fileline.Errorf(path, 0, "plan is %d bytes, larger than the %d-byte limit", fi.Size(), MaxSize)
 	}
 	// Stat sizes only regular files: a device or pipe reports 0, so the
-	// read itself is bounded too and ParseBytes rejects what overflows.
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+	// read itself is bounded too.
+	data, err := fileline.ReadBounded(path, MaxSize)
+	if errors.Is(err, fileline.ErrTooLarge) {
+		return nil, fileline.Errorf(path, 0, "plan is more than %d bytes, the size limit", MaxSize)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	if fe := (*fileline.Error)(nil); errors.As(err, &fe) {
+		return nil, fmt.Errorf("read plan: %w", fe.Err)
 	}
-	return ParseBytes(path, data)
+	return data, err
 }
 
 // ParseBytes parses plan markdown; name is used in positions (file:line).
@@ -67,8 +63,12 @@ func Parse(path string) (*Plan, error) {
 // Plan holds whatever was parsed, so callers can still show partial results.
 func ParseBytes(name string, data []byte) (*Plan, error) {
 	p := &Plan{Path: name, Sections: map[string]int{}, Headers: map[string]int{}}
+	where := name
+	if where == "" {
+		where = "<plan>"
+	}
 	fail := func(line int, format string, a ...any) (*Plan, error) {
-		return p, &Error{File: name, Line: line, Msg: fmt.Sprintf(format, a...)}
+		return p, fileline.Errorf(where, line, format, a...)
 	}
 	if len(data) > MaxSize {
 		return fail(0, "plan is %d bytes, larger than the %d-byte limit", len(data), MaxSize)

@@ -13,29 +13,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
-// Error is bad input in a session file, located to a line.
-type Error struct {
-	File string
-	Line int // 1-based; 0 when the file could not be read at all
-	Msg  string
-}
-
-// Error renders "file:line: msg".
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+// Error is bad input in a session file, located to a line (0 when the
+// file could not be read at all): the shared file:line error type.
+type Error = fileline.Error
 
 // LoadRun reads and validates one run.json. Every error is an *Error with
 // the file and line of the offending value.
 func LoadRun(file string) (*Run, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("read run record: %v", err)}
+		return nil, fileline.Errorf(file, 0, "read run record: %w", err)
 	}
 	return ParseRun(file, data)
 }
@@ -43,7 +34,7 @@ func LoadRun(file string) (*Run, error) {
 // ParseRun decodes and validates run.json bytes; name is used in errors.
 func ParseRun(name string, data []byte) (*Run, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &Error{File: name, Line: 1, Msg: "empty run record"}
+		return nil, fileline.Errorf(name, 1, "empty run record")
 	}
 	w := &walker{name: name, data: data, dec: json.NewDecoder(bytes.NewReader(data)), lines: map[string]int{}}
 	w.dec.UseNumber()
@@ -51,19 +42,19 @@ func ParseRun(name string, data []byte) (*Run, error) {
 		return nil, err
 	}
 	if _, err := w.dec.Token(); err != io.EOF {
-		return nil, &Error{File: name, Line: w.line(w.dec.InputOffset()), Msg: "trailing data after the run record"}
+		return nil, fileline.Errorf(name, w.line(w.dec.InputOffset()), "trailing data after the run record")
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, &Error{File: name, Line: w.line(te.Offset), Msg: fmt.Sprintf("%s: want %s, got JSON %s", te.Field, te.Type, te.Value)}
+			return nil, fileline.Errorf(name, w.line(te.Offset), "%s: want %s, got JSON %s", te.Field, te.Type, te.Value)
 		}
 		var pe *time.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: w.timeLine(pe.Value), Msg: fmt.Sprintf("bad RFC 3339 time %q", pe.Value)}
+			return nil, fileline.Errorf(name, w.timeLine(pe.Value), "bad RFC 3339 time %q", pe.Value)
 		}
-		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
+		return nil, fileline.Errorf(name, 1, "%w", err)
 	}
 	r.Path = name
 	r.Lines = w.lines
@@ -109,18 +100,18 @@ func (w *walker) timeLine(v string) int {
 func (w *walker) syntax(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &Error{File: w.name, Line: w.line(se.Offset), Msg: "malformed JSON: " + se.Error()}
+		return fileline.Errorf(w.name, w.line(se.Offset), "malformed JSON: %w", se)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return &Error{File: w.name, Line: w.line(int64(len(w.data))), Msg: "malformed JSON: unexpected end of file (truncated?)"}
+		return fileline.Errorf(w.name, w.line(int64(len(w.data))), "malformed JSON: unexpected end of file (truncated?)")
 	}
-	return &Error{File: w.name, Line: w.line(w.dec.InputOffset()), Msg: "malformed JSON: " + err.Error()}
+	return fileline.Errorf(w.name, w.line(w.dec.InputOffset()), "malformed JSON: %w", err)
 }
 
 // value consumes one JSON value whose Go type is t (nil: anything goes).
 func (w *walker) value(t reflect.Type, p string, depth int) error {
 	if depth > maxDepth {
-		return &Error{File: w.name, Line: w.line(w.dec.InputOffset()), Msg: "JSON nested too deeply"}
+		return fileline.Errorf(w.name, w.line(w.dec.InputOffset()), "JSON nested too deeply")
 	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -155,14 +146,14 @@ func (w *walker) value(t reflect.Type, p string, depth int) error {
 			case t.Kind() == reflect.Struct && t != reflect.TypeOf(time.Time{}):
 				f, ok := fieldByTag(t, key)
 				if !ok {
-					return &Error{File: w.name, Line: ln, Msg: fmt.Sprintf("unknown field %q", child)}
+					return fileline.Errorf(w.name, ln, "unknown field %q", child)
 				}
 				ft = f
 			case t.Kind() == reflect.Map:
 				ft = t.Elem()
 			}
 			if _, dup := w.lines[child]; dup {
-				return &Error{File: w.name, Line: ln, Msg: fmt.Sprintf("duplicate field %q", child)}
+				return fileline.Errorf(w.name, ln, "duplicate field %q", child)
 			}
 			w.lines[child] = ln
 			if err := w.value(ft, child, depth+1); err != nil {
@@ -210,7 +201,7 @@ func (r *Run) errAt(field, format string, args ...any) error {
 	if ln == 0 {
 		ln = 1
 	}
-	return &Error{File: r.Path, Line: ln, Msg: fmt.Sprintf(format, args...)}
+	return fileline.Errorf(r.Path, ln, format, args...)
 }
 
 // safeRel reports whether p names a file inside the artifact dir.

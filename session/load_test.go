@@ -96,7 +96,7 @@ func TestParseRunBad(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v is not a *session.Error", err)
 			}
-			if e.File != "x/run.json" || e.Line != c.line || !strings.Contains(e.Msg, c.msg) {
+			if e.File != "x/run.json" || e.Line != c.line || !strings.Contains(e.Reason(), c.msg) {
 				t.Fatalf("got %q (line %d), want line %d containing %q", err, e.Line, c.line, c.msg)
 			}
 			if !strings.HasPrefix(err.Error(), "x/run.json:") {
@@ -109,7 +109,7 @@ func TestParseRunBad(t *testing.T) {
 func TestLoadRunMissing(t *testing.T) {
 	_, err := LoadRun(filepath.Join(t.TempDir(), "run.json"))
 	var e *Error
-	if !errors.As(err, &e) || e.Line != 0 || !strings.Contains(e.Msg, "read run record") {
+	if !errors.As(err, &e) || e.Line != 0 || !strings.Contains(e.Reason(), "read run record") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 		}
 		// A plan that cannot be parsed is one error-severity problem, so
 		// --json readers see the same shape as for lint errors.
-		prob := plan.Problem{File: pe.File, Line: pe.Line, Severity: plan.SevError, Rule: "parse", Message: pe.Msg}
+		prob := plan.Problem{File: pe.File, Line: pe.Line, Severity: plan.SevError, Rule: "parse", Message: pe.Reason()}
 		if asJSON {
 			if err := writeLintJSON(cmd, file, p, []plan.Problem{prob}); err != nil {
 				return err
