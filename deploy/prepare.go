@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // Run modes of sut.run.
@@ -77,7 +78,7 @@ func Prepare(e *env.Env) ([]Host, error) {
 	for i, c := range e.SUT.Configs {
 		b, err := os.ReadFile(localPath(e, c.Template))
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: sut.configs[%d]: read template: %w", e.Path, c.Line, i, err)
+			return nil, fileline.Errorf(e.Path, c.Line, "sut.configs[%d]: read template: %w", i, err)
 		}
 		sources[i] = string(b)
 	}
@@ -133,11 +134,11 @@ func prepareSUT(e *env.Env, dh *Host, sources []string) error {
 			dest = strings.TrimSpace(d)
 		}
 		if !strings.HasPrefix(dest, "/") || strings.HasSuffix(dest, "/") {
-			return fmt.Errorf("%s:%d: config %s: destination %q is not an absolute file path", e.Path, c.Line, name, dest)
+			return fileline.Errorf(e.Path, c.Line, "config %s: destination %q is not an absolute file path", name, dest)
 		}
 		dest = path.Clean(dest)
 		if prev, dup := seen[dest]; dup {
-			return fmt.Errorf("%s:%d: configs %s and %s are both installed as %s", e.Path, c.Line, prev, name, dest)
+			return fileline.Errorf(e.Path, c.Line, "configs %s and %s are both installed as %s", prev, name, dest)
 		}
 		seen[dest] = name
 		dh.Configs = append(dh.Configs, Config{Template: name, Dest: dest, Data: []byte(data)})
