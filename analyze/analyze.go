@@ -16,6 +16,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -178,22 +179,14 @@ func (a *analysis) problem(file string, line int, scenario, msg string) {
 	a.rep.Problems = append(a.rep.Problems, Problem{File: file, Line: line, Scenario: scenario, Message: msg})
 }
 
-// problemErr records err, keeping the file:line of session, plan and
-// history errors.
+// problemErr records err, keeping the file:line that session, plan and
+// history errors carry (all three are *fileline.Error).
 func (a *analysis) problemErr(file string, err error) {
-	var se *session.Error
-	var le *history.LineError
-	var pe *plan.Error
-	switch {
-	case errors.As(err, &se):
-		a.problem(se.File, se.Line, "", se.Msg)
-	case errors.As(err, &le):
-		a.problem(le.File, le.Line, "", le.Err.Error())
-	case errors.As(err, &pe):
-		a.problem(pe.File, pe.Line, "", pe.Msg)
-	default:
-		a.problem(file, 0, "", err.Error())
+	if fe, ok := errors.AsType[*fileline.Error](err); ok {
+		a.problem(fe.File, fe.Line, "", fe.Reason())
+		return
 	}
+	a.problem(file, 0, "", err.Error())
 }
 
 // findPlan reads the plan named by the session log or a run record.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/plan"
@@ -280,7 +281,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 			}
 			if len(bad) > 0 {
 				status = CheckFail
-				ev = append(ev, fmt.Sprintf("%s: %d of %d intervals below floor %.0f ops/s (planned %.0f, tolerance %.0f%%): %s", lr.rel, len(bad), len(ser), floor, planned, tol*100, strings.Join(first(bad, 3), ", ")))
+				ev = append(ev, fmt.Sprintf("%s: %d of %d intervals below floor %.0f ops/s (planned %.0f, tolerance %.0f%%): %s", lr.rel, len(bad), len(ser), floor, planned, tol*100, strings.Join(render.FirstN(bad, 3), ", ")))
 			} else {
 				ev = append(ev, fmt.Sprintf("%s: %d intervals, none below %.0f ops/s, no stall", lr.rel, len(ser), floor))
 			}
@@ -430,7 +431,7 @@ func redFlags(u *unit, f *facts, claimed Tier) []Check {
 				ev = append(ev, lr.rel+": no log scan recorded")
 			case ls.Found > ls.Accounted:
 				status = CheckFail
-				ev = append(ev, fmt.Sprintf("%s: %d error markers in SUT logs, %d accounted for by the oracle: %s", lr.rel, ls.Found, ls.Accounted, strings.Join(first(ls.Hits, 3), " | ")))
+				ev = append(ev, fmt.Sprintf("%s: %d error markers in SUT logs, %d accounted for by the oracle: %s", lr.rel, ls.Found, ls.Accounted, strings.Join(render.FirstN(ls.Hits, 3), " | ")))
 			default:
 				ev = append(ev, fmt.Sprintf("%s: %d markers found, %d accounted", lr.rel, ls.Found, ls.Accounted))
 			}
@@ -537,13 +538,6 @@ func tierName(t Tier) string {
 		return string(TierSmoke)
 	}
 	return string(t)
-}
-
-func first(s []string, n int) []string {
-	if len(s) > n {
-		return append(append([]string(nil), s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
-	}
-	return s
 }
 
 func minDuration(runs []*loadedRun) time.Duration {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/dstgen/dstgen/analyze/render"
 )
 
 // metricsFor summarises a unit's workload from its histories (latency,
@@ -49,7 +51,7 @@ func metricsFor(u *unit) *Metrics {
 		m.ErrorRate = float64(m.Errors+m.Timeouts) / float64(m.Ops)
 	}
 	sort.Float64s(lat)
-	m.P50Ms, m.P95Ms, m.P99Ms = pct(lat, 0.50), pct(lat, 0.95), pct(lat, 0.99)
+	m.P50Ms, m.P95Ms, m.P99Ms = render.Percentile(lat, 0.50), render.Percentile(lat, 0.95), render.Percentile(lat, 0.99)
 	if len(lat) == 0 && len(runs[0].run.Workload.Throughput) > 0 {
 		// No history: take the worst interval percentiles run.json reports.
 		for _, iv := range runs[0].run.Workload.Throughput {
@@ -72,17 +74,6 @@ func metricsFor(u *unit) *Metrics {
 		m.FaultWindows = append(m.FaultWindows, ws)
 	}
 	return m
-}
-
-// pct is the nearest-rank percentile (q in [0, 1]) of sorted values: the
-// value at rank ceil(q·n), so every reported percentile is an observed
-// sample. Session metrics and benchmark runs share it.
-func pct(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // series buckets one run's ops by measurement interval: from the history
@@ -142,7 +133,7 @@ func series(lr *loadedRun) []MetricPoint {
 		sort.Float64s(lats[b])
 		out[b] = MetricPoint{StartNS: lo + int64(b)*step, EndNS: lo + int64(b+1)*step, Ops: ops[b],
 			Throughput: float64(ops[b]) / (float64(step) / 1e9),
-			P50Ms:      pct(lats[b], 0.5), P95Ms: pct(lats[b], 0.95), P99Ms: pct(lats[b], 0.99)}
+			P50Ms:      render.Percentile(lats[b], 0.5), P95Ms: render.Percentile(lats[b], 0.95), P99Ms: render.Percentile(lats[b], 0.99)}
 		if ops[b] > 0 {
 			out[b].ErrorRate = float64(errs[b]) / float64(ops[b])
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -91,6 +92,8 @@ func flattenResults(scs []ScenarioResult) []ScenarioResult {
 	return out
 }
 
+func fptr(v float64) *float64 { return &v }
+
 func metricPtrs(m *Metrics) (tput, p99 *float64) {
 	if m == nil || m.Ops == 0 {
 		return nil, nil
@@ -107,7 +110,7 @@ func LoadReportJSON(path string) (*Report, error) {
 	}
 	var env reportJSON
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("%s:%d: previous report: %w", path, jsonErrLine(data, err), err)
+		return nil, fmt.Errorf("%s:%d: previous report: %w", path, render.JSONErrorLine(data, err), err)
 	}
 	if env.Report == nil || env.Schema != ReportSchema {
 		return nil, fmt.Errorf("%s:1: previous report: schema %q, want %q", path, schemaOf(env.Report), ReportSchema)
@@ -127,13 +130,6 @@ func PreviousReportPath(prevSessionDir string) string {
 	return filepath.Join(prevSessionDir, session.FindingsDir, ReportJSONFile)
 }
 
-func fmtOpt(p *float64, unit string) string {
-	if p == nil {
-		return "—"
-	}
-	return strings.TrimSpace(fmt.Sprintf("%.1f%s", *p, unit))
-}
-
 func arrow(before, after string) string {
 	if before == after {
 		return before + " (unchanged)"
@@ -141,21 +137,14 @@ func arrow(before, after string) string {
 	return before + " → " + after
 }
 
-func deltaPct(b, a *float64) string {
-	if b == nil || a == nil || *b == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (%+.0f%%)", 100*(*a-*b) / *b)
-}
-
 func writeChanges(b *strings.Builder, c *Comparison) {
-	fmt.Fprintf(b, "\n## Changes since %s\n\n", mdLine(c.Previous))
+	fmt.Fprintf(b, "\n## Changes since %s\n\n", render.MDLine(c.Previous))
 	fmt.Fprintf(b, "Session verdict: %s. %d scenario verdict(s) changed.\n\n", arrow(string(c.VerdictBefore), string(c.VerdictAfter)), c.ChangedVerdicts)
 	if len(c.Changes) == 0 {
 		b.WriteString("Neither session has scenarios to compare.\n")
 		return
 	}
-	mdHeader(b, "Scenario", "Verdict before → after", "Throughput (ops/s) before → after", "p99 (ms) before → after")
+	render.MDHeader(b, "Scenario", "Verdict before → after", "Throughput (ops/s) before → after", "p99 (ms) before → after")
 	for _, ch := range c.Changes {
 		bv, av := string(ch.Before), string(ch.After)
 		if bv == "" {
@@ -164,8 +153,8 @@ func writeChanges(b *strings.Builder, c *Comparison) {
 		if av == "" {
 			av = "(removed)"
 		}
-		mdRow(b, ch.ID, arrow(bv, av),
-			fmtOpt(ch.ThroughputBefore, "")+" → "+fmtOpt(ch.ThroughputAfter, "")+deltaPct(ch.ThroughputBefore, ch.ThroughputAfter),
-			fmtOpt(ch.P99Before, "")+" → "+fmtOpt(ch.P99After, "")+deltaPct(ch.P99Before, ch.P99After))
+		render.MDRow(b, ch.ID, arrow(bv, av),
+			render.FmtOpt(ch.ThroughputBefore, "")+" → "+render.FmtOpt(ch.ThroughputAfter, "")+render.DeltaPct(ch.ThroughputBefore, ch.ThroughputAfter),
+			render.FmtOpt(ch.P99Before, "")+" → "+render.FmtOpt(ch.P99After, "")+render.DeltaPct(ch.P99Before, ch.P99After))
 	}
 }

@@ -11,14 +11,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/dstgen/dstgen/analyze/render"
 )
 
 // Report file names inside the findings directory.
 const (
-	ReportMarkdownFile = "report.md"
-	ReportJSONFile     = "report.json"
+	ReportMarkdownFile = render.MarkdownFile
+	ReportJSONFile     = render.JSONFile
 	ReportJUnitFile    = "junit.xml"
-	ReportHTMLFile     = "report.html"
+	ReportHTMLFile     = render.HTMLFile
 	VerdictsJSONFile   = "verdicts.json"
 )
 
@@ -47,7 +49,7 @@ func WriteReportCompared(r *Report, cmp *Comparison, dir string) error {
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
 			return
 		}
-		if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+		if err := render.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -65,30 +67,6 @@ func WriteReportCompared(r *Report, cmp *Comparison, dir string) error {
 	return errors.Join(errs...)
 }
 
-// writeFileAtomic writes through a temporary file and a rename, so a
-// reader (or a killed analyze) never sees a half-written report.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // ScenarioFileName is the per-scenario findings file for id; ids come from
@@ -100,49 +78,6 @@ func ScenarioFileName(id string) string {
 		s = "scenario"
 	}
 	return s + ".md"
-}
-
-// mdCell makes s safe inside a markdown table cell: pipes escaped, line
-// breaks turned into <br>, empty cells shown as an em dash.
-func mdCell(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "—"
-	}
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\r", "\n")
-	return strings.ReplaceAll(s, "\n", "<br>")
-}
-
-// mdLine keeps a free-text value on one markdown line (list items and bold
-// label lines would otherwise be broken by embedded newlines).
-func mdLine(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "—"
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
-func mdRow(b *strings.Builder, cells ...string) {
-	b.WriteString("|")
-	for _, c := range cells {
-		b.WriteString(" ")
-		b.WriteString(mdCell(c))
-		b.WriteString(" |")
-	}
-	b.WriteString("\n")
-}
-
-func mdHeader(b *strings.Builder, cols ...string) {
-	b.WriteString("| " + strings.Join(cols, " | ") + " |\n|")
-	for range cols {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
 }
 
 // sessionStamp is the <UTC_timestamp> of the title: the session directory's
@@ -213,11 +148,11 @@ func scenarioRow(b *strings.Builder, s ScenarioResult) {
 	if s.Surface != "" {
 		name = strings.TrimSpace(name + " (surface: " + s.Surface + ")")
 	}
-	mdRow(b, s.ID, name, verdictCell(s), s.Oracle, s.OracleEvidence, s.LandingEvidence, artifactCell(s))
+	render.MDRow(b, s.ID, name, verdictCell(s), s.Oracle, s.OracleEvidence, s.LandingEvidence, artifactCell(s))
 }
 
 func writeResultsTable(b *strings.Builder, scs []ScenarioResult) {
-	mdHeader(b, resultColumns...)
+	render.MDHeader(b, resultColumns...)
 	for _, s := range scs {
 		scenarioRow(b, s)
 		for _, a := range s.Arms {
@@ -228,34 +163,34 @@ func writeResultsTable(b *strings.Builder, scs []ScenarioResult) {
 }
 
 func writeFinding(b *strings.Builder, f Finding) {
-	fmt.Fprintf(b, "### Finding %s: %s\n", f.ID, mdLine(f.Title))
-	fmt.Fprintf(b, "- **Scenario:** %s\n", mdLine(f.Scenario))
-	fmt.Fprintf(b, "- **Hypothesis addressed:** %s\n", mdLine(f.Hypothesis))
-	fmt.Fprintf(b, "- **What happened:** %s\n", mdLine(f.WhatHappened))
-	fmt.Fprintf(b, "- **Reproducer:** %s\n", mdLine(f.Reproducer))
+	fmt.Fprintf(b, "### Finding %s: %s\n", f.ID, render.MDLine(f.Title))
+	fmt.Fprintf(b, "- **Scenario:** %s\n", render.MDLine(f.Scenario))
+	fmt.Fprintf(b, "- **Hypothesis addressed:** %s\n", render.MDLine(f.Hypothesis))
+	fmt.Fprintf(b, "- **What happened:** %s\n", render.MDLine(f.WhatHappened))
+	fmt.Fprintf(b, "- **Reproducer:** %s\n", render.MDLine(f.Reproducer))
 	red := f.Reduction
 	if strings.TrimSpace(red) == "" {
 		// A guess is not allowed (verdicts.md §9); the interim value is.
 		red = BlamePending
 	}
-	fmt.Fprintf(b, "- **Reduction classification:** %s\n", mdLine(red))
-	fmt.Fprintf(b, "- **Classification:** %s\n", mdLine(f.Classification))
-	fmt.Fprintf(b, "- **Severity:** %s\n", mdLine(f.Severity))
+	fmt.Fprintf(b, "- **Reduction classification:** %s\n", render.MDLine(red))
+	fmt.Fprintf(b, "- **Classification:** %s\n", render.MDLine(f.Classification))
+	fmt.Fprintf(b, "- **Severity:** %s\n", render.MDLine(f.Severity))
 	tags := "none"
 	if len(f.Tags) > 0 {
 		tags = strings.Join(f.Tags, ", ")
 	}
-	fmt.Fprintf(b, "- **Tags:** %s\n", mdLine(tags))
-	fmt.Fprintf(b, "- **Evidence:** %s\n", mdLine(strings.Join(f.Evidence, "; ")))
-	fmt.Fprintf(b, "- **Hypothesised root cause:** %s\n", mdLine(f.RootCause))
-	fmt.Fprintf(b, "- **Suggested next action:** %s\n", mdLine(f.NextAction))
+	fmt.Fprintf(b, "- **Tags:** %s\n", render.MDLine(tags))
+	fmt.Fprintf(b, "- **Evidence:** %s\n", render.MDLine(strings.Join(f.Evidence, "; ")))
+	fmt.Fprintf(b, "- **Hypothesised root cause:** %s\n", render.MDLine(f.RootCause))
+	fmt.Fprintf(b, "- **Suggested next action:** %s\n", render.MDLine(f.NextAction))
 }
 
 // writeChecklists renders the §3.8 block of one scenario or arm.
 func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 	fmt.Fprintf(b, "%s %s", level, s.ID)
 	if s.Name != "" {
-		fmt.Fprintf(b, " — %s", mdLine(s.Name))
+		fmt.Fprintf(b, " — %s", render.MDLine(s.Name))
 	}
 	fmt.Fprintf(b, " (%s)\n\n", s.Verdict)
 	if len(s.Arms) > 0 && len(s.RedFlags) == 0 && len(s.WeakOracle) == 0 {
@@ -279,7 +214,7 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 		if name == "" {
 			name = redFlagNames[n]
 		}
-		ev := mdLine(c.Evidence)
+		ev := render.MDLine(c.Evidence)
 		switch c.Status {
 		case CheckPass:
 			fmt.Fprintf(b, "- [x] %d. %s — %s\n", n, name, ev)
@@ -315,11 +250,11 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 		}
 		switch w.Status {
 		case ItemChecked:
-			fmt.Fprintf(b, "- [x] %d. %s — %s\n", n, name, mdLine(w.Reason))
+			fmt.Fprintf(b, "- [x] %d. %s — %s\n", n, name, render.MDLine(w.Reason))
 		case ItemNA:
-			fmt.Fprintf(b, "- [x] %d. %s — N/A — %s\n", n, name, mdLine(w.Reason))
+			fmt.Fprintf(b, "- [x] %d. %s — N/A — %s\n", n, name, render.MDLine(w.Reason))
 		default:
-			fmt.Fprintf(b, "- [ ] %d. %s — %s\n", n, name, mdLine(w.Reason))
+			fmt.Fprintf(b, "- [ ] %d. %s — %s\n", n, name, render.MDLine(w.Reason))
 		}
 	}
 	b.WriteString("\n")
@@ -356,7 +291,7 @@ func joinOr(xs []string, empty string) string {
 // changed is the second thing a reviewer of a re-run wants).
 func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Findings: %s @ %s\n\n", mdLine(r.PlanSlug), mdLine(sessionStamp(r)))
+	fmt.Fprintf(&b, "# Findings: %s @ %s\n\n", render.MDLine(r.PlanSlug), render.MDLine(sessionStamp(r)))
 	plan := r.PlanPath
 	if plan == "" {
 		plan = r.PlanSlug
@@ -365,15 +300,15 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if commit == "" {
 		commit = "not recorded"
 	}
-	fmt.Fprintf(&b, "**Plan:** %s\n", mdLine(plan))
-	fmt.Fprintf(&b, "**Commit under test:** %s\n", mdLine(commit))
-	fmt.Fprintf(&b, "**Session dir:** %s\n", mdLine(r.SessionDir))
+	fmt.Fprintf(&b, "**Plan:** %s\n", render.MDLine(plan))
+	fmt.Fprintf(&b, "**Commit under test:** %s\n", render.MDLine(commit))
+	fmt.Fprintf(&b, "**Session dir:** %s\n", render.MDLine(r.SessionDir))
 	if !r.GeneratedAt.IsZero() {
 		fmt.Fprintf(&b, "**Generated:** %s\n", r.GeneratedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 
 	b.WriteString("\n## Summary\n\n")
-	headline := strings.TrimSuffix(mdLine(r.Headline), ".")
+	headline := strings.TrimSuffix(render.MDLine(r.Headline), ".")
 	fmt.Fprintf(&b, "%s. Session verdict: **%s**. %s.", headline, r.SessionVerdict, countsLine(r))
 	if len(r.Problems) > 0 {
 		fmt.Fprintf(&b, " %d input problem(s) did not stop the analysis; see Input problems.", len(r.Problems))
@@ -406,7 +341,7 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if len(r.Hypotheses) == 0 {
 		b.WriteString("The plan states no hypotheses.\n")
 	} else {
-		mdHeader(&b, "Hypothesis", "Title", "Exercised by", "Result", "Reason if unexercised")
+		render.MDHeader(&b, "Hypothesis", "Title", "Exercised by", "Result", "Reason if unexercised")
 		for _, h := range r.Hypotheses {
 			var vs []string
 			for _, v := range h.Verdicts {
@@ -416,7 +351,7 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 			if !h.Exercised {
 				result = "not exercised"
 			}
-			mdRow(&b, h.ID, h.Title, strings.Join(h.Scenarios, ", "), result, h.Reason)
+			render.MDRow(&b, h.ID, h.Title, strings.Join(h.Scenarios, ", "), result, h.Reason)
 		}
 	}
 
@@ -424,15 +359,15 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if len(r.Surfaces) == 0 {
 		b.WriteString("No boundary or fairness scenarios in this plan.\n")
 	} else {
-		mdHeader(&b, "Scenario / arm", "Surface", "Planned", "Executed", "Verdict", "Downgrade reason")
+		render.MDHeader(&b, "Scenario / arm", "Surface", "Planned", "Executed", "Verdict", "Downgrade reason")
 		for _, s := range r.Surfaces {
-			mdRow(&b, s.ID, s.Surface, yesNo(s.Planned, s.Surface), yesNo(s.Executed, s.Surface), string(s.Verdict), s.DowngradeReason)
+			render.MDRow(&b, s.ID, s.Surface, yesNo(s.Planned, s.Surface), yesNo(s.Executed, s.Surface), string(s.Verdict), s.DowngradeReason)
 		}
 		b.WriteString("\n")
 		if len(r.MissingSurfaces) == 0 {
 			b.WriteString("All planned surfaces were executed.\n")
 		} else {
-			fmt.Fprintf(&b, "**Missing surfaces this run did not cover:** %s\n", mdLine(strings.Join(r.MissingSurfaces, "; ")))
+			fmt.Fprintf(&b, "**Missing surfaces this run did not cover:** %s\n", render.MDLine(strings.Join(r.MissingSurfaces, "; ")))
 		}
 	}
 
@@ -440,9 +375,9 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if len(r.Disclosures) == 0 {
 		b.WriteString("All scenarios declared a concrete release budget.\n")
 	} else {
-		mdHeader(&b, "Scenario", "Reason release budget was not provided", "Revisit when")
+		render.MDHeader(&b, "Scenario", "Reason release budget was not provided", "Revisit when")
 		for _, d := range r.Disclosures {
-			mdRow(&b, d.Scenario, d.Reason, d.RevisitWhen)
+			render.MDRow(&b, d.Scenario, d.Reason, d.RevisitWhen)
 		}
 	}
 
@@ -450,7 +385,7 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if len(r.Adequacy) == 0 {
 		b.WriteString("The plan has no §7b adequacy rows to assess.\n")
 	} else {
-		mdHeader(&b, "Claim", "Plan's adequacy argument", "What actually ran", "Adequacy after this run")
+		render.MDHeader(&b, "Claim", "Plan's adequacy argument", "What actually ran", "Adequacy after this run")
 		called := 0
 		for _, a := range r.Adequacy {
 			adq := a.Adequacy
@@ -458,7 +393,7 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 				adq = "**Called out:** " + adq
 				called++
 			}
-			mdRow(&b, a.Claim, a.PlanArgument, a.WhatRan, adq)
+			render.MDRow(&b, a.Claim, a.PlanArgument, a.WhatRan, adq)
 		}
 		if called > 0 {
 			fmt.Fprintf(&b, "\n%d row(s) called out: what ran is weaker than the plan argued, so the residual uncertainty is now larger than the plan declared. The reviewer must decide whether to accept the gap or re-run.\n", called)
@@ -467,11 +402,11 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 
 	b.WriteString("\n## Confidence delta\n\n")
 	if p := strings.TrimSpace(r.Confidence.Plan); p != "" {
-		fmt.Fprintf(&b, "Relative to the plan's §7d statement: %s\n\n", mdLine(p))
+		fmt.Fprintf(&b, "Relative to the plan's §7d statement: %s\n\n", render.MDLine(p))
 	}
-	fmt.Fprintf(&b, "- **More:** %s\n", mdLine(joinOr(r.Confidence.More, "none")))
-	fmt.Fprintf(&b, "- **Less:** %s\n", mdLine(joinOr(r.Confidence.Less, "none")))
-	fmt.Fprintf(&b, "- **Unchanged:** %s\n", mdLine(joinOr(r.Confidence.Unchanged, "none")))
+	fmt.Fprintf(&b, "- **More:** %s\n", render.MDLine(joinOr(r.Confidence.More, "none")))
+	fmt.Fprintf(&b, "- **Less:** %s\n", render.MDLine(joinOr(r.Confidence.Less, "none")))
+	fmt.Fprintf(&b, "- **Unchanged:** %s\n", render.MDLine(joinOr(r.Confidence.Unchanged, "none")))
 
 	b.WriteString("\n## Green-but-broken check\n\n")
 	if len(r.Scenarios) == 0 {
@@ -484,10 +419,10 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 	if len(r.Problems) > 0 || len(r.Warnings) > 0 {
 		b.WriteString("\n## Input problems\n\n")
 		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "- %s\n", mdLine(p.String()))
+			fmt.Fprintf(&b, "- %s\n", render.MDLine(p.String()))
 		}
 		for _, w := range r.Warnings {
-			fmt.Fprintf(&b, "- warning: %s\n", mdLine(w))
+			fmt.Fprintf(&b, "- warning: %s\n", render.MDLine(w))
 		}
 	}
 	return []byte(strings.TrimRight(b.String(), "\n") + "\n")
@@ -512,9 +447,9 @@ func RenderScenarioMarkdown(r *Report, s ScenarioResult) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Scenario %s", s.ID)
 	if s.Name != "" {
-		fmt.Fprintf(&b, ": %s", mdLine(s.Name))
+		fmt.Fprintf(&b, ": %s", render.MDLine(s.Name))
 	}
-	fmt.Fprintf(&b, "\n\n**Verdict:** %s\n**Tier met:** %s\n**Session dir:** %s\n", s.Verdict, tierText(s), mdLine(r.SessionDir))
+	fmt.Fprintf(&b, "\n\n**Verdict:** %s\n**Tier met:** %s\n**Session dir:** %s\n", s.Verdict, tierText(s), render.MDLine(r.SessionDir))
 	b.WriteString("\n## Result\n\n")
 	writeResultsTable(&b, []ScenarioResult{s})
 	b.WriteString("\n## Verdict reasons\n\n")
@@ -562,6 +497,6 @@ func writeReasons(b *strings.Builder, s ScenarioResult) {
 		return
 	}
 	for _, rs := range s.Reasons {
-		fmt.Fprintf(b, "- %s [%s]: %s\n", s.ID, rs.Step, mdLine(rs.String()))
+		fmt.Fprintf(b, "- %s [%s]: %s\n", s.ID, rs.Step, render.MDLine(rs.String()))
 	}
 }

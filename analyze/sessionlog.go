@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -28,7 +29,7 @@ func AppendSessionLog(r *Report, sessionDir string, now time.Time) error {
 	}
 	fmt.Fprintf(&b, "\n## Scenario verdicts\n\n_dstgen analyze at %s — session verdict %s_\n\n",
 		now.UTC().Format(session.StampLayout), r.SessionVerdict)
-	mdHeader(&b, "Scenario / arm", "Budget tier met", "Verdict", "Notes")
+	render.MDHeader(&b, "Scenario / arm", "Budget tier met", "Verdict", "Notes")
 	var row func(s ScenarioResult)
 	row = func(s ScenarioResult) {
 		tier := string(s.TierMet)
@@ -39,7 +40,7 @@ func AppendSessionLog(r *Report, sessionDir string, now time.Time) error {
 		if n := len(s.Reasons); n > 0 {
 			note = s.Reasons[n-1].String()
 		}
-		mdRow(&b, s.ID, tier, string(s.Verdict), note)
+		render.MDRow(&b, s.ID, tier, string(s.Verdict), note)
 		for _, a := range s.Arms {
 			row(a)
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 )
 
@@ -89,7 +90,7 @@ func decideTree(f *facts) (Verdict, []Reason) {
 	// Without one, neither FAIL (the "anomaly" is left-over data) nor PASS
 	// (the dirty keys were never judged) can be claimed.
 	if len(f.dirty) > 0 {
-		return r("tree:1", InconclusiveEnv, "dirty initial state: %s; %s", strings.Join(first(f.dirty, 3), "; "), checker.DirtyAdvice)
+		return r("tree:1", InconclusiveEnv, "dirty initial state: %s; %s", strings.Join(render.FirstN(f.dirty, 3), "; "), checker.DirtyAdvice)
 	}
 	if f.faultPlanned && len(f.unlanded) > 0 {
 		return r("tree:3", InconclusiveFaultNotProven, "landing signal absent or ambiguous: %s", strings.Join(f.unlanded, "; "))

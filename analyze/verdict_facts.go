@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/plan"
@@ -231,7 +232,7 @@ func historyGaps(u *unit, lr *loadedRun, faultActive bool) []string {
 		return nil // the remote oracle ran; nothing local to audit
 	}
 	if len(lr.invalid) > 0 {
-		out = append(out, fmt.Sprintf("history invalid (recorder bug, blame harness): %s", strings.Join(first(lr.invalid, 2), "; ")))
+		out = append(out, fmt.Sprintf("history invalid (recorder bug, blame harness): %s", strings.Join(render.FirstN(lr.invalid, 2), "; ")))
 	}
 	for _, res := range lr.results {
 		if checker.Mismatched(model, res.Checker) {
@@ -401,7 +402,7 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 			oracle += fmt.Sprintf(" over %d runs", n)
 		}
 		if len(remote) > 0 {
-			oracle += " (" + strings.Join(first(uniq(remote), 2), "; ") + ")"
+			oracle += " (" + strings.Join(render.FirstN(uniq(remote), 2), "; ") + ")"
 		}
 		if bounds = uniq(bounds); len(bounds) > 0 {
 			oracle += "; thresholds applied: " + strings.Join(bounds, ", ")
@@ -417,7 +418,7 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 	if len(land) == 0 {
 		landing = "n/a — no fault window"
 	} else {
-		landing = strings.Join(first(land, 3), "; ")
+		landing = strings.Join(render.FirstN(land, 3), "; ")
 	}
 	return oracle, landing
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/plan"
 )
@@ -248,7 +249,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 		Scenario:       t.ID,
 		Verdict:        t.Verdict,
 		Hypothesis:     strings.Join(t.Hypotheses, ", "),
-		WhatHappened:   strings.Join(slices.Concat(first(what, 5), notes), ". "),
+		WhatHappened:   strings.Join(slices.Concat(render.FirstN(what, 5), notes), ". "),
 		Reduction:      BlamePending,
 		Classification: taxdc(nemeses),
 		Tags:           tags,
@@ -464,7 +465,7 @@ func dirtyFinding(u *unit, t *ScenarioResult) (Finding, bool) {
 	return Finding{Title: "Dirty initial state: the SUT held data from an earlier run (" + t.ID + ")",
 		Scenario: t.ID, Verdict: t.Verdict, Hypothesis: strings.Join(t.Hypotheses, ", "),
 		WhatHappened: fmt.Sprintf("%d key(s) read a value no op in the history wrote, before any write to the key was acknowledged: left-over state, not a SUT anomaly. Those keys were excluded from the check. %s",
-			len(cites), strings.Join(first(cites, 5), "; ")),
+			len(cites), strings.Join(render.FirstN(cites, 5), "; ")),
 		Reproducer:     "not applicable — harness/environment problem, not a violation",
 		Reduction:      "environment",
 		Classification: "config", Severity: "P3",

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstgen/dstgen/analyze"
+	"github.com/dstgen/dstgen/analyze/bench"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
@@ -77,7 +78,7 @@ CSV files.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print report.json to stdout instead of the headline")
 	fl.StringVar(&f.out, "out", "", "directory for the findings files (default <session>/findings)")
 	fl.DurationVar(&f.checkTimeout, "check-timeout", 0, "time limit per checker run (default: the checker's own); a checker that runs out is unknown, never a pass")
-	fl.Float64Var(&f.maxErrorRate, "max-error-rate", analyze.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
+	fl.Float64Var(&f.maxErrorRate, "max-error-rate", bench.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
 	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a collected history")
 	fl.StringVar(&f.model, "model", "", "benchmark runs: model of the collected history (wins over env.yml benchmark.model)")
 	fl.StringVar(&f.checker, "checker", "", "benchmark runs: checker for --model (wins over env.yml benchmark.checker; default: the model's)")
@@ -111,7 +112,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if err != nil {
 		return badInput(fmt.Errorf("analyze: %w", err))
 	}
-	if analyze.IsBenchRunDir(dir) {
+	if bench.IsRunDir(dir) {
 		// A run_<ts> that `task collect` brought back from the benchmark
 		// workflows holds no scenario records: judging it against the
 		// plan would only say NOT-RUN for every scenario, so it gets the
@@ -205,7 +206,7 @@ func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, o
 
 func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	opts := analyze.BenchRunOptions{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
+	opts := bench.Options{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
 	if f.envFile != "" {
 		e, err := env.Load(f.envFile)
 		if err != nil {
@@ -223,7 +224,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	if opts.Checker != "" && opts.Model == "" {
 		return badInput(errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)"))
 	}
-	b, err := analyze.AnalyzeBenchRun(cmd.Context(), dir, opts)
+	b, err := bench.Analyze(cmd.Context(), dir, opts)
 	if err != nil {
 		return badInput(fmt.Errorf("analyze: %w", err))
 	}
@@ -234,11 +235,11 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	if out == "" {
 		out = filepath.Join(dir, session.FindingsDir)
 	}
-	if werr := analyze.WriteBenchReport(b, out); werr != nil {
-		return reportNotWritten(stdout, out, werr, analyze.RenderBenchMarkdown(b))
+	if werr := bench.WriteReport(b, out); werr != nil {
+		return reportNotWritten(stdout, out, werr, bench.RenderMarkdown(b))
 	}
 	if f.asJSON {
-		data, err := analyze.RenderBenchJSON(b)
+		data, err := bench.RenderJSON(b)
 		if err != nil {
 			return badInput(fmt.Errorf("analyze: render report.json: %w", err))
 		}
@@ -246,7 +247,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	} else {
 		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, b.Verdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if b.Failed || b.Verdict != analyze.BenchPass {
+	if b.Failed || b.Verdict != bench.Pass {
 		return withCode(exitNotSo, nil)
 	}
 	return nil

@@ -20,6 +20,10 @@ func analyzeFixtures(t *testing.T) string {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "analyze", "testdata"))); err != nil {
 		t.Fatalf("copy fixtures: %v", err)
 	}
+	// The benchmark-run fixtures live with their package, analyze/bench.
+	if err := os.CopyFS(filepath.Join(dir, "benchruns"), os.DirFS(filepath.Join("..", "..", "analyze", "bench", "testdata", "benchruns"))); err != nil {
+		t.Fatalf("copy benchmark fixtures: %v", err)
+	}
 	return dir
 }
 

@@ -1,4 +1,4 @@
-package analyze
+package bench
 
 // Parsers for what a Real Env Test run leaves under results/run_<ts>/:
 // benchmark summaries (dstgen-native, fio, k6) and the raw sampler logs of
@@ -10,7 +10,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/analyze/render"
 )
 
 // benchLatency holds latency figures in milliseconds; nil means the source
@@ -31,16 +32,16 @@ type benchLatency struct {
 	Max  *float64 `json:"max_ms,omitempty"`
 }
 
-// BenchPoint is one measurement interval of a benchmark's time series.
-type BenchPoint struct {
+// Point is one measurement interval of a benchmark's time series.
+type Point struct {
 	T      float64 `json:"t"` // seconds since the benchmark started
 	Ops    int64   `json:"ops"`
 	Errors int64   `json:"errors"`
 	P99    float64 `json:"p99_ms"`
 }
 
-// BenchResult is one benchmark summary normalised from any accepted shape.
-type BenchResult struct {
+// Result is one benchmark summary normalised from any accepted shape.
+type Result struct {
 	File       string           `json:"file"`
 	Name       string           `json:"name"`
 	Format     string           `json:"format"` // dstgen | fio | k6
@@ -51,14 +52,14 @@ type BenchResult struct {
 	Errors     map[string]int64 `json:"errors,omitempty"`
 	Latency    benchLatency     `json:"latency"`
 	Throughput float64          `json:"throughput"` // achieved ops/s
-	Series     []BenchPoint     `json:"series,omitempty"`
+	Series     []Point          `json:"series,omitempty"`
 	// Check is the checker's verdict on a dst-history/1 benchmark history
 	// when a model was named (env.yml benchmark.model or --model).
-	Check *BenchCheck `json:"check,omitempty"`
+	Check *Check `json:"check,omitempty"`
 }
 
 // ErrorRate is failures over ops (0 when nothing ran).
-func (b BenchResult) ErrorRate() float64 {
+func (b Result) ErrorRate() float64 {
 	if b.Ops <= 0 {
 		return 0
 	}
@@ -67,34 +68,13 @@ func (b BenchResult) ErrorRate() float64 {
 
 func fptr(v float64) *float64 { return &v }
 
-// jsonLine turns a byte offset into a 1-based line so JSON errors can be
-// reported as file:line.
-func jsonLine(data []byte, off int64) int {
-	if off < 0 || off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	return bytes.Count(data[:off], []byte("\n")) + 1
-}
-
-func jsonErrLine(data []byte, err error) int {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return jsonLine(data, se.Offset)
-	case errors.As(err, &te):
-		return jsonLine(data, te.Offset)
-	}
-	return 1
-}
-
 // parseBenchJSON recognises the shape of one benchmark/*.json file and
 // normalises it. fio emits one result per job and direction, so it can
 // return several.
-func parseBenchJSON(name string, data []byte) ([]BenchResult, error) {
+func parseBenchJSON(name string, data []byte) ([]Result, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%s:%d: not a JSON object: %w", name, jsonErrLine(data, err), err)
+		return nil, fmt.Errorf("%s:%d: not a JSON object: %w", name, render.JSONErrorLine(data, err), err)
 	}
 	base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	_, fioVer := top["fio version"]
@@ -107,13 +87,13 @@ func parseBenchJSON(name string, data []byte) ([]BenchResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []BenchResult{r}, nil
+		return []Result{r}, nil
 	case top["ops"] != nil || top["latency_ms"] != nil || top["samples_ms"] != nil || top["series"] != nil:
 		r, err := parseNativeBench(name, base, data)
 		if err != nil {
 			return nil, err
 		}
-		return []BenchResult{r}, nil
+		return []Result{r}, nil
 	}
 	return nil, fmt.Errorf("%s:1: unrecognised benchmark JSON: expected the dstgen shape (\"ops\", \"latency_ms\", \"samples_ms\" or \"series\"), fio (\"jobs\") or k6 --summary-export (\"metrics\")", name)
 }
@@ -139,12 +119,12 @@ type nativeBench struct {
 	} `json:"series"`
 }
 
-func parseNativeBench(name, base string, data []byte) (BenchResult, error) {
+func parseNativeBench(name, base string, data []byte) (Result, error) {
 	var nb nativeBench
 	if err := json.Unmarshal(data, &nb); err != nil {
-		return BenchResult{}, fmt.Errorf("%s:%d: dstgen benchmark JSON: %w", name, jsonErrLine(data, err), err)
+		return Result{}, fmt.Errorf("%s:%d: dstgen benchmark JSON: %w", name, render.JSONErrorLine(data, err), err)
 	}
-	r := BenchResult{File: name, Name: nb.Name, Format: "dstgen", TargetRate: nb.TargetRate,
+	r := Result{File: name, Name: nb.Name, Format: "dstgen", TargetRate: nb.TargetRate,
 		DurationS: nb.DurationS, Ops: nb.Ops, Errors: map[string]int64{}}
 	if r.Name == "" {
 		r.Name = base
@@ -170,18 +150,18 @@ func parseNativeBench(name, base string, data []byte) (BenchResult, error) {
 			r.Latency.Mean = fptr(benchMean(s))
 		}
 		if r.Latency.P50 == nil {
-			r.Latency.P50 = fptr(pct(s, 0.50))
+			r.Latency.P50 = fptr(render.Percentile(s, 0.50))
 		}
 		if r.Latency.P95 == nil {
-			r.Latency.P95 = fptr(pct(s, 0.95))
+			r.Latency.P95 = fptr(render.Percentile(s, 0.95))
 		}
 		if r.Latency.P99 == nil {
-			r.Latency.P99 = fptr(pct(s, 0.99))
+			r.Latency.P99 = fptr(render.Percentile(s, 0.99))
 		}
 	}
 	var seriesOps int64
 	for _, p := range nb.Series {
-		r.Series = append(r.Series, BenchPoint{T: p.T, Ops: p.Ops, Errors: p.Errors, P99: p.P99MS})
+		r.Series = append(r.Series, Point{T: p.T, Ops: p.Ops, Errors: p.Errors, P99: p.P99MS})
 		seriesOps += p.Ops
 	}
 	if r.Ops == 0 && seriesOps > 0 {
@@ -198,7 +178,7 @@ func parseNativeBench(name, base string, data []byte) (BenchResult, error) {
 
 // seriesStep is the measurement interval of a series (1 s when it cannot be
 // told), used to turn per-interval counts into rates.
-func seriesStep(s []BenchPoint) float64 {
+func seriesStep(s []Point) float64 {
 	if len(s) >= 2 && s[1].T > s[0].T {
 		return s[1].T - s[0].T
 	}
@@ -227,12 +207,12 @@ type fioOut struct {
 	} `json:"jobs"`
 }
 
-func parseFio(name, base string, data []byte) ([]BenchResult, error) {
+func parseFio(name, base string, data []byte) ([]Result, error) {
 	var f fioOut
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%s:%d: fio JSON: %w", name, jsonErrLine(data, err), err)
+		return nil, fmt.Errorf("%s:%d: fio JSON: %w", name, render.JSONErrorLine(data, err), err)
 	}
-	var out []BenchResult
+	var out []Result
 	for i, j := range f.Jobs {
 		jn := j.JobName
 		if jn == "" {
@@ -243,7 +223,7 @@ func parseFio(name, base string, data []byte) ([]BenchResult, error) {
 			rate = f.GlobalOptions["rate_iops"]
 		}
 		rr, wr := splitRate(rate)
-		var dirs []BenchResult
+		var dirs []Result
 		for _, d := range []struct {
 			name   string
 			dir    *fioDir
@@ -252,7 +232,7 @@ func parseFio(name, base string, data []byte) ([]BenchResult, error) {
 			if d.dir == nil || d.dir.TotalIOs <= 0 {
 				continue
 			}
-			r := BenchResult{File: name, Name: jn + "/" + d.name, Format: "fio", TargetRate: d.target,
+			r := Result{File: name, Name: jn + "/" + d.name, Format: "fio", TargetRate: d.target,
 				DurationS: d.dir.Runtime / 1000, Ops: d.dir.TotalIOs, Throughput: d.dir.IOPS, Errors: map[string]int64{}}
 			if c := d.dir.ClatNS; c != nil {
 				r.Latency.Mean = fptr(c.Mean / 1e6)
@@ -307,12 +287,12 @@ func splitRate(s string) (read, write float64) {
 	return read, write
 }
 
-func parseK6(name, base string, data []byte) (BenchResult, error) {
+func parseK6(name, base string, data []byte) (Result, error) {
 	var k struct {
 		Metrics map[string]json.RawMessage `json:"metrics"`
 	}
 	if err := json.Unmarshal(data, &k); err != nil {
-		return BenchResult{}, fmt.Errorf("%s:%d: k6 JSON: %w", name, jsonErrLine(data, err), err)
+		return Result{}, fmt.Errorf("%s:%d: k6 JSON: %w", name, render.JSONErrorLine(data, err), err)
 	}
 	// --summary-export writes metric values flat; handleSummary() data nests
 	// them under "values". Accept both.
@@ -341,9 +321,9 @@ func parseK6(name, base string, data []byte) (BenchResult, error) {
 	}
 	reqs := metric("http_reqs")
 	if reqs == nil {
-		return BenchResult{}, fmt.Errorf("%s:1: k6 summary has no metrics.http_reqs", name)
+		return Result{}, fmt.Errorf("%s:1: k6 summary has no metrics.http_reqs", name)
 	}
-	r := BenchResult{File: name, Name: base, Format: "k6", Ops: int64(reqs["count"]), Throughput: reqs["rate"], Errors: map[string]int64{}}
+	r := Result{File: name, Name: base, Format: "k6", Ops: int64(reqs["count"]), Throughput: reqs["rate"], Errors: map[string]int64{}}
 	if r.Throughput > 0 {
 		r.DurationS = float64(r.Ops) / r.Throughput
 	}

@@ -1,4 +1,4 @@
-package analyze
+package bench
 
 import (
 	"context"
@@ -46,14 +46,14 @@ func TestBenchRunHistory(t *testing.T) {
 		status  string // report.md / report.html run result
 		reason  string
 	}{
-		{"no model", benchCollected, "", BenchPass, "PASS", NoModelNote},
-		{"kv valid", benchCollected, "kv", BenchPass, "PASS", "judged 1 of 1 histories valid"},
-		{"dirty initial state", editHistory(t, []string{leftover}, nil), "kv", BenchInconclusive, "INCONCLUSIVE", "dirty initial state: run_20261201_100000/benchmark/history.jsonl:2"},
-		{"stale read", editHistory(t, nil, []string{stale}), "kv", BenchFail, "FAIL", "checker found an anomaly"},
+		{"no model", benchCollected, "", Pass, "PASS", NoModelNote},
+		{"kv valid", benchCollected, "kv", Pass, "PASS", "judged 1 of 1 histories valid"},
+		{"dirty initial state", editHistory(t, []string{leftover}, nil), "kv", Inconclusive, "INCONCLUSIVE", "dirty initial state: run_20261201_100000/benchmark/history.jsonl:2"},
+		{"stale read", editHistory(t, nil, []string{stale}), "kv", Fail, "FAIL", "checker found an anomaly"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := AnalyzeBenchRun(context.Background(), tt.dir, BenchRunOptions{Model: tt.model, NoPrevious: true, MaxErrorRate: 0.05})
+			b, err := Analyze(context.Background(), tt.dir, Options{Model: tt.model, NoPrevious: true, MaxErrorRate: 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,19 +72,19 @@ func TestBenchRunHistory(t *testing.T) {
 			if b.Verdict != tt.verdict || !strings.Contains(b.VerdictReason, tt.reason) {
 				t.Errorf("verdict %s (%s), want %s containing %q", b.Verdict, b.VerdictReason, tt.verdict, tt.reason)
 			}
-			if (tt.verdict == BenchFail) != b.Failed {
+			if (tt.verdict == Fail) != b.Failed {
 				t.Errorf("failed=%v for verdict %s", b.Failed, b.Verdict)
 			}
-			md := string(RenderBenchMarkdown(b))
+			md := string(RenderMarkdown(b))
 			mv, _ := mdSummary(t, md)
-			hv, _ := htmlSummary(t, string(RenderBenchHTML(b)))
+			hv, _ := htmlSummary(t, string(RenderHTML(b)))
 			if mv != tt.status || hv != tt.status {
 				t.Errorf("run result md %s html %s, want %s", mv, hv, tt.status)
 			}
 			if strings.Contains(md, "No benchmark results found") {
 				t.Error("report says no benchmark results")
 			}
-			if tt.verdict == BenchInconclusive && !strings.Contains(md, "task clean:data") {
+			if tt.verdict == Inconclusive && !strings.Contains(md, "task clean:data") {
 				t.Error("dirty report does not say how to clean")
 			}
 		})
@@ -111,7 +111,7 @@ func TestBenchHistoryTargetFromParams(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		b, err := AnalyzeBenchRun(context.Background(), dir, BenchRunOptions{NoPrevious: true, MaxErrorRate: 0.05})
+		b, err := Analyze(context.Background(), dir, Options{NoPrevious: true, MaxErrorRate: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}

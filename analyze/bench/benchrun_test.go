@@ -1,4 +1,4 @@
-package analyze
+package bench
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -20,7 +21,7 @@ const (
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*math.Max(1, math.Abs(b)) }
 
-func findBench(t *testing.T, b *BenchRun, name string) BenchResult {
+func findBench(t *testing.T, b *Run, name string) Result {
 	t.Helper()
 	for _, r := range b.Benchmarks {
 		if r.Name == name {
@@ -28,10 +29,10 @@ func findBench(t *testing.T, b *BenchRun, name string) BenchResult {
 		}
 	}
 	t.Fatalf("benchmark %q not found", name)
-	return BenchResult{}
+	return Result{}
 }
 
-func findHost(t *testing.T, b *BenchRun, name string) HostUsage {
+func findHost(t *testing.T, b *Run, name string) HostUsage {
 	t.Helper()
 	for _, h := range b.Hosts {
 		if h.Host == name {
@@ -49,7 +50,7 @@ func optEq(p *float64, want float64) bool { return p != nil && near(*p, want) }
 // vmstat/iostat/mpstat/top logs are real captures from this machine under
 // a two-core `yes` load).
 func TestAnalyzeBenchRunFigures(t *testing.T) {
-	b, err := AnalyzeBenchRun(context.Background(), benchCur, BenchRunOptions{})
+	b, err := Analyze(context.Background(), benchCur, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestAnalyzeBenchRunFigures(t *testing.T) {
 	if b.Previous == nil || b.Previous.Previous != "run_20261128_100000" {
 		t.Fatalf("no comparison with the previous run: %+v", b.Previous)
 	}
-	var kvc *BenchChange
+	var kvc *Change
 	for i := range b.Previous.Changes {
 		if b.Previous.Changes[i].Name == "kv-put-get" {
 			kvc = &b.Previous.Changes[i]
@@ -139,7 +140,7 @@ func TestAnalyzeBenchRunFigures(t *testing.T) {
 }
 
 func TestAnalyzeBenchRunHealthyBaseline(t *testing.T) {
-	b, err := AnalyzeBenchRun(context.Background(), benchPrev, BenchRunOptions{})
+	b, err := Analyze(context.Background(), benchPrev, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestAnalyzeBenchRunHealthyBaseline(t *testing.T) {
 	if len(b.Recommendations) != 1 || !strings.Contains(b.Recommendations[0], "baseline") {
 		t.Errorf("recommendations %v", b.Recommendations)
 	}
-	md := string(RenderBenchMarkdown(b))
+	md := string(RenderMarkdown(b))
 	for _, want := range []string{"No saturation or error pattern detected.", "No earlier run_<timestamp> directory", "Run result: **PASS**"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
@@ -163,7 +164,7 @@ func TestAnalyzeBenchRunHealthyBaseline(t *testing.T) {
 }
 
 func TestBenchRunMaxErrorRateOption(t *testing.T) {
-	b, err := AnalyzeBenchRun(context.Background(), benchCur, BenchRunOptions{MaxErrorRate: 0.05, NoPrevious: true})
+	b, err := Analyze(context.Background(), benchCur, Options{MaxErrorRate: 0.05, NoPrevious: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,14 +174,14 @@ func TestBenchRunMaxErrorRateOption(t *testing.T) {
 }
 
 func TestAnalyzeBenchRunBadDir(t *testing.T) {
-	if _, err := AnalyzeBenchRun(context.Background(), filepath.Join(t.TempDir(), "absent"), BenchRunOptions{}); err == nil {
+	if _, err := Analyze(context.Background(), filepath.Join(t.TempDir(), "absent"), Options{}); err == nil {
 		t.Error("missing dir accepted")
 	}
 	empty := filepath.Join(t.TempDir(), "run_20260101_000000")
 	if err := os.MkdirAll(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, err := AnalyzeBenchRun(context.Background(), empty, BenchRunOptions{})
+	b, err := Analyze(context.Background(), empty, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,26 +190,26 @@ func TestAnalyzeBenchRunBadDir(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := AnalyzeBenchRun(ctx, benchCur, BenchRunOptions{}); err == nil {
+	if _, err := Analyze(ctx, benchCur, Options{}); err == nil {
 		t.Error("cancelled context ignored")
 	}
 }
 
 func TestWriteBenchReport(t *testing.T) {
-	b, err := AnalyzeBenchRun(context.Background(), benchCur, BenchRunOptions{})
+	b, err := Analyze(context.Background(), benchCur, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "findings")
-	if err := WriteBenchReport(b, dir); err != nil {
+	if err := WriteReport(b, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{ReportMarkdownFile, ReportJSONFile, ReportHTMLFile} {
+	for _, f := range []string{render.MarkdownFile, render.JSONFile, render.HTMLFile} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
-	page, _ := os.ReadFile(filepath.Join(dir, ReportHTMLFile))
+	page, _ := os.ReadFile(filepath.Join(dir, render.HTMLFile))
 	checkWellFormed(t, page)
 	if externalRef.Match(page) {
 		t.Error("benchmark html references external content")
@@ -217,7 +218,7 @@ func TestWriteBenchReport(t *testing.T) {
 	if n := strings.Count(string(page), `<svg class="chart"`); n != 3 {
 		t.Errorf("%d charts, want 3", n)
 	}
-	md := string(RenderBenchMarkdown(b))
+	md := string(RenderMarkdown(b))
 	for _, h := range []string{"## Summary\n", "## Summary table\n", "## Errors by category\n", "## Host resources\n",
 		"## Saturation and error patterns\n", "## Changes since run_20261128_100000\n", "## Recommendations\n", "## Input problems\n"} {
 		if !strings.Contains(md, h) {
@@ -236,8 +237,8 @@ func TestIsBenchRunDir(t *testing.T) {
 	plain := t.TempDir()
 	os.MkdirAll(filepath.Join(plain, "benchmark"), 0o755)
 	for dir, want := range map[string]bool{benchCur: true, benchFixtures: false, sess: false, plain: true} {
-		if got := IsBenchRunDir(dir); got != want {
-			t.Errorf("IsBenchRunDir(%s) = %v", dir, got)
+		if got := IsRunDir(dir); got != want {
+			t.Errorf("IsRunDir(%s) = %v", dir, got)
 		}
 	}
 	if got, err := session.Find(benchFixtures); err != nil || filepath.Base(got) != "run_20261129_100000" {
@@ -264,16 +265,16 @@ func TestPercentileNearestRank(t *testing.T) {
 		{[]float64{1, 2, 3, 4}, 0, 1},
 		{nil, 50, 0},
 	} {
-		if got := pct(tc.s, tc.p/100); got != tc.want {
+		if got := render.Percentile(tc.s, tc.p/100); got != tc.want {
 			t.Errorf("p%.0f of %v = %v, want %v", tc.p, tc.s, got, tc.want)
 		}
 	}
 }
 
-func pts(ops, errs []int64, p99 []float64) []BenchPoint {
-	var s []BenchPoint
+func pts(ops, errs []int64, p99 []float64) []Point {
+	var s []Point
 	for i := range ops {
-		s = append(s, BenchPoint{T: float64(i), Ops: ops[i], Errors: errs[i], P99: p99[i]})
+		s = append(s, Point{T: float64(i), Ops: ops[i], Errors: errs[i], P99: p99[i]})
 	}
 	return s
 }
@@ -283,22 +284,22 @@ func TestSeriesPatterns(t *testing.T) {
 	zero := []int64{0, 0, 0, 0, 0, 0}
 	for _, tc := range []struct {
 		name string
-		r    BenchResult
+		r    Result
 		want []string
 	}{
-		{"clean", BenchResult{Name: "a", Ops: 600, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, flat)}, nil},
-		{"plateau with climbing p99", BenchResult{Name: "a", Ops: 600, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, []float64{10, 10, 10, 30, 30, 30})},
+		{"clean", Result{Name: "a", Ops: 600, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, flat)}, nil},
+		{"plateau with climbing p99", Result{Name: "a", Ops: 600, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, []float64{10, 10, 10, 30, 30, 30})},
 			[]string{"throughput-plateau-latency-climb"}},
-		{"growing throughput is not a plateau", BenchResult{Name: "a", Ops: 900, Series: pts([]int64{100, 100, 100, 200, 200, 200}, zero, []float64{10, 10, 10, 30, 30, 30})}, nil},
-		{"stall", BenchResult{Name: "a", Ops: 500, Series: pts([]int64{100, 100, 0, 100, 100, 100}, zero, flat)}, []string{"generator-stall"}},
-		{"burst", BenchResult{Name: "a", Ops: 600, Failures: 42, Series: pts([]int64{100, 100, 100, 100, 100, 100}, []int64{0, 1, 40, 0, 1, 0}, flat)},
+		{"growing throughput is not a plateau", Result{Name: "a", Ops: 900, Series: pts([]int64{100, 100, 100, 200, 200, 200}, zero, []float64{10, 10, 10, 30, 30, 30})}, nil},
+		{"stall", Result{Name: "a", Ops: 500, Series: pts([]int64{100, 100, 0, 100, 100, 100}, zero, flat)}, []string{"generator-stall"}},
+		{"burst", Result{Name: "a", Ops: 600, Failures: 42, Series: pts([]int64{100, 100, 100, 100, 100, 100}, []int64{0, 1, 40, 0, 1, 0}, flat)},
 			[]string{"error-rate-high", "error-burst"}},
-		{"even errors are no burst", BenchResult{Name: "a", Ops: 600, Failures: 6, Series: pts([]int64{100, 100, 100, 100, 100, 100}, []int64{1, 1, 1, 1, 1, 1}, flat)}, nil},
-		{"below target", BenchResult{Name: "a", Ops: 600, TargetRate: 200, Throughput: 100}, []string{"throughput-below-target"}},
-		{"at target", BenchResult{Name: "a", Ops: 600, TargetRate: 100, Throughput: 95}, nil},
+		{"even errors are no burst", Result{Name: "a", Ops: 600, Failures: 6, Series: pts([]int64{100, 100, 100, 100, 100, 100}, []int64{1, 1, 1, 1, 1, 1}, flat)}, nil},
+		{"below target", Result{Name: "a", Ops: 600, TargetRate: 200, Throughput: 100}, []string{"throughput-below-target"}},
+		{"at target", Result{Name: "a", Ops: 600, TargetRate: 100, Throughput: 95}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &BenchRun{MaxErrorRate: DefaultMaxErrorRate, Benchmarks: []BenchResult{tc.r}}
+			b := &Run{MaxErrorRate: DefaultMaxErrorRate, Benchmarks: []Result{tc.r}}
 			b.findPatterns()
 			var got []string
 			for _, p := range b.Patterns {
@@ -322,7 +323,7 @@ func TestHostPatterns(t *testing.T) {
 		{"iowait and memory", HostUsage{Host: "h", PeakIOWait: 35, PeakMem: 93, PeakDisk: 10}, []string{"iowait-high", "memory-pressure"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &BenchRun{MaxErrorRate: DefaultMaxErrorRate, Hosts: []HostUsage{tc.h}}
+			b := &Run{MaxErrorRate: DefaultMaxErrorRate, Hosts: []HostUsage{tc.h}}
 			b.findPatterns()
 			var got []string
 			for _, p := range b.Patterns {
@@ -339,25 +340,25 @@ func TestParseBenchJSONShapes(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
 		wantErr    string
-		check      func(t *testing.T, rs []BenchResult)
+		check      func(t *testing.T, rs []Result)
 	}{
-		{"native", `{"name":"n","target_rate":10,"duration_s":2,"ops":20,"errors":{"x":2},"samples_ms":[3,1,2]}`, "", func(t *testing.T, rs []BenchResult) {
+		{"native", `{"name":"n","target_rate":10,"duration_s":2,"ops":20,"errors":{"x":2},"samples_ms":[3,1,2]}`, "", func(t *testing.T, rs []Result) {
 			r := rs[0]
 			if r.Throughput != 10 || r.Failures != 2 || !optEq(r.Latency.P50, 2) || !optEq(r.Latency.P99, 3) {
 				t.Errorf("%+v", r)
 			}
 		}},
-		{"native ops from series", `{"series":[{"t":0,"ops":5},{"t":2,"ops":7}]}`, "", func(t *testing.T, rs []BenchResult) {
+		{"native ops from series", `{"series":[{"t":0,"ops":5},{"t":2,"ops":7}]}`, "", func(t *testing.T, rs []Result) {
 			if rs[0].Ops != 12 || rs[0].DurationS != 4 || rs[0].Throughput != 3 || rs[0].Name != "native ops from series" {
 				t.Errorf("%+v", rs[0])
 			}
 		}},
-		{"k6 handleSummary nesting", `{"metrics":{"http_reqs":{"values":{"count":10,"rate":5}},"http_req_duration":{"values":{"p(99)":7}},"http_req_failed":{"values":{"rate":0.2}}}}`, "", func(t *testing.T, rs []BenchResult) {
+		{"k6 handleSummary nesting", `{"metrics":{"http_reqs":{"values":{"count":10,"rate":5}},"http_req_duration":{"values":{"p(99)":7}},"http_req_failed":{"values":{"rate":0.2}}}}`, "", func(t *testing.T, rs []Result) {
 			if rs[0].Ops != 10 || rs[0].Failures != 2 || !optEq(rs[0].Latency.P99, 7) {
 				t.Errorf("%+v", rs[0])
 			}
 		}},
-		{"fio job error", `{"fio version":"fio-3","jobs":[{"jobname":"j","error":5,"read":{"iops":1,"total_ios":3,"runtime":3000}}]}`, "", func(t *testing.T, rs []BenchResult) {
+		{"fio job error", `{"fio version":"fio-3","jobs":[{"jobname":"j","error":5,"read":{"iops":1,"total_ios":3,"runtime":3000}}]}`, "", func(t *testing.T, rs []Result) {
 			if rs[0].Failures != 1 || rs[0].Errors["job errno 5"] != 1 {
 				t.Errorf("%+v", rs[0])
 			}

@@ -1,4 +1,4 @@
-package analyze
+package bench
 
 import (
 	"context"
@@ -13,16 +13,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/session"
 )
 
-// Benchmark run verdicts (BenchRun.Verdict).
+// maxProblemsPerFile keeps a garbage file from drowning the report (the
+// session analysis uses the same bound).
+const maxProblemsPerFile = 20
+
+// Benchmark run verdicts (Run.Verdict).
 const (
-	BenchPass         = "pass"
-	BenchFail         = "fail"
-	BenchInconclusive = "inconclusive"
+	Pass         = "pass"
+	Fail         = "fail"
+	Inconclusive = "inconclusive"
 )
 
 // NoModelNote is said when a benchmark history was found but no model was
@@ -37,8 +42,8 @@ const (
 	benchMaxSeriesSize = 600
 )
 
-// BenchCheck is the checker's verdict on one benchmark history.
-type BenchCheck struct {
+// Check is the checker's verdict on one benchmark history.
+type Check struct {
 	Checker   string   `json:"checker"`
 	Model     string   `json:"model"`
 	Outcome   string   `json:"outcome"` // valid | invalid | unknown
@@ -52,7 +57,7 @@ type BenchCheck struct {
 
 // benchHistoryFiles lists the *.jsonl files under benchmark/ (recursively,
 // bounded in depth and count), sorted.
-func (b *BenchRun) benchHistoryFiles(ctx context.Context) ([]string, error) {
+func (b *Run) benchHistoryFiles(ctx context.Context) ([]string, error) {
 	root := filepath.Join(b.Dir, session.BenchmarkDir)
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -89,7 +94,7 @@ func (b *BenchRun) benchHistoryFiles(ctx context.Context) ([]string, error) {
 // benchmark result: ops, throughput, latency percentiles, fail/timeout
 // counts, a throughput series and, when a model is named, the checker's
 // verdict on it.
-func (b *BenchRun) loadHistories(ctx context.Context, opts BenchRunOptions) error {
+func (b *Run) loadHistories(ctx context.Context, opts Options) error {
 	files, err := b.benchHistoryFiles(ctx)
 	if err != nil {
 		return err
@@ -154,7 +159,7 @@ func mustRel(base, p string) string {
 // historyBench reduces one history to a benchmark summary. Failures are
 // error answers ("fail") and timed-out ops ("timeout"); latency is over ok
 // ops; the duration runs from the first invoke to the last completion.
-func historyBench(rel string, meta history.Meta, ops []history.Op) BenchResult {
+func historyBench(rel string, meta history.Meta, ops []history.Op) Result {
 	name := strings.TrimSuffix(strings.TrimPrefix(rel, ""), ".jsonl")
 	if i := strings.Index(name, "/"+session.BenchmarkDir+"/"); i >= 0 {
 		name = name[i+len(session.BenchmarkDir)+2:]
@@ -162,7 +167,7 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) BenchResult {
 	if meta.Scenario != "" {
 		name = meta.Scenario + " (" + name + ")"
 	}
-	r := BenchResult{File: rel, Name: name, Format: history.Schema, Ops: int64(len(ops)), Errors: map[string]int64{}}
+	r := Result{File: rel, Name: name, Format: history.Schema, Ops: int64(len(ops)), Errors: map[string]int64{}}
 	if len(ops) == 0 {
 		return r
 	}
@@ -191,13 +196,13 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) BenchResult {
 	}
 	if len(lat) > 0 {
 		sort.Float64s(lat)
-		r.Latency = benchLatency{Mean: fptr(benchMean(lat)), P50: fptr(pct(lat, 0.50)), P95: fptr(pct(lat, 0.95)), P99: fptr(pct(lat, 0.99)), Max: fptr(lat[len(lat)-1])}
+		r.Latency = benchLatency{Mean: fptr(benchMean(lat)), P50: fptr(render.Percentile(lat, 0.50)), P95: fptr(render.Percentile(lat, 0.95)), P99: fptr(render.Percentile(lat, 0.99)), Max: fptr(lat[len(lat)-1])}
 	}
 	// Series: one point per interval of at least a second, at most
 	// benchMaxSeriesSize points.
 	step := max(int64(time.Second), (hi-lo)/benchMaxSeriesSize+1)
 	n := int((hi-lo)/step) + 1
-	pts := make([]BenchPoint, n)
+	pts := make([]Point, n)
 	buckets := make([][]float64, n)
 	for i := range pts {
 		pts[i].T = float64(int64(i)*step) / 1e9
@@ -215,7 +220,7 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) BenchResult {
 	for i := range pts {
 		if len(buckets[i]) > 0 {
 			sort.Float64s(buckets[i])
-			pts[i].P99 = pct(buckets[i], 0.99)
+			pts[i].P99 = render.Percentile(buckets[i], 0.99)
 		}
 	}
 	if n > 1 {
@@ -225,7 +230,7 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) BenchResult {
 }
 
 // checkHistory runs the named model's checker on a benchmark history.
-func (b *BenchRun) checkHistory(ctx context.Context, rel string, ops []history.Op, opts BenchRunOptions) *BenchCheck {
+func (b *Run) checkHistory(ctx context.Context, rel string, ops []history.Op, opts Options) *Check {
 	spec := checker.Spec{Model: opts.Model, Checker: opts.Checker, Timeout: opts.CheckTimeout}
 	if spec.Checker == "" {
 		c, ok := checker.Pick(opts.Model, "")
@@ -233,16 +238,16 @@ func (b *BenchRun) checkHistory(ctx context.Context, rel string, ops []history.O
 			why := fmt.Sprintf("no default checker for model %q; name benchmark.checker in env.yml (or --checker)", opts.Model)
 			b.Problems = append(b.Problems, rel+": "+why)
 			// A model was named but nothing judged it: not a pass.
-			return &BenchCheck{Model: opts.Model, Outcome: string(checker.Unknown), Reason: why}
+			return &Check{Model: opts.Model, Outcome: string(checker.Unknown), Reason: why}
 		}
 		spec.Checker = c
 	}
 	res, err := checker.Run(ctx, spec, ops, nil)
 	if err != nil {
 		b.Problems = append(b.Problems, fmt.Sprintf("%s: checker %s: %v", rel, spec.Checker, err))
-		return &BenchCheck{Checker: spec.Checker, Model: opts.Model, Outcome: string(checker.Unknown), Reason: err.Error()}
+		return &Check{Checker: spec.Checker, Model: opts.Model, Outcome: string(checker.Unknown), Reason: err.Error()}
 	}
-	c := &BenchCheck{Checker: res.Checker, Model: opts.Model, Outcome: string(res.Outcome), Evidence: res.Evidence(), Reason: res.Reason}
+	c := &Check{Checker: res.Checker, Model: opts.Model, Outcome: string(res.Outcome), Evidence: res.Evidence(), Reason: res.Reason}
 	for i, a := range res.Anomalies {
 		if i == 5 {
 			c.Anomalies = append(c.Anomalies, fmt.Sprintf("%d more anomalies", len(res.Anomalies)-i))
@@ -259,7 +264,7 @@ func (b *BenchRun) checkHistory(ctx context.Context, rel string, ops []history.O
 // benchVerdict judges the run: fail on a real anomaly (or the error-rate
 // rule), inconclusive when a check could not decide (dirty initial state,
 // time limit), pass otherwise. A dirty initial state is never a fail.
-func (b *BenchRun) benchVerdict() (verdict, reason string) {
+func (b *Run) benchVerdict() (verdict, reason string) {
 	var unknown, invalid, names []string
 	checked, histories := 0, 0
 	for _, r := range b.Benchmarks {
@@ -276,27 +281,27 @@ func (b *BenchRun) benchVerdict() (verdict, reason string) {
 		}
 		switch c.Outcome {
 		case string(checker.Invalid):
-			invalid = append(invalid, fmt.Sprintf("%s: %s %s: %s", r.Name, c.Checker, c.Evidence, strings.Join(first(c.Anomalies, 2), "; ")))
+			invalid = append(invalid, fmt.Sprintf("%s: %s %s: %s", r.Name, c.Checker, c.Evidence, strings.Join(render.FirstN(c.Anomalies, 2), "; ")))
 		case string(checker.Unknown):
 			why := c.Reason
 			if len(c.Dirty) > 0 {
-				why = "dirty initial state: " + strings.Join(first(c.Dirty, 2), "; ") + "; " + checker.DirtyAdvice
+				why = "dirty initial state: " + strings.Join(render.FirstN(c.Dirty, 2), "; ") + "; " + checker.DirtyAdvice
 			}
 			unknown = append(unknown, fmt.Sprintf("%s: %s", r.Name, why))
 		}
 	}
 	switch {
 	case len(invalid) > 0:
-		return BenchFail, "checker found an anomaly: " + strings.Join(invalid, "; ")
+		return Fail, "checker found an anomaly: " + strings.Join(invalid, "; ")
 	case b.Failed:
-		return BenchFail, "" // the headline already says why (error rate, nothing ran)
+		return Fail, "" // the headline already says why (error rate, nothing ran)
 	case len(unknown) > 0:
-		return BenchInconclusive, strings.Join(unknown, "; ")
+		return Inconclusive, strings.Join(unknown, "; ")
 	case histories > 0 && checked == 0:
-		return BenchPass, NoModelNote
+		return Pass, NoModelNote
 	case checked > 0:
 		// Name the checker: "valid" means nothing until one knows for what.
-		return BenchPass, fmt.Sprintf("%s judged %d of %d histories valid", strings.Join(names, ", "), checked, histories)
+		return Pass, fmt.Sprintf("%s judged %d of %d histories valid", strings.Join(names, ", "), checked, histories)
 	}
-	return BenchPass, ""
+	return Pass, ""
 }

@@ -1,6 +1,4 @@
-package analyze
-
-// Benchmark runs without a plan: the Real Env Test flow (bench:start …
+// Package bench analyses benchmark runs without a plan: the Real Env Test flow (bench:start …
 // collect) leaves results/run_<YYYYMMDD_HHMMSS>/ with
 //
 //	benchmark/*.json   summaries, in any of three shapes:
@@ -20,10 +18,11 @@ package analyze
 //	                   timestamp,host,cpu,mem,disk_io,net
 //	logs/              not parsed; listed so the reader knows where to look
 //
-// and AnalyzeBenchRun turns it into totals, latency percentiles,
+// and Analyze turns it into totals, latency percentiles,
 // throughput against target, error categories, peak resources per host,
 // named saturation and error patterns, a comparison with the previous
 // run_<ts> beside it, and recommendations drawn from those figures.
+package bench
 
 import (
 	"context"
@@ -41,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/session"
@@ -66,8 +66,8 @@ const (
 // run fails (`dstgen analyze` exits 1).
 const DefaultMaxErrorRate = 0.01
 
-// BenchRunOptions tunes AnalyzeBenchRun.
-type BenchRunOptions struct {
+// Options tunes Analyze.
+type Options struct {
 	// MaxErrorRate is the failure threshold (fraction); 0 means
 	// DefaultMaxErrorRate.
 	MaxErrorRate float64
@@ -99,24 +99,24 @@ type HostUsage struct {
 	CPU []float64 `json:"cpu_series,omitempty"`
 }
 
-// BenchPattern is a named saturation or error pattern with the figures
+// Pattern is a named saturation or error pattern with the figures
 // that show it.
-type BenchPattern struct {
+type Pattern struct {
 	Kind   string `json:"kind"`   // cpu-saturation, iowait-high, disk-saturation, memory-pressure, throughput-below-target, throughput-plateau-latency-climb, error-burst, generator-stall, error-rate-high
 	Target string `json:"target"` // host or benchmark name
 	Detail string `json:"detail"`
 }
 
-// BenchTotals sums every benchmark of the run.
-type BenchTotals struct {
+// Totals sums every benchmark of the run.
+type Totals struct {
 	Ops       int64            `json:"ops"`
 	Failures  int64            `json:"failures"`
 	ErrorRate float64          `json:"error_rate"`
 	Errors    map[string]int64 `json:"errors"`
 }
 
-// BenchChange compares one benchmark with the previous run's same-named one.
-type BenchChange struct {
+// Change compares one benchmark with the previous run's same-named one.
+type Change struct {
 	Name             string   `json:"name"`
 	ThroughputBefore *float64 `json:"throughput_before,omitempty"`
 	ThroughputAfter  *float64 `json:"throughput_after,omitempty"`
@@ -126,31 +126,31 @@ type BenchChange struct {
 	ErrRateAfter     *float64 `json:"error_rate_after,omitempty"`
 }
 
-// BenchComparison is the diff with the previous run.
-type BenchComparison struct {
-	Previous string        `json:"previous_run"`
-	Changes  []BenchChange `json:"benchmarks"`
+// Comparison is the diff with the previous run.
+type Comparison struct {
+	Previous string   `json:"previous_run"`
+	Changes  []Change `json:"benchmarks"`
 	// HostCPU is peak cpu before → after per host.
 	HostCPU map[string][2]float64 `json:"host_peak_cpu,omitempty"`
 }
 
-// BenchRun is the analysis of one run_<ts> directory; report.json for a
+// Run is the analysis of one run_<ts> directory; report.json for a
 // benchmark run is its JSON encoding.
-type BenchRun struct {
-	Schema          string           `json:"schema"`
-	Dir             string           `json:"dir"`
-	ID              string           `json:"id"`
-	Start           *time.Time       `json:"start,omitempty"`
-	End             *time.Time       `json:"end,omitempty"`
-	Benchmarks      []BenchResult    `json:"benchmarks"`
-	Totals          BenchTotals      `json:"totals"`
-	Hosts           []HostUsage      `json:"hosts"`
-	Patterns        []BenchPattern   `json:"patterns"`
-	Recommendations []string         `json:"recommendations"`
-	Previous        *BenchComparison `json:"previous,omitempty"`
-	Logs            []string         `json:"logs,omitempty"`
-	MaxErrorRate    float64          `json:"max_error_rate"`
-	Failed          bool             `json:"failed"` // error rate above MaxErrorRate, nothing ran, or a checker found an anomaly
+type Run struct {
+	Schema          string      `json:"schema"`
+	Dir             string      `json:"dir"`
+	ID              string      `json:"id"`
+	Start           *time.Time  `json:"start,omitempty"`
+	End             *time.Time  `json:"end,omitempty"`
+	Benchmarks      []Result    `json:"benchmarks"`
+	Totals          Totals      `json:"totals"`
+	Hosts           []HostUsage `json:"hosts"`
+	Patterns        []Pattern   `json:"patterns"`
+	Recommendations []string    `json:"recommendations"`
+	Previous        *Comparison `json:"previous,omitempty"`
+	Logs            []string    `json:"logs,omitempty"`
+	MaxErrorRate    float64     `json:"max_error_rate"`
+	Failed          bool        `json:"failed"` // error rate above MaxErrorRate, nothing ran, or a checker found an anomaly
 	// Verdict is pass, fail or inconclusive (a history's check could not
 	// decide: dirty initial state, time limit); VerdictReason says why.
 	Verdict       string   `json:"verdict"`
@@ -159,15 +159,15 @@ type BenchRun struct {
 	Problems      []string `json:"problems"`
 }
 
-// BenchRunSchema identifies a benchmark-run report.json.
-const BenchRunSchema = "dst-benchrun/1"
+// Schema identifies a benchmark-run report.json.
+const Schema = "dst-benchrun/1"
 
 var runDirRe = regexp.MustCompile(`^run_\d{8}_\d{6}$`)
 
-// IsBenchRunDir reports whether dir looks like a Real Env Test run
+// IsRunDir reports whether dir looks like a Real Env Test run
 // directory: named run_<YYYYMMDD_HHMMSS> or holding benchmark/ or
 // metrics/ without a session's artifacts/.
-func IsBenchRunDir(dir string) bool {
+func IsRunDir(dir string) bool {
 	if runDirRe.MatchString(filepath.Base(filepath.Clean(dir))) {
 		return true
 	}
@@ -182,10 +182,10 @@ func benchIsDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// AnalyzeBenchRun analyses one run directory. It fails only when dir is
+// Analyze analyses one run directory. It fails only when dir is
 // not a readable directory; every other defect becomes a problem line and
 // the analysis goes on with what parsed.
-func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*BenchRun, error) {
+func Analyze(ctx context.Context, dir string, opts Options) (*Run, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("benchmark run: %w", err)
@@ -196,8 +196,8 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	if opts.MaxErrorRate <= 0 {
 		opts.MaxErrorRate = DefaultMaxErrorRate
 	}
-	b := &BenchRun{Schema: BenchRunSchema, Dir: dir, ID: filepath.Base(filepath.Clean(dir)), MaxErrorRate: opts.MaxErrorRate,
-		Benchmarks: []BenchResult{}, Hosts: []HostUsage{}, Patterns: []BenchPattern{}, Recommendations: []string{}, Problems: []string{}}
+	b := &Run{Schema: Schema, Dir: dir, ID: filepath.Base(filepath.Clean(dir)), MaxErrorRate: opts.MaxErrorRate,
+		Benchmarks: []Result{}, Hosts: []HostUsage{}, Patterns: []Pattern{}, Recommendations: []string{}, Problems: []string{}}
 	b.Totals.Errors = map[string]int64{}
 	if err := b.loadBenchmarks(ctx); err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 		// session.Previous already knows run_<ts> siblings apart from
 		// plan sessions; it never fails, only answers "".
 		if prev, _ := session.Previous(dir); prev != "" {
-			p, err := AnalyzeBenchRun(ctx, prev, BenchRunOptions{MaxErrorRate: opts.MaxErrorRate, NoPrevious: true})
+			p, err := Analyze(ctx, prev, Options{MaxErrorRate: opts.MaxErrorRate, NoPrevious: true})
 			if err != nil {
 				b.Problems = append(b.Problems, fmt.Sprintf("%s: previous run not analysed: %v", prev, err))
 			} else {
@@ -242,7 +242,7 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	b.recommend()
 	b.Failed = b.Totals.ErrorRate > b.MaxErrorRate || b.Totals.Ops == 0
 	b.Verdict, b.VerdictReason = b.benchVerdict()
-	b.Failed = b.Failed || b.Verdict == BenchFail
+	b.Failed = b.Failed || b.Verdict == Fail
 	b.Headline = b.headline()
 	if b.VerdictReason != "" {
 		b.Headline += "; " + b.VerdictReason
@@ -250,7 +250,7 @@ func AnalyzeBenchRun(ctx context.Context, dir string, opts BenchRunOptions) (*Be
 	return b, nil
 }
 
-func (b *BenchRun) loadBenchmarks(ctx context.Context) error {
+func (b *Run) loadBenchmarks(ctx context.Context) error {
 	files, _ := filepath.Glob(filepath.Join(b.Dir, session.BenchmarkDir, "*.json"))
 	sort.Strings(files)
 	for _, f := range files {
@@ -273,7 +273,7 @@ func (b *BenchRun) loadBenchmarks(ctx context.Context) error {
 }
 
 // readEpoch reads the start_time / end_time files (epoch seconds).
-func (b *BenchRun) readEpoch(dir, name string) *time.Time {
+func (b *Run) readEpoch(dir, name string) *time.Time {
 	p := filepath.Join(dir, name)
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -289,7 +289,7 @@ func (b *BenchRun) readEpoch(dir, name string) *time.Time {
 	return &t
 }
 
-func (b *BenchRun) loadMetrics(ctx context.Context) error {
+func (b *Run) loadMetrics(ctx context.Context) error {
 	mdir := filepath.Join(b.Dir, session.MetricsDir)
 	if !benchIsDir(mdir) {
 		b.Problems = append(b.Problems, filepath.Join(b.ID, session.MetricsDir)+": no metrics directory; host resources unknown")
@@ -346,7 +346,7 @@ func (b *BenchRun) loadMetrics(ctx context.Context) error {
 	return nil
 }
 
-func (b *BenchRun) loadRawHost(dir, host string, hosts map[string]*HostUsage) {
+func (b *Run) loadRawHost(dir, host string, hosts map[string]*HostUsage) {
 	parsers := []struct {
 		file string
 		fn   func(string, []byte) ([]hostSample, []string)
@@ -427,13 +427,13 @@ func longestRun(vs []float64, threshold float64) int {
 	return best
 }
 
-func (b *BenchRun) add(kind, target, format string, a ...any) {
-	b.Patterns = append(b.Patterns, BenchPattern{Kind: kind, Target: target, Detail: fmt.Sprintf(format, a...)})
+func (b *Run) add(kind, target, format string, a ...any) {
+	b.Patterns = append(b.Patterns, Pattern{Kind: kind, Target: target, Detail: fmt.Sprintf(format, a...)})
 }
 
 // findPatterns names what the figures show, host by host and benchmark by
 // benchmark, in a fixed order so reports of two runs line up.
-func (b *BenchRun) findPatterns() {
+func (b *Run) findPatterns() {
 	for _, h := range b.Hosts {
 		if n := longestRun(h.CPU, benchCPUSaturated); n >= benchSustained {
 			b.add("cpu-saturation", h.Host, "cpu ≥ %.0f%% for %d consecutive samples (peak %.1f%%, mean %.1f%%)", benchCPUSaturated, n, h.PeakCPU, h.MeanCPU)
@@ -511,7 +511,7 @@ func (b *BenchRun) findPatterns() {
 	}
 }
 
-func isBurst(p BenchPoint, base float64) bool {
+func isBurst(p Point, base float64) bool {
 	if p.Ops <= 0 {
 		return p.Errors > 0
 	}
@@ -519,7 +519,7 @@ func isBurst(p BenchPoint, base float64) bool {
 	return ratio >= benchBurstMinRatio && ratio >= benchBurstFactor*base
 }
 
-func seriesRate(s []BenchPoint, step float64) float64 {
+func seriesRate(s []Point, step float64) float64 {
 	var ops int64
 	for _, p := range s {
 		ops += p.Ops
@@ -527,7 +527,7 @@ func seriesRate(s []BenchPoint, step float64) float64 {
 	return float64(ops) / (float64(len(s)) * step)
 }
 
-func seriesP99(s []BenchPoint) float64 {
+func seriesP99(s []Point) float64 {
 	var v []float64
 	for _, p := range s {
 		if p.P99 > 0 {
@@ -550,8 +550,8 @@ func topCategory(m map[string]int64) string {
 	return fmt.Sprintf("%q (%d)", best, n)
 }
 
-func (b *BenchRun) patternsOf(kind string) []BenchPattern {
-	var out []BenchPattern
+func (b *Run) patternsOf(kind string) []Pattern {
+	var out []Pattern
 	for _, p := range b.Patterns {
 		if p.Kind == kind {
 			out = append(out, p)
@@ -562,7 +562,7 @@ func (b *BenchRun) patternsOf(kind string) []BenchPattern {
 
 // recommend turns each pattern (and each regression against the previous
 // run) into one actionable sentence citing its figure.
-func (b *BenchRun) recommend() {
+func (b *Run) recommend() {
 	rec := func(format string, a ...any) {
 		b.Recommendations = append(b.Recommendations, fmt.Sprintf(format, a...))
 	}
@@ -620,7 +620,7 @@ func (b *BenchRun) recommend() {
 	}
 }
 
-func (b *BenchRun) headline() string {
+func (b *Run) headline() string {
 	if len(b.Benchmarks) == 0 {
 		return "no benchmark results found"
 	}
@@ -645,19 +645,19 @@ func (b *BenchRun) headline() string {
 	return strings.Join(parts, "; ")
 }
 
-func compareBenchRuns(prev, cur *BenchRun) *BenchComparison {
-	c := &BenchComparison{Previous: prev.ID, HostCPU: map[string][2]float64{}}
-	before := map[string]BenchResult{}
+func compareBenchRuns(prev, cur *Run) *Comparison {
+	c := &Comparison{Previous: prev.ID, HostCPU: map[string][2]float64{}}
+	before := map[string]Result{}
 	for _, r := range prev.Benchmarks {
 		before[r.Name] = r
 	}
 	seen := map[string]bool{}
-	figs := func(r BenchResult) (t, p, e *float64) {
+	figs := func(r Result) (t, p, e *float64) {
 		return fptr(r.Throughput), r.Latency.P99, fptr(r.ErrorRate())
 	}
 	for _, r := range cur.Benchmarks {
 		seen[r.Name] = true
-		ch := BenchChange{Name: r.Name}
+		ch := Change{Name: r.Name}
 		ch.ThroughputAfter, ch.P99After, ch.ErrRateAfter = figs(r)
 		if p, ok := before[r.Name]; ok {
 			ch.ThroughputBefore, ch.P99Before, ch.ErrRateBefore = figs(p)
@@ -666,7 +666,7 @@ func compareBenchRuns(prev, cur *BenchRun) *BenchComparison {
 	}
 	for _, r := range prev.Benchmarks {
 		if !seen[r.Name] {
-			ch := BenchChange{Name: r.Name}
+			ch := Change{Name: r.Name}
 			ch.ThroughputBefore, ch.P99Before, ch.ErrRateBefore = figs(r)
 			c.Changes = append(c.Changes, ch)
 		}
@@ -697,10 +697,10 @@ func benchPct(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-// RenderBenchMarkdown renders run_<ts>/findings/report.md.
-func RenderBenchMarkdown(b *BenchRun) []byte {
+// RenderMarkdown renders run_<ts>/findings/report.md.
+func RenderMarkdown(b *Run) []byte {
 	var s strings.Builder
-	fmt.Fprintf(&s, "# Benchmark run: %s\n\n**Run dir:** %s\n", mdLine(b.ID), mdLine(b.Dir))
+	fmt.Fprintf(&s, "# Benchmark run: %s\n\n**Run dir:** %s\n", render.MDLine(b.ID), render.MDLine(b.Dir))
 	if b.Start != nil {
 		fmt.Fprintf(&s, "**Start:** %s\n", b.Start.Format(time.RFC3339))
 	}
@@ -710,16 +710,16 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 			fmt.Fprintf(&s, "**Duration:** %s\n", b.End.Sub(*b.Start))
 		}
 	}
-	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (%s).\n", mdLine(b.Headline), benchStatus(b), benchStatusRule(b))
+	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (%s).\n", render.MDLine(b.Headline), benchStatus(b), benchStatusRule(b))
 
 	s.WriteString("\n## Summary table\n\n")
 	cols, rows := benchSummary(b)
 	if len(rows) == 0 {
 		s.WriteString(benchNoResults + "\n")
 	} else {
-		mdHeader(&s, cols...)
+		render.MDHeader(&s, cols...)
 		for _, r := range rows {
-			mdRow(&s, r...)
+			render.MDRow(&s, r...)
 		}
 		s.WriteString("\nPercentiles computed from samples use the nearest-rank method; \"—\" means the source did not report the figure.\n")
 	}
@@ -727,7 +727,7 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	if lines := benchCheckLines(b); len(lines) > 0 {
 		s.WriteString("\n## Consistency check\n\n")
 		for _, l := range lines {
-			fmt.Fprintf(&s, "- %s\n", mdLine(l))
+			fmt.Fprintf(&s, "- %s\n", render.MDLine(l))
 		}
 	}
 
@@ -735,10 +735,10 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	if b.Totals.Failures == 0 {
 		s.WriteString("No errors recorded.\n")
 	} else {
-		mdHeader(&s, "Benchmark", "Category", "Count", "Share of ops %")
+		render.MDHeader(&s, "Benchmark", "Category", "Count", "Share of ops %")
 		for _, r := range b.Benchmarks {
 			for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
-				mdRow(&s, r.Name, k, strconv.FormatInt(r.Errors[k], 10), fmt.Sprintf("%.2f", 100*float64(r.Errors[k])/math.Max(1, float64(r.Ops))))
+				render.MDRow(&s, r.Name, k, strconv.FormatInt(r.Errors[k], 10), fmt.Sprintf("%.2f", 100*float64(r.Errors[k])/math.Max(1, float64(r.Ops))))
 			}
 		}
 	}
@@ -747,9 +747,9 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 	if len(b.Hosts) == 0 {
 		s.WriteString("No host metrics found in metrics/.\n")
 	} else {
-		mdHeader(&s, "Host", "Samples", "Peak CPU %", "Mean CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %", "Peak disk kB/s", "Sources")
+		render.MDHeader(&s, "Host", "Samples", "Peak CPU %", "Mean CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %", "Peak disk kB/s", "Sources")
 		for _, h := range b.Hosts {
-			mdRow(&s, h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(meanOrNeg(h)), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk), benchPct(h.PeakDiskKB), strings.Join(h.Sources, ", "))
+			render.MDRow(&s, h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(meanOrNeg(h)), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk), benchPct(h.PeakDiskKB), strings.Join(h.Sources, ", "))
 		}
 	}
 
@@ -760,20 +760,20 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 		s.WriteString("No saturation or error pattern detected.\n")
 	}
 	for _, p := range b.Patterns {
-		fmt.Fprintf(&s, "- **%s** (%s): %s\n", p.Kind, mdLine(p.Target), mdLine(p.Detail))
+		fmt.Fprintf(&s, "- **%s** (%s): %s\n", p.Kind, render.MDLine(p.Target), render.MDLine(p.Detail))
 	}
 
 	if b.Previous != nil {
-		fmt.Fprintf(&s, "\n## Changes since %s\n\n", mdLine(b.Previous.Previous))
-		mdHeader(&s, "Benchmark", "Throughput (ops/s) before → after", "p99 (ms) before → after", "Error rate % before → after")
+		fmt.Fprintf(&s, "\n## Changes since %s\n\n", render.MDLine(b.Previous.Previous))
+		render.MDHeader(&s, "Benchmark", "Throughput (ops/s) before → after", "p99 (ms) before → after", "Error rate % before → after")
 		for _, c := range b.Previous.Changes {
-			mdRow(&s, c.Name, fmtOpt(c.ThroughputBefore, "")+" → "+fmtOpt(c.ThroughputAfter, "")+deltaPct(c.ThroughputBefore, c.ThroughputAfter),
-				optMS(c.P99Before)+" → "+optMS(c.P99After)+deltaPct(c.P99Before, c.P99After),
+			render.MDRow(&s, c.Name, render.FmtOpt(c.ThroughputBefore, "")+" → "+render.FmtOpt(c.ThroughputAfter, "")+render.DeltaPct(c.ThroughputBefore, c.ThroughputAfter),
+				optMS(c.P99Before)+" → "+optMS(c.P99After)+render.DeltaPct(c.P99Before, c.P99After),
 				pctPtr(c.ErrRateBefore)+" → "+pctPtr(c.ErrRateAfter))
 		}
 		for _, h := range slices.Sorted(maps.Keys(b.Previous.HostCPU)) {
 			v := b.Previous.HostCPU[h]
-			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", mdLine(h), benchPct(v[0]), benchPct(v[1]))
+			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", render.MDLine(h), benchPct(v[0]), benchPct(v[1]))
 		}
 		if len(b.Previous.HostCPU) > 0 {
 			s.WriteString("\n")
@@ -784,15 +784,15 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 
 	s.WriteString("\n## Recommendations\n\n")
 	for _, r := range b.Recommendations {
-		fmt.Fprintf(&s, "- %s\n", mdLine(r))
+		fmt.Fprintf(&s, "- %s\n", render.MDLine(r))
 	}
 	if len(b.Logs) > 0 {
-		fmt.Fprintf(&s, "\n## Logs\n\n%s\n", mdLine(strings.Join(b.Logs, ", ")))
+		fmt.Fprintf(&s, "\n## Logs\n\n%s\n", render.MDLine(strings.Join(b.Logs, ", ")))
 	}
 	if len(b.Problems) > 0 {
 		s.WriteString("\n## Input problems\n\n")
 		for _, p := range b.Problems {
-			fmt.Fprintf(&s, "- %s\n", mdLine(p))
+			fmt.Fprintf(&s, "- %s\n", render.MDLine(p))
 		}
 	}
 	return []byte(s.String())
@@ -800,7 +800,7 @@ func RenderBenchMarkdown(b *BenchRun) []byte {
 
 // benchCheckLines is the consistency-check section of both reports: one
 // line per checked history, or the note that no model was named.
-func benchCheckLines(b *BenchRun) []string {
+func benchCheckLines(b *Run) []string {
 	var out []string
 	histories := 0
 	for _, r := range b.Benchmarks {
@@ -813,7 +813,7 @@ func benchCheckLines(b *BenchRun) []string {
 		}
 		l := fmt.Sprintf("%s: %s (model %s) %s — %s", r.Name, c.Checker, c.Model, c.Outcome, c.Evidence)
 		if len(c.Dirty) > 0 {
-			l += "; dirty initial state (not a SUT anomaly): " + strings.Join(first(c.Dirty, 3), "; ") + "; " + checker.DirtyAdvice
+			l += "; dirty initial state (not a SUT anomaly): " + strings.Join(render.FirstN(c.Dirty, 3), "; ") + "; " + checker.DirtyAdvice
 		} else if c.Reason != "" {
 			l += "; " + c.Reason
 		}
@@ -832,24 +832,24 @@ func benchCheckLines(b *BenchRun) []string {
 const benchNoResults = "No benchmark results found in benchmark/ (accepted shapes: dstgen-native JSON, dst-history/1 history.jsonl, fio --output-format=json, k6 --summary-export)."
 
 // benchStatus is the run result both reports show: FAIL or PASS.
-func benchStatus(b *BenchRun) string {
+func benchStatus(b *Run) string {
 	switch {
 	case b.Failed:
 		return "FAIL"
-	case b.Verdict == BenchInconclusive:
+	case b.Verdict == Inconclusive:
 		return "INCONCLUSIVE"
 	}
 	return "PASS"
 }
 
 // benchStatusRule says what makes a run FAIL.
-func benchStatusRule(b *BenchRun) string {
+func benchStatusRule(b *Run) string {
 	return fmt.Sprintf("fails when the error rate exceeds %.2f%%, nothing ran or a history's checker found an anomaly; inconclusive when a check could not decide", 100*b.MaxErrorRate)
 }
 
 // benchSummary is the summary table of both reports: one row per benchmark
 // and a total row; "—" where a figure is not reported.
-func benchSummary(b *BenchRun) (cols []string, rows [][]string) {
+func benchSummary(b *Run) (cols []string, rows [][]string) {
 	cols = []string{"Benchmark", "Source", "Ops", "Failures", "Error rate %", "Throughput (ops/s)", "Target (ops/s)", "Achieved vs target", "Mean (ms)", "p50 (ms)", "p95 (ms)", "p99 (ms)", "Max (ms)"}
 	if len(b.Benchmarks) == 0 {
 		return cols, nil
@@ -881,29 +881,29 @@ func pctPtr(p *float64) string {
 	return fmt.Sprintf("%.2f", 100**p)
 }
 
-// RenderBenchHTML renders run_<ts>/findings/report.html: the summary
+// RenderHTML renders run_<ts>/findings/report.html: the summary
 // table, host peaks, patterns and one chart per benchmark with a series
 // (throughput and p99 over time) plus one cpu chart per host.
-func RenderBenchHTML(b *BenchRun) []byte {
+func RenderHTML(b *Run) []byte {
 	var s strings.Builder
 	title := "Benchmark run: " + b.ID
-	htmlHead(&s, title)
-	fmt.Fprintf(&s, "<h1>%s</h1>\n<p>%s</p>\n", esc(title), esc(b.Headline))
+	render.HTMLHead(&s, title)
+	fmt.Fprintf(&s, "<h1>%s</h1>\n<p>%s</p>\n", render.Esc(title), render.Esc(b.Headline))
 	// The same summary sentence, verdict and table rows as report.md: the
 	// two reports must never disagree on whether the run failed.
 	fmt.Fprintf(&s, "<h2>Summary</h2>\n<p class=\"verdict %s\">Run result: %s</p>\n<p>%s</p>\n",
-		map[bool]string{true: "fail", false: "pass"}[b.Failed], esc(benchStatus(b)), esc(benchStatusRule(b)))
+		map[bool]string{true: "fail", false: "pass"}[b.Failed], render.Esc(benchStatus(b)), render.Esc(benchStatusRule(b)))
 	s.WriteString("<h2>Summary table</h2>\n")
 	cols, rows := benchSummary(b)
 	if len(rows) == 0 {
-		fmt.Fprintf(&s, "<p>%s</p>\n", esc(benchNoResults))
+		fmt.Fprintf(&s, "<p>%s</p>\n", render.Esc(benchNoResults))
 	} else {
-		htmlTable(&s, cols, rows, nil)
+		render.HTMLTable(&s, cols, rows, nil)
 	}
 	if lines := benchCheckLines(b); len(lines) > 0 {
 		s.WriteString("<h2>Consistency check</h2>\n<ul>")
 		for _, l := range lines {
-			fmt.Fprintf(&s, "<li>%s</li>", esc(l))
+			fmt.Fprintf(&s, "<li>%s</li>", render.Esc(l))
 		}
 		s.WriteString("</ul>\n")
 	}
@@ -912,13 +912,13 @@ func RenderBenchHTML(b *BenchRun) []byte {
 		rows = append(rows, []string{h.Host, strconv.Itoa(h.Samples), benchPct(h.PeakCPU), benchPct(h.PeakIOWait), benchPct(h.PeakMem), benchPct(h.PeakDisk)})
 	}
 	s.WriteString("<h2>Host resources</h2>\n")
-	htmlTable(&s, []string{"Host", "Samples", "Peak CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %"}, rows, nil)
+	render.HTMLTable(&s, []string{"Host", "Samples", "Peak CPU %", "Peak iowait %", "Peak memory %", "Peak disk util %"}, rows, nil)
 	s.WriteString("<h2>Saturation and error patterns</h2>\n<ul>")
 	if len(b.Patterns) == 0 {
 		s.WriteString("<li>No saturation or error pattern detected.</li>")
 	}
 	for _, p := range b.Patterns {
-		fmt.Fprintf(&s, "<li><b>%s</b> (%s): %s</li>", esc(p.Kind), esc(p.Target), esc(p.Detail))
+		fmt.Fprintf(&s, "<li><b>%s</b> (%s): %s</li>", render.Esc(p.Kind), render.Esc(p.Target), render.Esc(p.Detail))
 	}
 	s.WriteString("</ul>\n<h2>Over time</h2>\n")
 	for _, r := range b.Benchmarks {
@@ -926,38 +926,38 @@ func RenderBenchHTML(b *BenchRun) []byte {
 			continue
 		}
 		step := seriesStep(r.Series)
-		tp := svgSeries{Name: "ops/s", Color: "#27ae60"}
-		lat := svgSeries{Name: "p99 ms", Color: "#c0392b"}
-		er := svgSeries{Name: "errors", Color: "#8e44ad"}
+		tp := render.Series{Name: "ops/s", Color: "#27ae60"}
+		lat := render.Series{Name: "p99 ms", Color: "#c0392b"}
+		er := render.Series{Name: "errors", Color: "#8e44ad"}
 		for _, p := range r.Series {
 			tp.X, tp.Y = append(tp.X, p.T), append(tp.Y, float64(p.Ops)/step)
 			lat.X, lat.Y = append(lat.X, p.T), append(lat.Y, p.P99)
 			er.X, er.Y = append(er.X, p.T), append(er.Y, float64(p.Errors))
 		}
-		fmt.Fprintf(&s, "<h3>%s</h3>\n", esc(r.Name))
-		s.WriteString(svgChart(r.Name, "seconds since start", []svgPanel{{YLabel: "latency (ms)", Series: []svgSeries{lat}}, {YLabel: "throughput (ops/s)", Series: []svgSeries{tp, er}}}, nil))
+		fmt.Fprintf(&s, "<h3>%s</h3>\n", render.Esc(r.Name))
+		s.WriteString(render.Chart(r.Name, "seconds since start", []render.Panel{{YLabel: "latency (ms)", Series: []render.Series{lat}}, {YLabel: "throughput (ops/s)", Series: []render.Series{tp, er}}}, nil))
 	}
 	for _, h := range b.Hosts {
 		if len(h.CPU) == 0 {
 			continue
 		}
-		cs := svgSeries{Name: "cpu %", Color: "#d35400"}
+		cs := render.Series{Name: "cpu %", Color: "#d35400"}
 		for i, v := range h.CPU {
 			cs.X, cs.Y = append(cs.X, float64(i)), append(cs.Y, v)
 		}
-		fmt.Fprintf(&s, "<h3>%s cpu</h3>\n", esc(h.Host))
+		fmt.Fprintf(&s, "<h3>%s cpu</h3>\n", render.Esc(h.Host))
 		// CPU busy is a share: the axis stops at 100 %.
-		s.WriteString(svgChart("host "+h.Host, "sample", []svgPanel{{YLabel: "cpu busy %", Series: []svgSeries{cs}, YMax: 100}}, nil))
+		s.WriteString(render.Chart("host "+h.Host, "sample", []render.Panel{{YLabel: "cpu busy %", Series: []render.Series{cs}, YMax: 100}}, nil))
 	}
 	s.WriteString("<h2>Recommendations</h2>\n<ul>")
 	for _, r := range b.Recommendations {
-		fmt.Fprintf(&s, "<li>%s</li>", esc(r))
+		fmt.Fprintf(&s, "<li>%s</li>", render.Esc(r))
 	}
 	s.WriteString("</ul>\n")
 	if len(b.Problems) > 0 {
 		s.WriteString("<h2>Input problems</h2>\n<ul>")
 		for _, p := range b.Problems {
-			fmt.Fprintf(&s, "<li><code>%s</code></li>", esc(p))
+			fmt.Fprintf(&s, "<li><code>%s</code></li>", render.Esc(p))
 		}
 		s.WriteString("</ul>\n")
 	}
@@ -965,9 +965,9 @@ func RenderBenchHTML(b *BenchRun) []byte {
 	return []byte(s.String())
 }
 
-// RenderBenchJSON renders a benchmark run's report.json (indented,
+// RenderJSON renders a benchmark run's report.json (indented,
 // trailing newline).
-func RenderBenchJSON(b *BenchRun) ([]byte, error) {
+func RenderJSON(b *Run) ([]byte, error) {
 	js, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return nil, err
@@ -975,20 +975,20 @@ func RenderBenchJSON(b *BenchRun) ([]byte, error) {
 	return append(js, '\n'), nil
 }
 
-// WriteBenchReport writes report.md, report.json and report.html into dir
+// WriteReport writes report.md, report.json and report.html into dir
 // (normally run_<ts>/findings), joining the errors of files it could not
 // write.
-func WriteBenchReport(b *BenchRun, dir string) error {
+func WriteReport(b *Run, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write benchmark report: create %s: %w", dir, err)
 	}
-	js, err := RenderBenchJSON(b)
+	js, err := RenderJSON(b)
 	if err != nil {
 		return fmt.Errorf("write benchmark report: %w", err)
 	}
 	return errors.Join(
-		writeFileAtomic(filepath.Join(dir, ReportMarkdownFile), RenderBenchMarkdown(b)),
-		writeFileAtomic(filepath.Join(dir, ReportJSONFile), js),
-		writeFileAtomic(filepath.Join(dir, ReportHTMLFile), RenderBenchHTML(b)),
+		render.WriteFileAtomic(filepath.Join(dir, render.MarkdownFile), RenderMarkdown(b)),
+		render.WriteFileAtomic(filepath.Join(dir, render.JSONFile), js),
+		render.WriteFileAtomic(filepath.Join(dir, render.HTMLFile), RenderHTML(b)),
 	)
 }

@@ -1,4 +1,4 @@
-package analyze
+package bench
 
 import (
 	"context"
@@ -60,12 +60,12 @@ func htmlSummary(t *testing.T, page string) (string, [][]string) {
 // report.html shows the same run result and summary rows as report.md.
 func TestBenchHTMLMatchesMarkdown(t *testing.T) {
 	for _, dir := range []string{benchCur, "testdata/benchruns/results/run_20261128_100000"} {
-		b, err := AnalyzeBenchRun(context.Background(), dir, BenchRunOptions{})
+		b, err := Analyze(context.Background(), dir, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mv, mrows := mdSummary(t, string(RenderBenchMarkdown(b)))
-		hv, hrows := htmlSummary(t, string(RenderBenchHTML(b)))
+		mv, mrows := mdSummary(t, string(RenderMarkdown(b)))
+		hv, hrows := htmlSummary(t, string(RenderHTML(b)))
 		if mv != hv {
 			t.Errorf("%s: report.md says %s, report.html says %s", dir, mv, hv)
 		}
@@ -78,19 +78,19 @@ func TestBenchHTMLMatchesMarkdown(t *testing.T) {
 			}
 		}
 	}
-	b, _ := AnalyzeBenchRun(context.Background(), benchCur, BenchRunOptions{})
-	if v, _ := htmlSummary(t, string(RenderBenchHTML(b))); v != "FAIL" || !b.Failed {
+	b, _ := Analyze(context.Background(), benchCur, Options{})
+	if v, _ := htmlSummary(t, string(RenderHTML(b))); v != "FAIL" || !b.Failed {
 		t.Errorf("failing run shows %s in html", v)
 	}
 }
 
 // The cpu chart's axis stops at 100 %, and no point is drawn above it.
 func TestBenchHTMLCPUAxisCapped(t *testing.T) {
-	b, err := AnalyzeBenchRun(context.Background(), benchCur, BenchRunOptions{})
+	b, err := Analyze(context.Background(), benchCur, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(RenderBenchHTML(b))
+	page := string(RenderHTML(b))
 	charts := regexp.MustCompile(`(?s)<svg class="chart" data-scenario="host [^"]*".*?</svg>`).FindAllString(page, -1)
 	if len(charts) == 0 {
 		t.Fatal("no cpu chart")
