@@ -3,24 +3,20 @@ package generator
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/golden"
 	"github.com/dstgen/dstgen/plan"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // goldenFixture is a SUT tree init is run on. plan is the plan file inside
 // it ("" = none), used as an independent source of the expected scenario ids.
@@ -118,18 +114,9 @@ func makeSUT(t *testing.T, fx goldenFixture) string {
 
 func readTree(t *testing.T, root string) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		files[filepath.ToSlash(rel)] = data
-		return err
-	})
+	files, err := golden.ReadDir(root)
 	if err != nil {
-		t.Fatalf("read %s: %v", root, err)
+		t.Fatal(err)
 	}
 	return files
 }
@@ -166,66 +153,7 @@ func TestGolden(t *testing.T) {
 }
 
 func checkGoldenTree(t *testing.T, fx goldenFixture, out string) {
-	got := readTree(t, out)
-	dir := filepath.Join("testdata", "golden", fx.name)
-	if *update {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
-		for rel, data := range got {
-			p := filepath.Join(dir, filepath.FromSlash(rel))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return
-	}
-	want := readTree(t, dir)
-	if len(want) == 0 {
-		t.Fatalf("no golden files in %s; run go test ./generator -run Golden -update", dir)
-	}
-	var names []string
-	for k := range want {
-		names = append(names, k)
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		w, wok := want[n]
-		g, gok := got[n]
-		switch {
-		case !gok:
-			t.Errorf("%s: golden file not generated", n)
-		case !wok:
-			t.Errorf("%s: generated but not in golden", n)
-		case !bytes.Equal(w, g):
-			t.Errorf("%s differs from golden (run with -update to accept):\n%s", n, firstDiff(w, g))
-		}
-	}
-}
-
-func firstDiff(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
-		}
-	}
-	return "(same lines, different bytes)"
+	golden.CheckDir(t, filepath.Join("testdata", "golden", fx.name), readTree(t, out))
 }
 
 // requiredTasks are the tasks DESIGN.md and the issue require in every

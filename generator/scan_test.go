@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-var updateScan = flag.Bool("update-scan", false, "rewrite the scan summary golden files under testdata/scan-golden")
+	"github.com/dstgen/dstgen/internal/golden"
+)
 
 func scanT(t *testing.T, dir string, opts ScanOptions) *Profile {
 	t.Helper()
@@ -621,7 +620,7 @@ func (s testScanner) run(t *testing.T) *Profile {
 
 // TestWriteSummaryGolden pins the human summary of every fixture (and the
 // bundled etcd example). Regenerate with: go test ./generator -run
-// TestWriteSummaryGolden -update-scan
+// TestWriteSummaryGolden -update
 func TestWriteSummaryGolden(t *testing.T) {
 	dirs := map[string]string{
 		"goservice":    filepath.Join("testdata", "sut", "goservice"),
@@ -645,23 +644,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 			if err := WriteSummary(&buf, p); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "scan-golden", name+".txt")
-			if *updateScan {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update-scan to create)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("summary of %s differs from %s (run with -update-scan after checking):\n%s", dir, golden, buf.String())
-			}
+			golden.Check(t, filepath.Join("testdata", "scan-golden", name+".txt"), buf.Bytes())
 		})
 	}
 }
