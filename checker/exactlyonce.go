@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -13,7 +14,8 @@ import (
 // idempotency key in input (param idem_field, default "idempotency_key";
 // a scalar input is its own key) and counts committed effects in F: the
 // elements of F.keys[effects_key] (param; default every array in F).
-func checkExactlyOnce(ops []history.Op, f *FinalState, params map[string]string) (Result, error) {
+func checkExactlyOnce(ctx context.Context, ops []history.Op, f *FinalState, params map[string]string) (Result, error) {
+	b := newBudget(ctx)
 	field := params["idem_field"]
 	if field == "" {
 		field = "idempotency_key"
@@ -24,9 +26,13 @@ func checkExactlyOnce(ops []history.Op, f *FinalState, params map[string]string)
 		ops   []*history.Op
 		acked bool
 	}
+	var an anomalies
 	groups := map[string]*group{}
 	var order []string
 	for i := range ops {
+		if b.spent() {
+			return b.finish(res, &an), nil
+		}
 		o := &ops[i]
 		if _, isW := written(o); !isW {
 			continue
@@ -63,13 +69,19 @@ func checkExactlyOnce(ops []history.Op, f *FinalState, params map[string]string)
 			continue
 		}
 		for _, e := range arr {
+			if b.spent() {
+				// Effects half counted would read as lost ones.
+				return b.finish(res, &an), nil
+			}
 			if id, found := idemOf(e, field); found {
 				effects[id]++
 			}
 		}
 	}
-	var an anomalies
 	for _, id := range order {
+		if b.spent() {
+			break
+		}
 		g := groups[id]
 		ids := make([]string, len(g.ops))
 		for i, o := range g.ops {
@@ -84,6 +96,5 @@ func checkExactlyOnce(ops []history.Op, f *FinalState, params map[string]string)
 				Message: fmt.Sprintf("idempotency key %s: acknowledged but no effect in the final state", id)})
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return b.finish(res, &an), nil
 }

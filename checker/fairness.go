@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,10 +13,11 @@ import (
 	"github.com/dstgen/dstgen/plan"
 )
 
-// RepeatSpread is (max − min) / mean of one group's per-run p99s (spec
-// §5.14); it needs repeated runs, so the analyzer computes it across
-// sessions.
-func RepeatSpread(p99s []float64) float64 {
+// repeatSpread is (max − min) / mean of one group's per-run p99s
+// (docs/history-and-checkers.md §5.14); it needs repeated runs, which one
+// check does not have, so the fairness checker names the clause in its
+// scope instead of evaluating it.
+func repeatSpread(p99s []float64) float64 {
 	if len(p99s) == 0 {
 		return 0
 	}
@@ -58,11 +60,12 @@ func groupOf(o *history.Op, dim string) string {
 	return ""
 }
 
-// checkFairness (spec §5.14) over one history, with the formula the plan
-// parsed (plan.ParseFairness: the one grammar). repeat_spread needs several
-// runs and is left to the caller (RepeatSpread); the Scope says so when the
-// formula asks for it, and names clauses it does not evaluate.
-func checkFairness(ops []history.Op, f *plan.Fairness) (Result, error) {
+// checkFairness (docs/history-and-checkers.md §5.14) over one history,
+// with the formula the plan parsed (plan.ParseFairness: the one grammar).
+// repeat_spread needs several runs (repeatSpread); the Scope says so when
+// the formula asks for it, and names clauses it does not evaluate.
+func checkFairness(ctx context.Context, ops []history.Op, f *plan.Fairness) (Result, error) {
+	lim := newBudget(ctx)
 	if f == nil {
 		return Result{}, fmt.Errorf("fairness: no formula (the plan's §7.M.S Fairness formula, or --param formula=...)")
 	}
@@ -90,6 +93,10 @@ func checkFairness(ops []history.Op, f *plan.Fairness) (Result, error) {
 	var all []int64
 	lo, hi := ops[0].InvokeTS, ops[0].InvokeTS
 	for i := range ops {
+		if lim.spent() {
+			// A group half counted would misstate its share.
+			return lim.settle(res), nil
+		}
 		o := &ops[i]
 		name := groupOf(o, f.Group)
 		x := groups[name]
@@ -112,6 +119,9 @@ func checkFairness(ops []history.Op, f *plan.Fairness) (Result, error) {
 	span := float64(hi-lo+1) / 1e9
 	var an anomalies
 	for _, n := range slices.Sorted(maps.Keys(groups)) {
+		if lim.spent() {
+			break
+		}
 		x := groups[n]
 		slices.Sort(x.lat)
 		if p := percentile(x.lat, 99); f.WorstP99Ratio.Known && agg > 0 && !f.WorstP99Ratio.Holds(float64(p)/float64(agg)) {
@@ -124,6 +134,5 @@ func checkFairness(ops []history.Op, f *plan.Fairness) (Result, error) {
 			an.add(Anomaly{Kind: "unfair", Key: n, Message: fmt.Sprintf("group %s=%s: %d of %d ops failed or timed out (threshold %s)", f.Group, n, x.errs, x.n, f.ErrorRate)})
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return lim.finish(res, &an), nil
 }

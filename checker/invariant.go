@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,7 +15,8 @@ import (
 // 0), each-member-once (the array F.keys[key] lists every member joined and
 // not left exactly once, no duplicates), count-equals (F.keys[key] has
 // count elements, or equals count).
-func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (Result, error) {
+func checkInvariant(ctx context.Context, ops []history.Op, f *FinalState, params map[string]string) (Result, error) {
+	b := newBudget(ctx)
 	res := Result{OpsConsumed: len(ops), Scope: "final state only: transient violations during the run are not seen; quiescence is assumed"}
 	pred, key := params["predicate"], params["key"]
 	var an anomalies
@@ -22,6 +24,9 @@ func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (
 	case "sum-zero":
 		var sum float64
 		for k, v := range f.Keys {
+			if b.spent() {
+				return b.finish(res, &an), nil // a partial sum proves nothing
+			}
 			if key != "" && k != key {
 				continue
 			}
@@ -40,6 +45,9 @@ func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (
 		}
 		count := map[string]int{}
 		for _, e := range elems {
+			if b.spent() {
+				return b.finish(res, &an), nil
+			}
 			count[e]++
 		}
 		for e, n := range count {
@@ -50,6 +58,10 @@ func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (
 		member := map[string]bool{}
 		var joined []string
 		for i := range ops {
+			if b.spent() {
+				// Membership half replayed would miss later leaves.
+				return b.finish(res, &an), nil
+			}
 			o := &ops[i]
 			if !ok(o) {
 				continue
@@ -74,6 +86,9 @@ func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (
 		if err != nil || key == "" {
 			return res, fmt.Errorf("invariant count-equals: params key and numeric count are required")
 		}
+		if b.spent() {
+			return b.finish(res, &an), nil // no loop to stop: judge nothing past the limit
+		}
 		var got float64
 		if elems, isArr := elements(f.Keys[key]); isArr {
 			got = float64(len(elems))
@@ -86,8 +101,7 @@ func checkInvariant(ops []history.Op, f *FinalState, params map[string]string) (
 	default:
 		return res, fmt.Errorf("invariant: unknown predicate %q (want sum-zero, each-member-once, count-equals)", pred)
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return b.finish(res, &an), nil
 }
 
 func sumNumbers(raw json.RawMessage) float64 {

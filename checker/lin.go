@@ -18,6 +18,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // DefaultHTMLMaxBytes caps a visualization when Spec.HTMLMaxBytes is 0.
@@ -43,7 +44,10 @@ type partResult struct {
 
 // buildPartitions splits ops per key (P-compositionality: the history is
 // linearizable iff every key's is) and converts them for porcupine.
-func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
+//
+// file names the history in the *fileline.Error of an op the model cannot
+// interpret.
+func buildPartitions(m *modelDef, ops []history.Op, file string) ([]*partition, error) {
 	var maxTS int64
 	for i := range ops {
 		if ops[i].InvokeTS > maxTS {
@@ -109,7 +113,7 @@ func buildPartitions(m *modelDef, ops []history.Op) ([]*partition, error) {
 			for i := len(ops) * w / workers; i < len(ops)*(w+1)/workers; i++ {
 				po, keep, err := m.convert(&ops[i], infinity, &slab)
 				if err != nil {
-					errs[w] = err // the first bad op of this chunk
+					errs[w] = &fileline.Error{File: file, Line: ops[i].Line, Err: err} // the first bad op of this chunk
 					return
 				}
 				idx[pos[i]], kept[i] = -1, keep
@@ -229,7 +233,7 @@ func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []histor
 	res := Result{Checker: Linearizability, Model: spec.Model, OpsConsumed: len(ops),
 		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
 			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
-	parts, err := buildPartitions(m, ops)
+	parts, err := buildPartitions(m, ops, spec.History)
 	if err != nil {
 		return res, err
 	}

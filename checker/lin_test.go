@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // h builds a history from compact rows: "proc inv comp type key input output [error]".
@@ -134,18 +136,23 @@ func TestLinearizabilityBadInput(t *testing.T) {
 		name, model string
 		rows        []string
 		want        string
+		line        int // the history line a *fileline.Error names; 0: none
 	}{
-		{"unknown model", "tree", []string{"p 0 1 read _ _ 1"}, "no linearizability model"},
-		{"wrong op type", "register", []string{"p 0 1 enqueue _ 1 _"}, `line 1: op_type "enqueue"`},
-		{"cas input", "register", []string{"p 0 1 cas _ 1 true"}, "cas input must be"},
-		{"cas output", "register", []string{"p 0 1 cas _ [1,2] 3"}, "cas output must be"},
-		{"counter delta", "counter", []string{"p 0 1 inc _ \"x\" _"}, "inc input"},
+		{"unknown model", "tree", []string{"p 0 1 read _ _ 1"}, "no linearizability model", 0},
+		{"wrong op type", "register", []string{"p 0 1 enqueue _ 1 _"}, `h.jsonl:1: op_type "enqueue"`, 1},
+		{"cas input", "register", []string{"p 0 1 cas _ 1 true"}, "cas input must be", 1},
+		{"cas output", "register", []string{"p 0 1 cas _ [1,2] 3"}, "cas output must be", 1},
+		{"counter delta", "counter", []string{"p 0 1 inc _ \"x\" _"}, "inc input", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(context.Background(), Spec{Model: tt.model, Checker: Linearizability}, h(t, tt.rows...), nil)
+			_, err := Run(context.Background(), Spec{Model: tt.model, Checker: Linearizability, History: "h.jsonl"}, h(t, tt.rows...), nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+			var fe *fileline.Error
+			if isFL := errors.As(err, &fe); isFL != (tt.line > 0) || (isFL && (fe.File != "h.jsonl" || fe.Line != tt.line)) {
+				t.Errorf("err %#v, want a *fileline.Error at h.jsonl:%d (none for 0)", err, tt.line)
 			}
 		})
 	}
@@ -579,7 +586,7 @@ func TestSequentialFastPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts, err := buildPartitions(linModels["register"], h(t, tt.rows...))
+			parts, err := buildPartitions(linModels["register"], h(t, tt.rows...), "h.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -186,8 +186,7 @@ func normalizeModel(m string) string {
 func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcupine.Operation, bool, error) {
 	verb, ok := m.verbs[op.OpType]
 	if !ok {
-		return porcupine.Operation{}, false, fmt.Errorf("line %d: op_type %q is not an operation of model %q (want one of %s)",
-			op.Line, op.OpType, m.name, strings.Join(m.verbNames(), ", "))
+		return porcupine.Operation{}, false, fmt.Errorf("op_type %q is not an operation of model %q (want one of %s)", op.OpType, m.name, strings.Join(m.verbNames(), ", "))
 	}
 	if failed(op) {
 		return porcupine.Operation{}, false, nil
@@ -205,7 +204,7 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 	case vCAS:
 		var pair []json.RawMessage
 		if json.Unmarshal(op.Input, &pair) != nil || len(pair) != 2 {
-			return porcupine.Operation{}, false, fmt.Errorf("line %d: cas input must be [expected, new], got %s", op.Line, canon(op.Input))
+			return porcupine.Operation{}, false, fmt.Errorf("cas input must be [expected, new], got %s", canon(op.Input))
 		}
 		in.a, in.b = canon(pair[0]), canon(pair[1])
 		if out.known {
@@ -214,27 +213,27 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 				out.ok = true
 			case "false":
 			default:
-				return porcupine.Operation{}, false, fmt.Errorf("line %d: cas output must be true or false, got %s", op.Line, canon(op.Output))
+				return porcupine.Operation{}, false, fmt.Errorf("cas output must be true or false, got %s", canon(op.Output))
 			}
 		}
 	case vInc:
 		if in.n, err = intValue(op.Input, 1); err != nil {
-			return porcupine.Operation{}, false, fmt.Errorf("line %d: inc input: %v", op.Line, err)
+			return porcupine.Operation{}, false, fmt.Errorf("inc input: %v", err)
 		}
 		if op.Output == nil {
 			out.known = false
 		} else if out.n, err = intValue(op.Output, 0); err != nil {
-			return porcupine.Operation{}, false, fmt.Errorf("line %d: inc output: %v", op.Line, err)
+			return porcupine.Operation{}, false, fmt.Errorf("inc output: %v", err)
 		}
 	case vRead:
 		switch m.name {
 		case "counter":
 			if out.n, err = intValue(op.Output, 0); err != nil {
-				return porcupine.Operation{}, false, fmt.Errorf("line %d: counter read output: %v", op.Line, err)
+				return porcupine.Operation{}, false, fmt.Errorf("counter read output: %v", err)
 			}
 		case "log", "set":
 			if out.s, err = seqValue(op.Output, m.name == "set"); err != nil {
-				return porcupine.Operation{}, false, fmt.Errorf("line %d: %s read output: %v", op.Line, m.name, err)
+				return porcupine.Operation{}, false, fmt.Errorf("%s read output: %v", m.name, err)
 			}
 		default:
 			out.s = canon(op.Output)
@@ -244,7 +243,7 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 	}
 	if verb == vAppend && out.known && op.Output != nil {
 		if out.n, err = intValue(op.Output, 0); err != nil {
-			return porcupine.Operation{}, false, fmt.Errorf("line %d: append output must be null or the offset: %v", op.Line, err)
+			return porcupine.Operation{}, false, fmt.Errorf("append output must be null or the offset: %v", err)
 		}
 	}
 	ret := infinity

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -19,7 +20,8 @@ import (
 // went back. Overlapping writes are left unjudged (their SUT order is
 // unknown), so a history with concurrent writers is never flagged on the
 // writers' value order.
-func checkMonotonic(model string, ops []history.Op, params map[string]string) (Result, error) {
+func checkMonotonic(ctx context.Context, model string, ops []history.Op, params map[string]string) (Result, error) {
+	b := newBudget(ctx)
 	field := params["version_field"]
 	if field == "" {
 		field = "version"
@@ -29,6 +31,9 @@ func checkMonotonic(model string, ops []history.Op, params map[string]string) (R
 		Scope: "versions come from read outputs (." + field + ", or the value itself for counters / version_from=value); without them, from real-time order between the writes, so reads of concurrently written values are not judged"}
 	writer := map[string]map[string]*history.Op{}
 	for i := range ops {
+		if b.spent() {
+			return b.settle(res), nil
+		}
 		w := &ops[i]
 		v, isW := written(w)
 		if !isW || w.Error != "" {
@@ -79,6 +84,9 @@ func checkMonotonic(model string, ops []history.Op, params map[string]string) (R
 	reads := map[pk][]*history.Op{}
 	var order []pk
 	for i := range ops {
+		if b.spent() {
+			return b.settle(res), nil
+		}
 		o := &ops[i]
 		if (o.OpType == "read" || o.OpType == "get") && ok(o) {
 			key := pk{o.ProcessID, o.Key}
@@ -89,10 +97,14 @@ func checkMonotonic(model string, ops []history.Op, params map[string]string) (R
 		}
 	}
 	var an anomalies
+pairs:
 	for _, key := range order {
 		rs := reads[key]
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].InvokeTS < rs[j].InvokeTS })
 		for i := 1; i < len(rs); i++ {
+			if b.spent() {
+				break pairs
+			}
 			prev, r := rs[i-1], rs[i]
 			if wentBack(prev, r) {
 				an.add(Anomaly{Kind: "non-monotonic-read", Key: key.k, OpIDs: []string{prev.OpID, r.OpID}, FaultEpoch: r.FaultEpoch,
@@ -101,6 +113,5 @@ func checkMonotonic(model string, ops []history.Op, params map[string]string) (R
 			}
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return b.finish(res, &an), nil
 }

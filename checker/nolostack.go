@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/dstgen/dstgen/history"
@@ -12,7 +14,8 @@ import (
 // final value is a JSON array (log, set, delivered queue items) membership
 // is required; for a scalar the final value must be one a write could have
 // left last: the last acked write or one not strictly before it.
-func checkNoLostAck(ops []history.Op, f *FinalState) Result {
+func checkNoLostAck(ctx context.Context, ops []history.Op, f *FinalState) Result {
+	b := newBudget(ctx)
 	res := Result{OpsConsumed: len(ops),
 		Scope: "unknown (timed-out) writes are neither acked nor rejected; overwritten register values are judged only by the last possible writer; deletes are not modelled"}
 	var an anomalies
@@ -23,6 +26,9 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 	byKey := map[string][]w{}
 	var keys []string
 	for i := range ops {
+		if b.spent() {
+			return b.finish(res, &an)
+		}
 		o := &ops[i]
 		v, isW := written(o)
 		if !isW || failed(o) {
@@ -33,6 +39,7 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 		}
 		byKey[o.Key] = append(byKey[o.Key], w{o, v})
 	}
+keys:
 	for _, k := range keys {
 		ws := byKey[k]
 		final, present := f.Keys[k]
@@ -42,6 +49,9 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 				in[e] = true
 			}
 			for _, x := range ws {
+				if b.spent() {
+					break keys
+				}
 				if ok(x.op) && !in[x.val] {
 					an.add(Anomaly{Kind: "lost-ack", Key: k, OpIDs: []string{x.op.OpID}, FaultEpoch: x.op.FaultEpoch,
 						WindowStart: x.op.InvokeTS, WindowEnd: end(x.op),
@@ -51,9 +61,11 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 			continue
 		}
 		var acked []w
+		lastInvoke := int64(math.MinInt64) // the latest invoke of an acked write
 		for _, x := range ws {
 			if ok(x.op) {
 				acked = append(acked, x)
+				lastInvoke = max(lastInvoke, x.op.InvokeTS)
 			}
 		}
 		if len(acked) == 0 {
@@ -69,14 +81,12 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 		var candidates []string
 		match := false
 		for _, x := range ws {
-			later := false // some acked write started after x ended
-			for _, y := range acked {
-				if y.op.InvokeTS > end(x.op) {
-					later = true
-					break
-				}
+			if b.spent() {
+				break keys
 			}
-			if !later {
+			// x could have been last unless some acked write started
+			// after x ended.
+			if lastInvoke <= end(x.op) {
 				candidates = append(candidates, x.val)
 				match = match || x.val == got
 			}
@@ -90,8 +100,7 @@ func checkNoLostAck(ops []history.Op, f *FinalState) Result {
 				Message: fmt.Sprintf("key %q: final value %s is none of the values a last write could have left (%s)", k, got, strings.Join(candidates, ", "))})
 		}
 	}
-	res.Anomalies = an.done()
-	return res
+	return b.finish(res, &an)
 }
 
 func idemOf(raw json.RawMessage, field string) (string, bool) {

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -79,15 +80,73 @@ func elements(raw json.RawMessage) ([]string, bool) {
 	return s, true
 }
 
-func runFinal(id string, spec Spec, ops []history.Op, f *FinalState) (Result, error) {
+// runFinal runs the checkers that judge a final state.
+func runFinal(ctx context.Context, id string, spec Spec, ops []history.Op, f *FinalState) (Result, error) {
 	switch id {
 	case NoLostAck:
-		return checkNoLostAck(ops, f), nil
+		return checkNoLostAck(ctx, ops, f), nil
 	case ExactlyOnce:
-		return checkExactlyOnce(ops, f, spec.Params)
+		return checkExactlyOnce(ctx, ops, f, spec.Params)
 	case Invariant:
-		return checkInvariant(ops, f, spec.Params)
+		return checkInvariant(ctx, ops, f, spec.Params)
 	default:
-		return checkReconciliation(f), nil
+		return checkReconciliation(ctx, f), nil
 	}
+}
+
+// pollEvery is how many loop steps a checker takes between looks at its
+// time limit: ctx.Err takes a lock, and the inner loops run millions of
+// steps on a large history.
+const pollEvery = 1 << 10
+
+// budget is a checker's time limit, polled from its loops (the limit the
+// package doc promises: over time is Unknown, never a pass). Once spent it
+// stays spent, so every loop after the first to notice stops at once.
+type budget struct {
+	ctx   context.Context
+	steps int
+	over  bool
+}
+
+// newBudget starts a budget; a limit already spent is spent from the
+// first step, so nothing is decided past it.
+func newBudget(ctx context.Context) *budget {
+	return &budget{ctx: ctx, over: ctx.Err() != nil}
+}
+
+// spent counts one loop step and reports whether the limit has passed.
+func (b *budget) spent() bool {
+	if b.over {
+		return true
+	}
+	b.steps++
+	if b.steps%pollEvery == 0 && b.ctx.Err() != nil {
+		b.over = true
+	}
+	return b.over
+}
+
+// settle gives a check the time limit cut short its outcome: the
+// anomalies found in time stand (Invalid), and with none it is Unknown,
+// never Valid. A check that ended after its limit counts as cut short, as
+// in the linearizability checker.
+func (b *budget) settle(res Result) Result {
+	if !b.over && b.ctx.Err() == nil {
+		return res
+	}
+	b.over = true
+	if len(res.Anomalies) > 0 {
+		res.Outcome = Invalid
+		res.Reason = appendReason(res.Reason, "time limit reached before the check finished; the anomalies listed were found in time")
+		return res
+	}
+	res.Outcome = Unknown
+	res.Reason = appendReason(res.Reason, "time limit reached before the check finished")
+	return res
+}
+
+// finish closes a check: the anomalies found, then settle.
+func (b *budget) finish(res Result, an *anomalies) Result {
+	res.Anomalies = an.done()
+	return b.settle(res)
 }

@@ -23,17 +23,20 @@ func final(t *testing.T, doc string) *FinalState {
 	return f
 }
 
-// TestOtherCheckers runs every non-porcupine checker on a history known to
-// be good and one known to be bad.
-func TestOtherCheckers(t *testing.T) {
-	tests := []struct {
-		name    string
-		spec    Spec
-		rows    []string
-		final   string
-		want    Outcome
-		anomaly string // kind of the first anomaly when Invalid
-	}{
+// otherCase is one row of the non-porcupine checkers' table.
+type otherCase struct {
+	name    string
+	spec    Spec
+	rows    []string
+	final   string
+	want    Outcome
+	anomaly string // kind of the first anomaly when Invalid
+}
+
+// otherCases holds, per non-porcupine checker, histories known to be good
+// and known to be bad.
+func otherCases() []otherCase {
+	return []otherCase{
 		// no-lost-ack (§5.10)
 		{"lost-ack log good", Spec{Model: "log", Checker: NoLostAck},
 			[]string{"p 0 1 append k 1 _", "p 2 - append k 2 _", "p 4 5 append k 3 _ rejected"},
@@ -164,7 +167,12 @@ func TestOtherCheckers(t *testing.T) {
 		{"unfair errors", Spec{Checker: Fairness, Fairness: fairness("group=process_id; error_rate_by_group == 0")},
 			[]string{"p 0 10 read a _ 1", "q 20 30 read b _ _ err"}, "", Invalid, "unfair"},
 	}
-	for _, tt := range tests {
+}
+
+// TestOtherCheckers runs every non-porcupine checker on a history known to
+// be good and one known to be bad.
+func TestOtherCheckers(t *testing.T) {
+	for _, tt := range otherCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			var f *FinalState
 			if tt.final != "" {
@@ -315,8 +323,8 @@ func TestParseFinalStateErrors(t *testing.T) {
 }
 
 func TestRepeatSpread(t *testing.T) {
-	if got := RepeatSpread([]float64{90, 100, 110}); got < 0.199 || got > 0.201 {
-		t.Errorf("RepeatSpread = %v, want 0.2", got)
+	if got := repeatSpread([]float64{90, 100, 110}); got < 0.199 || got > 0.201 {
+		t.Errorf("repeatSpread = %v, want 0.2", got)
 	}
 }
 
@@ -419,5 +427,129 @@ func TestSLOFromPlan(t *testing.T) {
 	res, err = Run(context.Background(), Spec{Checker: SLO, SLO: slo}, h(t, rows...), nil)
 	if err != nil || res.Outcome != Invalid || !strings.Contains(res.Anomalies[0].Message, "p99 <= 20ms") {
 		t.Fatalf("slow put: %v %s %+v, want an anomaly citing p99 <= 20ms", err, res.Outcome, res.Anomalies)
+	}
+}
+
+// TestExpiredLimitIsUnknownForEveryChecker: every row of the checkers'
+// table that its checker decides in time (valid or invalid) is Unknown,
+// never a pass nor a finding, once the time limit has already passed, as
+// for linearizability (TestExpiredLimitNeverPasses).
+func TestExpiredLimitIsUnknownForEveryChecker(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	covered := map[string]bool{}
+	for _, tt := range otherCases() {
+		if tt.want == Unknown {
+			continue // not decided even in time
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			var f *FinalState
+			if tt.final != "" {
+				f = final(t, tt.final)
+			}
+			ops := h(t, tt.rows...)
+			res, err := Run(context.Background(), tt.spec, ops, f)
+			if err != nil || res.Outcome != tt.want {
+				t.Fatalf("in time: %s %v, want %s", res.Outcome, err, tt.want) // the test can fail both ways
+			}
+			res, err = Run(expired, tt.spec, ops, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != Unknown || !strings.Contains(res.Reason, "time limit") {
+				t.Fatalf("expired limit: outcome %s (%q), want unknown citing the time limit", res.Outcome, res.Reason)
+			}
+		})
+		covered[tt.spec.Checker] = true
+	}
+	for _, c := range []string{NoLostAck, ExactlyOnce, Invariant, Reconciliation, Session, MonotonicReads, Prefix, SLO, Fairness} {
+		if !covered[c] {
+			t.Errorf("checker %s has no decidable row in the table", c)
+		}
+	}
+}
+
+// cutCtx is a limit that passes at the n-th look (Err call) after the
+// first: a check cut short in its middle, without timing.
+type cutCtx struct {
+	context.Context
+	n int
+}
+
+func (c *cutCtx) Err() error {
+	c.n--
+	if c.n < 0 {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestLimitMidCheckIsUnknown: a limit that passes while a checker is
+// still in its loops over a long valid history stops it, and the answer
+// is Unknown, never the pass it would have reached in time.
+func TestLimitMidCheckIsUnknown(t *testing.T) {
+	const n = 5 * pollEvery
+	var appends, queue, credits []string
+	finalLog, effects := []string{}, []string{}
+	keys, replica := map[string]int{}, map[string]int{}
+	for i := 0; i < n; i++ {
+		appends = append(appends, fmt.Sprintf("p %d %d append l %d _", 2*i, 2*i+1, i))
+		finalLog = append(finalLog, fmt.Sprint(i))
+		queue = append(queue, fmt.Sprintf("p %d %d enqueue q %d _", 4*i, 4*i+1, i), fmt.Sprintf("c %d %d dequeue q _ %d", 4*i+2, 4*i+3, i))
+		credits = append(credits, fmt.Sprintf(`p %d %d credit a {"idempotency_key":"r%d"} _`, 2*i, 2*i+1, i))
+		effects = append(effects, fmt.Sprintf(`{"idempotency_key":"r%d"}`, i))
+		keys[fmt.Sprint("a", i)], keys[fmt.Sprint("b", i)] = 1, -1
+		replica[fmt.Sprint("k", i)] = i
+	}
+	kv := genKV(n, 50, 4, 1)
+	doc := func(v any) *FinalState {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return final(t, string(data))
+	}
+	logFinal := doc(map[string]any{"keys": map[string]any{"l": json.RawMessage("[" + strings.Join(finalLog, ",") + "]")}})
+	effFinal := doc(map[string]any{"keys": map[string]any{"entries": json.RawMessage("[" + strings.Join(effects, ",") + "]")}})
+	sumFinal := doc(map[string]any{"keys": keys})
+	repFinal := doc(map[string]any{"replicas": map[string]any{"n1": replica, "n2": replica}})
+
+	tests := []struct {
+		name  string
+		check func(ctx context.Context) (Result, error)
+	}{
+		{NoLostAck, func(ctx context.Context) (Result, error) { return checkNoLostAck(ctx, h(t, appends...), logFinal), nil }},
+		{ExactlyOnce, func(ctx context.Context) (Result, error) {
+			return checkExactlyOnce(ctx, h(t, credits...), effFinal, nil)
+		}},
+		{Invariant, func(ctx context.Context) (Result, error) {
+			return checkInvariant(ctx, nil, sumFinal, map[string]string{"predicate": "sum-zero"})
+		}},
+		{Reconciliation, func(ctx context.Context) (Result, error) { return checkReconciliation(ctx, repFinal), nil }},
+		{Session, func(ctx context.Context) (Result, error) { return checkSession(ctx, kv) }},
+		{MonotonicReads, func(ctx context.Context) (Result, error) { return checkMonotonic(ctx, "kv", kv, nil) }},
+		{Prefix, func(ctx context.Context) (Result, error) { return checkPrefix(ctx, "h", "queue", h(t, queue...), nil) }},
+		{SLO, func(ctx context.Context) (Result, error) {
+			return checkSLO(ctx, kv, map[string]string{"p99": "1h"}, nil)
+		}},
+		{Fairness, func(ctx context.Context) (Result, error) {
+			return checkFairness(ctx, kv, fairness("group=key; error_rate_by_group == 0"))
+		}},
+	}
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.check(context.Background())
+			if err != nil || res.Outcome != "" || len(res.Anomalies) > 0 {
+				t.Fatalf("in time: outcome %q anomalies %+v err %v, want a pass", res.Outcome, res.Anomalies, err)
+			}
+			res, err = tt.check(&cutCtx{Context: context.Background(), n: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != Unknown || !strings.Contains(res.Reason, "time limit") {
+				t.Fatalf("limit passed mid-check: outcome %q (%q), want unknown", res.Outcome, res.Reason)
+			}
+		})
 	}
 }

@@ -81,7 +81,7 @@ func TestBuildPartitionsMatchesAppend(t *testing.T) {
 			}
 			maxTS = max(maxTS, op.InvokeTS)
 		}
-		got, err := buildPartitions(m, ops)
+		got, err := buildPartitions(m, ops, "h.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}

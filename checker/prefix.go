@@ -1,11 +1,13 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // checkPrefix (spec §5.9): the canonical order G is the producer ops
@@ -17,7 +19,8 @@ import (
 // prove, so flagging them would blame the SUT for the checker's guess. mode (param):
 // broadcast (every consumer sees everything: log reads) or competing
 // (consumers share the stream: queue dequeues); default by model.
-func checkPrefix(model string, ops []history.Op, params map[string]string) (Result, error) {
+func checkPrefix(ctx context.Context, file, model string, ops []history.Op, params map[string]string) (Result, error) {
+	b := newBudget(ctx)
 	w := 0
 	if s := params["window"]; s != "" {
 		var err error
@@ -39,6 +42,9 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		Scope: fmt.Sprintf("canonical order is producer real-time order (%s consumers, window %d): a reorder or skip is flagged only between producer ops that did not overlap, since the SUT may order concurrent ones either way", mode, w)}
 	var prod []*history.Op
 	for i := range ops {
+		if b.spent() {
+			return b.settle(res), nil
+		}
 		o := &ops[i]
 		if (o.OpType == "enqueue" || o.OpType == "append") && !failed(o) {
 			prod = append(prod, o)
@@ -57,6 +63,9 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 	var seqs []*seq
 	byProc := map[string]*seq{}
 	for i := range ops {
+		if b.spent() {
+			return b.settle(res), nil
+		}
 		o := &ops[i]
 		if !ok(o) {
 			continue
@@ -74,7 +83,7 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		case o.OpType == "read" && (model == "log" || mode == "broadcast"):
 			vals, isArr := elements(o.Output)
 			if !isArr && o.Output != nil {
-				return res, fmt.Errorf("line %d: log read output must be a JSON array", o.Line)
+				return res, fileline.Errorf(file, o.Line, "log read output must be a JSON array")
 			}
 			opsFor := make([]*history.Op, len(vals))
 			for i := range opsFor {
@@ -86,10 +95,16 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 	var an anomalies
 	consumed := map[string]bool{}
 	maxPos := -1
+	// A consumer half judged would read as skips: on time out the
+	// anomalies found so far stand and nothing more is judged.
+seqs:
 	for _, s := range seqs {
 		seen := map[string]bool{}
 		hi := -1
 		for i, v := range s.vals {
+			if b.spent() {
+				break seqs
+			}
 			o := s.ops[i]
 			p, inG := pos[v]
 			switch {
@@ -109,6 +124,9 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		}
 		if mode == "broadcast" {
 			for q := 0; q < hi-w; q++ {
+				if b.spent() {
+					break seqs
+				}
 				if ok(prod[q]) && !seen[canon(prod[q].Input)] && end(prod[q]) < prod[hi].InvokeTS {
 					an.add(Anomaly{Kind: "skip", Key: prod[q].Key, OpIDs: []string{prod[q].OpID},
 						Message: fmt.Sprintf("consumer %s skipped %s (producer position %d) but saw position %d", s.proc, canon(prod[q].Input), q, hi)})
@@ -117,14 +135,16 @@ func checkPrefix(model string, ops []history.Op, params map[string]string) (Resu
 		}
 		maxPos = max(maxPos, hi)
 	}
-	if mode == "competing" {
+	if mode == "competing" && !b.over {
 		for q := 0; q < maxPos-w; q++ {
+			if b.spent() {
+				break
+			}
 			if ok(prod[q]) && !consumed[canon(prod[q].Input)] && end(prod[q]) < prod[maxPos].InvokeTS {
 				an.add(Anomaly{Kind: "skip", Key: prod[q].Key, OpIDs: []string{prod[q].OpID},
 					Message: fmt.Sprintf("%s (producer position %d) was never consumed though position %d was", canon(prod[q].Input), q, maxPos)})
 			}
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return b.finish(res, &an), nil
 }

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,7 +11,8 @@ import (
 
 // checkReconciliation (spec §5.13) diffs every replica's dump against the
 // first (by name); all must be equal.
-func checkReconciliation(f *FinalState) Result {
+func checkReconciliation(ctx context.Context, f *FinalState) Result {
+	b := newBudget(ctx)
 	res := Result{Scope: "compares dumps taken at quiescence; divergence that converged before the dump is not seen"}
 	nodes := slices.Sorted(maps.Keys(f.Replicas))
 	if len(nodes) < 2 {
@@ -21,6 +23,9 @@ func checkReconciliation(f *FinalState) Result {
 	keys := map[string]bool{}
 	for _, n := range nodes {
 		for k := range f.Replicas[n] {
+			if b.spent() {
+				return b.settle(res)
+			}
 			keys[k] = true
 		}
 	}
@@ -29,6 +34,9 @@ func checkReconciliation(f *FinalState) Result {
 	var an anomalies
 	ref := nodes[0]
 	for _, k := range sorted {
+		if b.spent() {
+			break
+		}
 		rv, rok := f.Replicas[ref][k]
 		var diff []string
 		for _, n := range nodes[1:] {
@@ -42,8 +50,7 @@ func checkReconciliation(f *FinalState) Result {
 				Message: fmt.Sprintf("key %q: %s differs from %s (%s)", k, strings.Join(diff, ", "), ref, show(rv, rok))})
 		}
 	}
-	res.Anomalies = an.done()
-	return res
+	return b.finish(res, &an)
 }
 
 func show(v json.RawMessage, present bool) string {

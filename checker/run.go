@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -38,6 +39,9 @@ const DefaultTimeout = 5 * time.Minute
 type Spec struct {
 	Model   string
 	Checker string
+	// History names the file the ops were read from, in the file:line of
+	// an error about one op (*fileline.Error); "" names it "history".
+	History string
 	// Timeout is the hard time limit (0: DefaultTimeout); hitting it is
 	// Unknown, never Valid.
 	Timeout time.Duration
@@ -73,10 +77,10 @@ func ParseFinalState(data []byte, name string) (*FinalState, error) {
 	var f FinalState
 	if err := dec.Decode(&f); err != nil {
 		line := 1 + bytes.Count(data[:min(int(dec.InputOffset()), len(data))], []byte("\n"))
-		return nil, fmt.Errorf("%s:%d: final state: %v", name, line, err)
+		return nil, fileline.Errorf(name, line, "final state: %w", err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%s: final state: trailing data after the object", name)
+		return nil, fileline.Errorf(name, 0, "final state: trailing data after the object")
 	}
 	return &f, nil
 }
@@ -95,6 +99,9 @@ func LoadFinalState(path string) (*FinalState, error) {
 // final state or parameter); what the checker found is in the Result.
 func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (Result, error) {
 	start := time.Now()
+	if spec.History == "" {
+		spec.History = "history"
+	}
 	model := normalizeModel(spec.Model)
 	id := spec.Checker
 	if id == "" {
@@ -135,17 +142,17 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		if final == nil {
 			return Result{}, fmt.Errorf("checker %s needs a final state (--final)", id)
 		}
-		res, err = runFinal(id, spec, ops, final)
+		res, err = runFinal(ctx, id, spec, ops, final)
 	case Session:
-		res, err = checkSession(ops)
+		res, err = checkSession(ctx, ops)
 	case MonotonicReads:
-		res, err = checkMonotonic(model, ops, spec.Params)
+		res, err = checkMonotonic(ctx, model, ops, spec.Params)
 	case Prefix:
-		res, err = checkPrefix(model, ops, spec.Params)
+		res, err = checkPrefix(ctx, spec.History, model, ops, spec.Params)
 	case SLO:
-		res, err = checkSLO(ops, spec.Params, spec.SLO)
+		res, err = checkSLO(ctx, ops, spec.Params, spec.SLO)
 	case Fairness:
-		res, err = checkFairness(ops, spec.Fairness)
+		res, err = checkFairness(ctx, ops, spec.Fairness)
 	default:
 		return Result{}, fmt.Errorf("unknown checker %q", id)
 	}

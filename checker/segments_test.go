@@ -43,7 +43,7 @@ func TestSegmentFastPath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := linModels[tt.model]
-			parts, err := buildPartitions(m, h(t, tt.rows...))
+			parts, err := buildPartitions(m, h(t, tt.rows...), "h.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +72,7 @@ func TestSegmentsAgreeWithPorcupine(t *testing.T) {
 					if mutated && !mutate(model, ops, rand.New(rand.NewPCG(seed, 7))) {
 						continue
 					}
-					parts, err := buildPartitions(m, ops)
+					parts, err := buildPartitions(m, ops, "h.jsonl")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -116,7 +116,7 @@ func TestSegmentsStopAtDeadline(t *testing.T) {
 	for i := 0; i < 1000; i++ { // pairs of overlapping ops: not sequential
 		rows = append(rows, fmt.Sprintf("p %d %d write _ %d _", i*100, i*100+50, i), fmt.Sprintf("q %d %d read _ _ %d", i*100+40, i*100+60, i))
 	}
-	parts, err := buildPartitions(m, h(t, rows...))
+	parts, err := buildPartitions(m, h(t, rows...), "h.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dstgen/dstgen/history"
@@ -10,17 +11,22 @@ import (
 // key k must return the value of s's last write to k acknowledged before
 // the read began, or a value some write not strictly before that one
 // wrote. Values identify writes, so they should be unique per write.
-func checkSession(ops []history.Op) (Result, error) {
+func checkSession(ctx context.Context, ops []history.Op) (Result, error) {
+	b := newBudget(ctx)
 	res := Result{OpsConsumed: len(ops),
 		Scope: "read-your-writes per process_id by written value (values must be unique per write); no cross-session guarantee is checked; reconnects must be new process_ids"}
 	writes := map[string][]*history.Op{}
 	for i := range ops {
+		if b.spent() {
+			return b.settle(res), nil
+		}
 		o := &ops[i]
 		if _, isW := written(o); isW && !failed(o) {
 			writes[o.Key] = append(writes[o.Key], o)
 		}
 	}
 	var an anomalies
+reads:
 	for i := range ops {
 		r := &ops[i]
 		if (r.OpType != "read" && r.OpType != "get") || !ok(r) {
@@ -28,6 +34,9 @@ func checkSession(ops []history.Op) (Result, error) {
 		}
 		var last *history.Op
 		for _, w := range writes[r.Key] {
+			if b.spent() {
+				break reads // a read half compared is not judged
+			}
 			if w.ProcessID == r.ProcessID && ok(w) && *w.CompleteTS < r.InvokeTS && (last == nil || *w.CompleteTS > *last.CompleteTS) {
 				last = w
 			}
@@ -42,6 +51,9 @@ func checkSession(ops []history.Op) (Result, error) {
 			if good {
 				break
 			}
+			if b.spent() {
+				break reads
+			}
 			if v, _ := written(w); v == got && end(w) > last.InvokeTS && w.InvokeTS < *r.CompleteTS {
 				good = true
 			}
@@ -52,6 +64,5 @@ func checkSession(ops []history.Op) (Result, error) {
 				Message: fmt.Sprintf("session %s key %q: read %s (op %s, line %d) after its own acked write of %s (op %s)", r.ProcessID, r.Key, got, r.OpID, r.Line, lv, last.OpID)})
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return b.finish(res, &an), nil
 }

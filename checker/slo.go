@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -26,7 +27,8 @@ func percentile(sorted []int64, p float64) int64 {
 // (param window, a duration; default the whole history) must meet every
 // threshold. Latency counts ok ops (of slo.OpType when set); timeouts and
 // errors count as errors.
-func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result, error) {
+func checkSLO(ctx context.Context, ops []history.Op, params map[string]string, slo *plan.SLO) (Result, error) {
+	lim := newBudget(ctx)
 	res := Result{OpsConsumed: len(ops), Scope: "latencies as the client saw them; windows with no ops are skipped; thresholds must be declared before the run"}
 	if slo == nil {
 		var err error
@@ -70,6 +72,9 @@ func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result
 	}
 	lo, hi := ops[0].InvokeTS, ops[0].InvokeTS
 	for i := range ops {
+		if lim.spent() {
+			return lim.settle(res), nil
+		}
 		lo, hi = min(lo, ops[i].InvokeTS), max(hi, ops[i].InvokeTS)
 	}
 	win := hi - lo + 1
@@ -86,6 +91,10 @@ func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result
 	}
 	buckets := map[int64]*bucket{}
 	for i := range ops {
+		if lim.spent() {
+			// A window half filled would misstate its rates.
+			return lim.settle(res), nil
+		}
 		o := &ops[i]
 		b := (o.InvokeTS - lo) / win
 		if buckets[b] == nil {
@@ -102,6 +111,9 @@ func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result
 	}
 	var an anomalies
 	for _, b := range slices.Sorted(maps.Keys(buckets)) {
+		if lim.spent() {
+			break
+		}
 		bk := buckets[b]
 		slices.Sort(bk.lat)
 		ws, we := lo+b*win, lo+(b+1)*win
@@ -121,8 +133,7 @@ func checkSLO(ops []history.Op, params map[string]string, slo *plan.SLO) (Result
 			an.add(Anomaly{Kind: "slo", WindowStart: ws, WindowEnd: we, Message: fmt.Sprintf("throughput %.1f ops/s breaks threshold %s in window %d", got, slo.Throughput, b)})
 		}
 	}
-	res.Anomalies = an.done()
-	return res, nil
+	return lim.finish(res, &an), nil
 }
 
 // sloFromParams reads dstgen check's --param thresholds into the plan's

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -27,11 +26,9 @@ type checkReport struct {
 	OpsRead        int            `json:"ops_read"`
 	BadLines       []string       `json:"bad_lines,omitempty"`
 	InvalidRecords []string       `json:"invalid_records,omitempty"`
-	Weak           []string       `json:"weak,omitempty"` // spec §2.2: fields this checker needs are missing
+	Weak           []string       `json:"weak,omitempty"` // docs/history-and-checkers.md §2.2: fields this checker needs are missing
 	Result         checker.Result `json:"result"`
 }
-
-var lineRef = regexp.MustCompile(`^line (\d+): `)
 
 func newCheckCmd() *cobra.Command {
 	var spec checker.Spec
@@ -43,10 +40,11 @@ func newCheckCmd() *cobra.Command {
 		Short: "Check one operation history (like elle-cli): exit 0 valid, 1 anomaly, 3 unknown, 2 bad input or dirty initial state",
 		Long: `check runs one checker over a dst-history/1 JSON Lines file and prints the
 ops consumed, the anomalies found (key, message, op ids, window) and the time
-taken. --checker defaults from the model (spec §4 picker). Checkers that need
-a final state (no-lost-ack, exactly-once, invariant, reconciliation) read it
-from --final: {"keys":{k:v}, "replicas":{node:{k:v}}}. Checker parameters go
-in --param name=value (e.g. --param window=2, --param p99=200ms;
+taken. --checker defaults from the model (the picker of
+docs/history-and-checkers.md §4). Checkers that need a final state
+(no-lost-ack, exactly-once, invariant, reconciliation) read it from --final:
+{"keys":{k:v}, "replicas":{node:{k:v}}}. Checker parameters go in
+--param name=value (e.g. --param window=2, --param p99=200ms;
 monotonic-reads takes versions from an object output's .version or, with
 --param version_from=value, from the read value itself, else only from
 real-time order between writes). An empty history is bad input, never valid.
@@ -104,9 +102,10 @@ keys are still checked, and a violation on them still exits 1.`,
 				rep.InvalidRecords = append(rep.InvalidRecords, e.Error())
 			}
 			rep.Weak = history.Weak(meta, ops, checker.Needs(spec.Checker, spec.Model))
+			spec.History = path // an error about one op names path:line
 			res, err := checker.Run(cmd.Context(), spec, ops, final)
 			if err != nil {
-				return badInput(fmt.Errorf("%s", lineRef.ReplaceAllString(err.Error(), path+":$1: ")))
+				return badInput(err)
 			}
 			rep.Result = res
 			out := cmd.OutOrStdout()
