@@ -905,12 +905,3 @@ func meetsFloor(version, floor string) bool {
 	}
 	return true
 }
-
-// FixtureHostCaps builds a reachable host's matrix from probe key=value
-// answers, exactly as Probe does from a live host: for golden tests and for
-// replaying a recorded probe.
-func FixtureHostCaps(host string, kv map[string]string) HostCaps {
-	hc := HostCaps{Host: host, Reachable: true}
-	fillCaps(&hc, kv)
-	return hc
-}

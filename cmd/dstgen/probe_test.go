@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/internal/golden"
 	"github.com/dstgen/dstgen/internal/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
@@ -105,42 +105,25 @@ func stripSources(out string) string {
 	return regexp.MustCompile(` source\.[a-z_]+=\S+`).ReplaceAllString(out, "")
 }
 
-var updateProbeGolden = flag.Bool("update-probe", false, "rewrite testdata/probe/*.golden")
-
 // TestProbeMatrixGolden renders a fixed capability matrix (a host without
-// netem, as these machines are) mapped onto the spec's example plan.
+// netem, as these machines are; runner's TestProbeFixtureCaps pins how it
+// is built from the probe's answers) mapped onto the spec's example plan.
 func TestProbeMatrixGolden(t *testing.T) {
 	p, err := plan.Parse(filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	caps := []runner.HostCaps{runner.FixtureHostCaps("n1", map[string]string{
-		"uid": "0", "root": "yes", "kernel": "6.1.0-x", "arch": "x86_64", "os": "Debian GNU/Linux 12",
-		"disk.path": "/opt", "disk.free_kb": "1048576",
-		"iptables.path": "/usr/sbin/iptables", "iptables.version": "iptables v1.8.9 (nf_tables)", "iptables.works": "yes",
-		"ip.path": "/usr/sbin/ip", "netns.works": "yes", "tc.path": "/usr/sbin/tc", "tc.version": "tc utility, iproute2-6.1.0",
-		"netem.where": "lo in throwaway netns", "netem.works": "no", "netem.msg": "Error: Specified qdisc kind is unknown.",
-		"htb.works": "yes", "go.path": "/usr/local/go/bin/go", "go.version": "go version go1.21.5 linux/amd64",
-		"cgroup.version": "2", "cgroup.controllers": "cpu io memory", "tool.setsid": "/usr/bin/setsid",
-	})}
+	data, err := os.ReadFile(filepath.Join("..", "..", "runner", "testdata", "probe", "n1.caps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caps []runner.HostCaps
+	if err := json.Unmarshal(data, &caps); err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
 	printProbe(&b, caps, runner.MapRequirements(p.EnvReqs, caps))
-	golden := filepath.Join("testdata", "probe", "matrix.golden")
-	if *updateProbeGolden {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update-probe)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("probe matrix differs from %s:\n%s", golden, b.String())
-	}
+	golden.Check(t, filepath.Join("testdata", "probe", "matrix.golden"), b.Bytes())
 	for _, must := range []string{"present=no", "Specified qdisc kind is unknown", "inconclusive_env=S3,S5", "present=by-sut"} {
 		if !strings.Contains(b.String(), must) {
 			t.Errorf("matrix lacks %q", must)
