@@ -1,11 +1,15 @@
 // Package checker judges operation histories: linearizability through
-// porcupine for the models of spec history-and-checkers.md §3, and the
-// other oracle patterns of §5 (no-lost-ack, exactly-once, session,
-// monotonic reads, prefix/order, SLO, final-state invariants,
-// reconciliation, fairness).
+// porcupine for the models of docs/history-and-checkers.md §3, and the
+// other oracle patterns of docs/history-and-checkers.md §5, one file each
+// (no-lost-ack, exactly-once, session, monotonic reads, prefix/order, SLO,
+// final-state invariants, reconciliation, fairness).
 //
 // Every checker reports execution evidence (ops consumed, anomalies) and a
-// scope statement; one that runs out of time reports Unknown, never Valid.
+// scope statement. Every checker runs under the context Run gives it, with
+// Spec.Timeout as its hard limit: one that runs out of time reports
+// Unknown, never Valid (anomalies it found in time still make it Invalid).
+// An error about one op of the history is a *fileline.Error naming
+// Spec.History and the op's line.
 package checker
 
 import (
@@ -59,7 +63,8 @@ type Anomaly struct {
 	FaultEpoch string `json:"fault_epoch,omitempty"`
 }
 
-// Evidence renders the execution-evidence sentence of spec §5, e.g.
+// Evidence renders the execution-evidence sentence of
+// docs/history-and-checkers.md §5, e.g.
 // "4217 ops consumed, 0 anomalies".
 func (r Result) Evidence() string {
 	word := "anomalies"

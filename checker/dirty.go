@@ -45,14 +45,14 @@ func uniqueValueModel(model string) bool {
 	return false
 }
 
-// FindDirty lists, per key in first-seen order, the first op that observed
+// findDirty lists, per key in first-seen order, the first op that observed
 // a value no op of the history wrote before any acknowledged write to its
 // key had completed: an ok read whose output is not null (the initial
 // value), or a cas that succeeded (output true) with an expected value
 // nobody wrote. Every write attempt counts as a writer, failed or timed out
 // included, so only a value from outside the history is flagged. Models
 // without unique written values return nil.
-func FindDirty(model string, ops []history.Op) []DirtyRead {
+func findDirty(model string, ops []history.Op) []DirtyRead {
 	if !uniqueValueModel(model) {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// checkExactlyOnce (spec §5.11) groups write-like ops by the business
+// checkExactlyOnce (docs/history-and-checkers.md §5.11) groups write-like ops by the business
 // idempotency key in input (param idem_field, default "idempotency_key";
 // a scalar input is its own key) and counts committed effects in F: the
 // elements of F.keys[effects_key] (param; default every array in F).

@@ -10,7 +10,7 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// checkInvariant (spec §5.12) evaluates one predicate over F (param
+// checkInvariant (docs/history-and-checkers.md §5.12) evaluates one predicate over F (param
 // predicate): sum-zero (every number under F.keys, or under key, sums to
 // 0), each-member-once (the array F.keys[key] lists every member joined and
 // not left exactly once, no duplicates), count-equals (F.keys[key] has

@@ -415,7 +415,7 @@ func (s *seqObj) apply(model string, op *history.Op) json.RawMessage {
 		s.n += d
 		return json.RawMessage(fmt.Sprint(s.n))
 	case "append":
-		// Logs hand back the offset (spec §3): it pins the order of
+		// Logs hand back the offset (docs/history-and-checkers.md §3): it pins the order of
 		// concurrent appends, without which the search is factorial.
 		s.list = append(s.list, string(op.Input))
 		return json.RawMessage(fmt.Sprint(len(s.list) - 1))

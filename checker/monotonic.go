@@ -10,7 +10,7 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// checkMonotonic (spec §5.8): per (process, key), ok reads in invoke order
+// checkMonotonic (docs/history-and-checkers.md §5.8): per (process, key), ok reads in invoke order
 // never go back in version. The version must be the SUT's own, so a plain
 // read value counts as a version only for the counter model or with param
 // version_from=value (sequence ids); an object output's field version_field

@@ -10,7 +10,7 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// checkNoLostAck (spec §5.10): every acked write is in F. For a key whose
+// checkNoLostAck (docs/history-and-checkers.md §5.10): every acked write is in F. For a key whose
 // final value is a JSON array (log, set, delivered queue items) membership
 // is required; for a scalar the final value must be one a write could have
 // left last: the last acked write or one not strictly before it.

@@ -16,7 +16,7 @@ import (
 
 func final(t *testing.T, doc string) *FinalState {
 	t.Helper()
-	f, err := ParseFinalState([]byte(doc), "final.json")
+	f, err := parseFinalState([]byte(doc), "final.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ type otherCase struct {
 // and known to be bad.
 func otherCases() []otherCase {
 	return []otherCase{
-		// no-lost-ack (§5.10)
+		// no-lost-ack (docs/history-and-checkers.md §5.10)
 		{"lost-ack log good", Spec{Model: "log", Checker: NoLostAck},
 			[]string{"p 0 1 append k 1 _", "p 2 - append k 2 _", "p 4 5 append k 3 _ rejected"},
 			`{"keys":{"k":[1]}}`, Valid, ""},
@@ -55,7 +55,7 @@ func otherCases() []otherCase {
 		{"lost-ack timeout not counted", Spec{Model: "map", Checker: NoLostAck},
 			[]string{"p 0 - write k 1 _"}, `{"keys":{}}`, Valid, ""},
 
-		// exactly-once (§5.11)
+		// exactly-once (docs/history-and-checkers.md §5.11)
 		{"exactly-once good", Spec{Model: "ledger", Checker: ExactlyOnce},
 			[]string{`p 0 1 credit a {"idempotency_key":"r1","amt":5} _`, `p 2 3 credit a {"idempotency_key":"r1","amt":5} _`},
 			`{"keys":{"entries":[{"idempotency_key":"r1","amt":5}]}}`, Valid, ""},
@@ -72,7 +72,7 @@ func otherCases() []otherCase {
 			[]string{`p 0 1 credit a {"req":"x"} _`, `q 0 1 credit a {"req":"x"} _`},
 			`{"keys":{"entries":[{"req":"x"},{"req":"x"}]}}`, Invalid, "duplicate-effect"},
 
-		// invariants (§5.12)
+		// invariants (docs/history-and-checkers.md §5.12)
 		{"sum-zero good", Spec{Checker: Invariant, Params: map[string]string{"predicate": "sum-zero"}},
 			nil, `{"keys":{"a":5,"b":-5}}`, Valid, ""},
 		{"sum-zero bad", Spec{Checker: Invariant, Params: map[string]string{"predicate": "sum-zero"}},
@@ -88,14 +88,14 @@ func otherCases() []otherCase {
 		{"count-equals bad", Spec{Checker: Invariant, Params: map[string]string{"predicate": "count-equals", "key": "m", "count": "3"}},
 			nil, `{"keys":{"m":[1,2]}}`, Invalid, "invariant"},
 
-		// reconciliation (§5.13)
+		// reconciliation (docs/history-and-checkers.md §5.13)
 		{"replicas equal", Spec{Checker: Reconciliation}, nil,
 			`{"replicas":{"n1":{"a":1,"b":[1, 2]},"n2":{"a":1,"b":[1,2]}}}`, Valid, ""},
 		{"replicas diverge", Spec{Checker: Reconciliation}, nil,
 			`{"replicas":{"n1":{"a":1},"n2":{"a":2},"n3":{"a":1,"b":0}}}`, Invalid, "replica-divergence"},
 		{"one replica unknown", Spec{Checker: Reconciliation}, nil, `{"replicas":{"n1":{}}}`, Unknown, ""},
 
-		// session / read-your-writes (§5.7)
+		// session / read-your-writes (docs/history-and-checkers.md §5.7)
 		{"ryw good", Spec{Model: "session", Checker: Session},
 			[]string{"s1 0 1 write k 1 _", "s1 2 3 read k _ 1", "s2 0 1 read k _ null"}, "", Valid, ""},
 		{"ryw newer value from other session", Spec{Model: "session", Checker: Session},
@@ -105,7 +105,7 @@ func otherCases() []otherCase {
 		{"ryw other session stale is allowed", Spec{Model: "session", Checker: Session},
 			[]string{"s1 0 1 write k 1 _", "s2 4 5 read k _ null"}, "", Valid, ""},
 
-		// monotonic reads (§5.8)
+		// monotonic reads (docs/history-and-checkers.md §5.8)
 		{"monotonic good", Spec{Model: "session", Checker: MonotonicReads},
 			[]string{`p 0 1 read k _ {"version":1}`, `p 2 3 read k _ {"version":3}`}, "", Valid, ""},
 		{"monotonic back", Spec{Model: "session", Checker: MonotonicReads},
@@ -126,7 +126,7 @@ func otherCases() []otherCase {
 		{"monotonic version_from=value", Spec{Model: "kv", Checker: MonotonicReads, Params: map[string]string{"version_from": "value"}},
 			[]string{"p 0 1 read k _ 9", "p 2 3 read k _ 8"}, "", Invalid, "non-monotonic-read"},
 
-		// prefix / order (§5.9)
+		// prefix / order (docs/history-and-checkers.md §5.9)
 		{"queue order good", Spec{Model: "queue", Checker: Prefix},
 			[]string{"p 0 1 enqueue q 1 _", "p 2 3 enqueue q 2 _", "c 4 5 dequeue q _ 1", "d 6 7 dequeue q _ 2"}, "", Valid, ""},
 		{"queue reorder", Spec{Model: "queue", Checker: Prefix},
@@ -151,7 +151,7 @@ func otherCases() []otherCase {
 		{"log prefix good", Spec{Model: "log", Checker: Prefix},
 			[]string{"p 0 1 append l 1 _", "p 2 3 append l 2 _", "c 4 5 read l _ [1]", "c 6 7 read l _ [1,2]"}, "", Valid, ""},
 
-		// SLO (§5.4)
+		// SLO (docs/history-and-checkers.md §5.4)
 		{"slo good", Spec{Checker: SLO, Params: map[string]string{"p99": "20ns", "error_rate": "0"}},
 			[]string{"p 0 10 read k _ 1", "p 20 30 read k _ 1"}, "", Valid, ""},
 		{"slo p99", Spec{Checker: SLO, Params: map[string]string{"p99": "5ns"}},
@@ -159,7 +159,7 @@ func otherCases() []otherCase {
 		{"slo errors", Spec{Checker: SLO, Params: map[string]string{"error_rate": "0.1"}},
 			[]string{"p 0 10 read k _ _ boom", "p 20 - read k _ _"}, "", Invalid, "slo"},
 
-		// fairness (§5.14)
+		// fairness (docs/history-and-checkers.md §5.14)
 		{"fair", Spec{Checker: Fairness, Fairness: fairness("group=key; worst_group_p99 / aggregate_p99 <= 1.5; error_rate_by_group == 0")},
 			[]string{"p 0 10 read a _ 1", "p 20 30 read b _ 1"}, "", Valid, ""},
 		{"unfair p99", Spec{Checker: Fairness, Fairness: fairness("group=key; worst_group_p99 / aggregate_p99 <= 1.5")},
@@ -297,7 +297,7 @@ func TestParseCheckerField(t *testing.T) {
 		{"linearizability (Porcupine) per key", []string{Linearizability}},
 		{"no-lost-ack + exactly-once dedup checker on the business request-id", []string{NoLostAck, ExactlyOnce}},
 		{"session-consistency / monotonic-read", []string{Session, MonotonicReads}},
-		{"serializability (Elle), per-key and cross-key", []string{Serializability}},
+		{"serializability (Elle), per-key and cross-key", []string{serializability}},
 		{"prefix / order checker", []string{Prefix}},
 		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
 		{"exclusion property + invariant-over-final-state", []string{Invariant}},
@@ -313,11 +313,11 @@ func TestParseCheckerField(t *testing.T) {
 
 func TestParseFinalStateErrors(t *testing.T) {
 	for _, doc := range []string{"{\n\"keys\": [1]}", `{"keyz":{}}`, `{"keys":{}} x`, ``} {
-		if _, err := ParseFinalState([]byte(doc), "f.json"); err == nil || !strings.HasPrefix(err.Error(), "f.json") {
+		if _, err := parseFinalState([]byte(doc), "f.json"); err == nil || !strings.HasPrefix(err.Error(), "f.json") {
 			t.Errorf("%q: err %v, want f.json:line", doc, err)
 		}
 	}
-	if _, err := ParseFinalState([]byte("{\n\"keys\": [1]}"), "f.json"); !strings.HasPrefix(err.Error(), "f.json:2:") {
+	if _, err := parseFinalState([]byte("{\n\"keys\": [1]}"), "f.json"); !strings.HasPrefix(err.Error(), "f.json:2:") {
 		t.Errorf("line not named: %v", err)
 	}
 }
@@ -332,7 +332,7 @@ func FuzzFinalState(f *testing.F) {
 	f.Add([]byte(`{"keys":{"k":[1,2]},"replicas":{"n1":{"k":1}}}`))
 	f.Add([]byte(`{"keys":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fs, err := ParseFinalState(data, "fuzz")
+		fs, err := parseFinalState(data, "fuzz")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz") {
 				t.Fatalf("error without position: %v", err)

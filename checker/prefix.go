@@ -10,7 +10,7 @@ import (
 	"github.com/dstgen/dstgen/internal/fileline"
 )
 
-// checkPrefix (spec §5.9): the canonical order G is the producer ops
+// checkPrefix (docs/history-and-checkers.md §5.9): the canonical order G is the producer ops
 // (enqueue/append, not failed) by invoke time; each consumer's observed
 // sequence must follow G with no insertions, duplicates, reorderings or
 // skips more than window (param, default 0) positions apart, and only

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// checkReconciliation (spec §5.13) diffs every replica's dump against the
+// checkReconciliation (docs/history-and-checkers.md §5.13) diffs every replica's dump against the
 // first (by name); all must be equal.
 func checkReconciliation(ctx context.Context, f *FinalState) Result {
 	b := newBudget(ctx)

@@ -19,7 +19,6 @@ import (
 // Checker ids, as Spec.Checker, Pick and ParseCheckerField use them.
 const (
 	Linearizability = "linearizability"
-	Serializability = "serializability" // named so plans can cite it; not shipped
 	NoLostAck       = "no-lost-ack"
 	ExactlyOnce     = "exactly-once"
 	Session         = "session"
@@ -29,11 +28,17 @@ const (
 	Invariant       = "invariant"
 	Reconciliation  = "reconciliation"
 	Fairness        = "fairness"
-	Replay          = "replay-equivalence" // named so plans can cite it; not shipped
 )
 
-// DefaultTimeout is the time limit when Spec.Timeout is 0.
-const DefaultTimeout = 5 * time.Minute
+// Checker ids ParseCheckerField may return so a plan can cite them, though
+// dstgen ships no such checker (Run rejects them as unknown).
+const (
+	serializability = "serializability"
+	replay          = "replay-equivalence"
+)
+
+// defaultTimeout is the time limit when Spec.Timeout is 0.
+const defaultTimeout = 5 * time.Minute
 
 // Spec says which checker to run and how.
 type Spec struct {
@@ -42,7 +47,7 @@ type Spec struct {
 	// History names the file the ops were read from, in the file:line of
 	// an error about one op (*fileline.Error); "" names it "history".
 	History string
-	// Timeout is the hard time limit (0: DefaultTimeout); hitting it is
+	// Timeout is the hard time limit (0: five minutes); hitting it is
 	// Unknown, never Valid.
 	Timeout time.Duration
 	// HTMLPath receives porcupine's visualization of a violation.
@@ -70,8 +75,8 @@ type FinalState struct {
 	Replicas map[string]map[string]json.RawMessage `json:"replicas,omitempty"`
 }
 
-// ParseFinalState decodes a final-state document; name is used in errors.
-func ParseFinalState(data []byte, name string) (*FinalState, error) {
+// parseFinalState decodes a final-state document; name is used in errors.
+func parseFinalState(data []byte, name string) (*FinalState, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f FinalState
@@ -91,12 +96,13 @@ func LoadFinalState(path string) (*FinalState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read final state: %w", err)
 	}
-	return ParseFinalState(data, path)
+	return parseFinalState(data, path)
 }
 
 // Run runs spec's checker over ops. The error is only for bad input
 // (unknown model or checker, an op the model cannot interpret, a missing
-// final state or parameter); what the checker found is in the Result.
+// final state or parameter); one about an op is a *fileline.Error at
+// spec.History and the op's line. What the checker found is in the Result.
 func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (Result, error) {
 	start := time.Now()
 	if spec.History == "" {
@@ -112,7 +118,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	}
 	timeout := spec.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -126,7 +132,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		}
 		// A value nobody wrote is left-over state, not a SUT anomaly: the
 		// dirty keys are judged by no one, the clean ones as usual.
-		dirty := FindDirty(model, ops)
+		dirty := findDirty(model, ops)
 		res, err = checkLinearizable(ctx, spec, m, withoutKeys(ops, dirty))
 		if err == nil && len(dirty) > 0 {
 			res.Dirty = dirty
@@ -170,7 +176,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	return res, nil
 }
 
-// Pick is the checker picker of spec §4. ok is false when the pair is not in
+// Pick is the checker picker of docs/history-and-checkers.md §4. ok is false when the pair is not in
 // the table or the table's checker is not shipped: checker is then the
 // nearest row, and the plan must say why it still applies. An empty
 // category picks the model's default.
@@ -185,7 +191,7 @@ func Pick(model, category string) (checker string, ok bool) {
 	}
 	type row struct{ model, category string }
 	table := map[row]string{
-		// spec §4
+		// docs/history-and-checkers.md §4
 		{"register", "safety"}:             Linearizability,
 		{"log", "durability"}:              NoLostAck,
 		{"session", "safety"}:              Session,
@@ -254,8 +260,8 @@ func Mismatched(model, checker string) bool {
 	return true
 }
 
-// Needs returns the history fields checker relies on for model (spec §2.2,
-// §3). FaultEpoch is left to the caller, who knows whether a fault
+// Needs returns the history fields checker relies on for model
+// (docs/history-and-checkers.md §2.2 and docs/history-and-checkers.md §3). FaultEpoch is left to the caller, who knows whether a fault
 // overlapped the workload.
 func Needs(checker, model string) history.Needs {
 	model = normalizeModel(model)
@@ -282,7 +288,7 @@ var checkerPatterns = []struct {
 	id string
 }{
 	{regexp.MustCompile(`lineari[sz]ab|porcupine|knossos`), Linearizability},
-	{regexp.MustCompile(`seriali[sz]ab|\belle\b`), Serializability},
+	{regexp.MustCompile(`seriali[sz]ab|\belle\b`), serializability},
 	{regexp.MustCompile(`(no[- ])?lost[- ]ack`), NoLostAck},
 	{regexp.MustCompile(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
 	{regexp.MustCompile(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},
@@ -292,7 +298,7 @@ var checkerPatterns = []struct {
 	{regexp.MustCompile(`invariant|final[- ]state|sum[- ]zero|exclusion`), Invariant},
 	{regexp.MustCompile(`reconcil|replica diff|pairwise diff`), Reconciliation},
 	{regexp.MustCompile(`fairness|worst_group`), Fairness},
-	{regexp.MustCompile(`replay`), Replay},
+	{regexp.MustCompile(`replay`), replay},
 }
 
 // ParseCheckerField normalises the free-text §7.M Checker field into

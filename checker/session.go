@@ -7,7 +7,7 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// checkSession (spec §5.7, read-your-writes): an ok read in session s on
+// checkSession (docs/history-and-checkers.md §5.7, read-your-writes): an ok read in session s on
 // key k must return the value of s's last write to k acknowledged before
 // the read began, or a value some write not strictly before that one
 // wrote. Values identify writes, so they should be unique per write.

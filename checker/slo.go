@@ -21,7 +21,7 @@ func percentile(sorted []int64, p float64) int64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// checkSLO (spec §5.4): thresholds come from the plan (slo, parsed by
+// checkSLO (docs/history-and-checkers.md §5.4): thresholds come from the plan (slo, parsed by
 // plan.ParseSLO) or, for a one-off check, from params p50, p95, p99
 // (durations), error_rate (fraction), throughput (ops/s floor). Every window
 // (param window, a duration; default the whole history) must meet every

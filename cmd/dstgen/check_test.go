@@ -42,6 +42,7 @@ func TestCheckCommand(t *testing.T) {
 		checkOpLine("2", "p", 20, 30, "write", "2", "null")+checkOpLine("3", "q", 40, 50, "read", "null", "1"))
 	garbage := checkWriteFile(t, "garbage.jsonl", checkOpLine("1", "p", 0, 10, "write", "1", "null")+"{not json\n")
 	wrongType := checkWriteFile(t, "wrong.jsonl", checkOpLine("1", "p", 0, 10, "enqueue", "1", "null"))
+	logScalar := checkWriteFile(t, "log-scalar.jsonl", checkOpLine("1", "p", 0, 10, "append", "1", "null")+checkOpLine("2", "q", 20, 30, "read", "null", "5"))
 	metaOnly := checkWriteFile(t, "meta-only.jsonl", meta)
 	dup := checkWriteFile(t, "dup.jsonl", checkOpLine("1", "p", 0, 10, "read", "null", "1")+checkOpLine("1", "p", 0, 10, "read", "null", "2"))
 	var slow strings.Builder
@@ -74,6 +75,8 @@ func TestCheckCommand(t *testing.T) {
 		{"unknown on time limit", []string{"check", "--model", "register", "--timeout", "30ms", slowPath}, 3, "outcome=unknown", ""},
 		{"garbage line", []string{"check", "--model", "kv", garbage}, 2, "ops=1", "garbage.jsonl:2:"},
 		{"op type not in model", []string{"check", "--model", "kv", wrongType}, 2, "", "wrong.jsonl:1: op_type"},
+		// Every checker names the history line of a bad op the same way.
+		{"prefix read not a list", []string{"check", "--model", "log", "--checker", "prefix", logScalar}, 2, "", "log-scalar.jsonl:2: log read output must be a JSON array"},
 		{"recorder bug", []string{"check", "--model", "kv", dup}, 2, "", "recorder bug"},
 		{"missing file", []string{"check", "--model", "kv", "/nonexistent.jsonl"}, 2, "", "open history"},
 		// Zero ops consumed is red flag 2: an empty history must not pass.
