@@ -95,5 +95,6 @@ func newRootCmd() *cobra.Command {
 		// analyzer
 		newCheckCmd(), newAnalyzeCmd(),
 	)
+	root.SetHelpCommand(newHelpCmd()) // help also prints the docs/ reference pages
 	return root
 }
