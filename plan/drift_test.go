@@ -212,7 +212,7 @@ func TestWrappedIDLists(t *testing.T) {
 	// The hypothesis list wraps too.
 	text := strings.Replace(strings.Replace(readmePlan, "{{S1}}", readmeS1, 1),
 		"   - Could falsify: C1\n", "   - Could falsify: C1 (the durable half\n     of the claim), C5\n", 1)
-	if h := mustParse(t, "h.md", text).Hypothesis("H1"); h == nil || !reflect.DeepEqual(h.CouldFalsify, []string{"C1", "C5"}) {
+	if h := mustParse(t, "h.md", text).hypothesis("H1"); h == nil || !reflect.DeepEqual(h.CouldFalsify, []string{"C1", "C5"}) {
 		t.Errorf("H1 = %+v, want CouldFalsify [C1 C5]", h)
 	}
 }

@@ -89,9 +89,9 @@ func TestFixtureExpectedParse(t *testing.T) {
 	for i, h := range p.Hypotheses {
 		eq("hypothesis id", h.ID, "H"+itoa(i+1))
 	}
-	eq("H2 falsifies", p.Hypothesis("H2").CouldFalsify, []string{"C2", "C6"})
-	eq("H2 title", p.Hypothesis("H2").Title, "Lost ack on fsync batching")
-	eq("H2 subsystem", p.Hypothesis("H2").Subsystem, "storage")
+	eq("H2 falsifies", p.hypothesis("H2").CouldFalsify, []string{"C2", "C6"})
+	eq("H2 title", p.hypothesis("H2").Title, "Lost ack on fsync batching")
+	eq("H2 subsystem", p.hypothesis("H2").Subsystem, "storage")
 	if !strings.Contains(p.HypothesesNA, "N/A because this plan pins one version") {
 		t.Errorf("HypothesesNA = %q", p.HypothesesNA)
 	}
@@ -110,11 +110,11 @@ func TestFixtureExpectedParse(t *testing.T) {
 
 	eq("scenarios", len(p.Scenarios), 5)
 	eq("serious", scenarioIDs(p.Scenarios, p.Serious), []string{"S1", "S2"})
-	eq("S1 model", p.Scenario("S1").M != nil && p.Scenario("S1").M.Filled(), true)
-	eq("S2 model", p.Scenario("S2").M != nil && p.Scenario("S2").M.Filled(), true)
+	eq("S1 model", p.Scenario("S1").M != nil && p.Scenario("S1").M.filled(), true)
+	eq("S2 model", p.Scenario("S2").M != nil && p.Scenario("S2").M.filled(), true)
 	eq("sentinel", scenarioIDs(p.Scenarios, func(s *Scenario) bool { return s.MNotApplicable && s.M == nil }), []string{"S3", "S4", "S5"})
 	eq("§7.M.S present", scenarioIDs(p.Scenarios, func(s *Scenario) bool { return s.S != nil }), []string{"S4", "S5"})
-	eq("needs surface", scenarioIDs(p.Scenarios, p.NeedsSurface), []string{"S4", "S5"})
+	eq("needs surface", scenarioIDs(p.Scenarios, p.needsSurface), []string{"S4", "S5"})
 	var arms []string
 	for _, s := range p.Scenarios {
 		for _, a := range s.Arms {
@@ -122,7 +122,7 @@ func TestFixtureExpectedParse(t *testing.T) {
 		}
 	}
 	eq("arms", arms, []string{"S4/api", "S4/admin", "S4/export", "S5/api"})
-	_, admin := p.Arm("S4/admin")
+	_, admin := p.arm("S4/admin")
 	if admin == nil || admin.Surface != "admin API" || admin.Oracle != "snapshot of tenant A contains no tenant B keys" {
 		t.Errorf("arm S4/admin = %+v", admin)
 	}
@@ -144,12 +144,12 @@ func TestFixtureExpectedParse(t *testing.T) {
 	if !strings.HasPrefix(s1.Skeleton, "// AUTO-GENERATED") {
 		t.Errorf("skeleton not dedented: %q", s1.Skeleton[:20])
 	}
-	eq("author mode", scenarioIDs(p.Scenarios, func(s *Scenario) bool { return s.AuthorMode() }), []string{"S1"})
+	eq("author mode", scenarioIDs(p.Scenarios, func(s *Scenario) bool { return s.authorMode() }), []string{"S1"})
 
 	// seriousness: S2 by C2 durability + C6 idempotency; S5 not serious
 	eq("S2 categories", p.Categories(p.Scenario("S2")), []string{CatDurability, CatIdempotency})
 	eq("S5 serious", p.Serious(p.Scenario("S5")), false)
-	eq("S5 fairness", p.Fairness(p.Scenario("S5")), true)
+	eq("S5 fairness", p.fairness(p.Scenario("S5")), true)
 	f := p.Scenario("S5").S.Fairness
 	if f == nil {
 		t.Fatal("S5 fairness formula not parsed")

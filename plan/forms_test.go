@@ -167,8 +167,8 @@ func TestAlternativeForms(t *testing.T) {
 	eq("release", []any{s.Release.NotProvided, s.Release.Reason, s.Release.RevisitWhen}, []any{true, "no rig", "Q3"})
 	eq("smoke tier", s.Smoke.Tier, Tier{Nodes: Count{1, true}, Duration: Span{30 * time.Second, true}, Faults: Count{1, true}, Seeds: Count{1, true}})
 	eq("serious", p.Serious(s), true)
-	eq("needs surface", p.NeedsSurface(s), true)
-	if s.M == nil || !s.M.Filled() || s.M.Model != "register" {
+	eq("needs surface", p.needsSurface(s), true)
+	if s.M == nil || !s.M.filled() || s.M.Model != "register" {
 		t.Errorf("plain-line §7.M not parsed: %+v", s.M)
 	}
 	if s.S == nil || s.S.BoundaryClaim != "C2" || s.S.BoundaryKeys != "tenant prefix" || s.S.Surfaces != "api, admin, export" {
@@ -179,7 +179,7 @@ func TestAlternativeForms(t *testing.T) {
 	if a == nil || a.Surface != "api" || a.Oracle != "denied" || a.M == nil || a.M.Model != "map" || a.M.Arm != "S1/api" {
 		t.Errorf("arm = %+v", a)
 	}
-	if s.Model("S1/api") != a.M || s.Model("S1/other") != s.M {
+	if s.model("S1/api") != a.M || s.model("S1/other") != s.M {
 		t.Error("Scenario.Model does not prefer the arm's block")
 	}
 	// Expected: H1 cites M7, absent from §1c; the env row names an undeclared arm.
@@ -269,7 +269,7 @@ func TestParseTier(t *testing.T) {
 	if n, unit, ok := tr.Size(); n != 3 || unit != "nodes" || !ok {
 		t.Errorf("Size = %d %s %v", n, unit, ok)
 	}
-	if got := tr.Unknown(); !reflect.DeepEqual(got, []string{"faults", "seeds"}) {
+	if got := tr.unknown(); !reflect.DeepEqual(got, []string{"faults", "seeds"}) {
 		t.Errorf("Unknown = %v", got)
 	}
 	if ParseTier("words only").Parsed() {
@@ -347,7 +347,7 @@ func TestHelpers(t *testing.T) {
 	if p.Scenario("S4/api") != p.Scenario("S4") || p.Scenario("S9") != nil || p.Claim("C12") != nil {
 		t.Error("lookups wrong")
 	}
-	if s, a := p.Arm("S4/nope"); s != nil || a != nil {
+	if s, a := p.arm("S4/nope"); s != nil || a != nil {
 		t.Error("Arm found a missing arm")
 	}
 	if !GatedModel(CatOrdering) || GatedModel(CatBoundary) || !GatedSurface(CatFairness) || GatedSurface(CatSafety) {
@@ -437,11 +437,11 @@ func TestTierMetBy(t *testing.T) {
 		{ParseTier("2 nodes, 10 min, 1 fault, 3 seeds"), []string{"nodes", "faults"}},
 		{Tier{}, []string{"nodes", "faults", "seeds", "duration"}},
 	} {
-		if got := hard.MetBy(c.run); !reflect.DeepEqual(got, c.short) {
-			t.Errorf("MetBy(%+v) = %v, want %v", c.run, got, c.short)
+		if got := hard.metBy(c.run); !reflect.DeepEqual(got, c.short) {
+			t.Errorf("metBy(%+v) = %v, want %v", c.run, got, c.short)
 		}
 	}
-	if got := (Tier{}).MetBy(Tier{}); got != nil {
+	if got := (Tier{}).metBy(Tier{}); got != nil {
 		t.Errorf("empty tier not met: %v", got)
 	}
 }

@@ -12,8 +12,8 @@ func (p *Plan) Claim(id string) *Claim {
 	return nil
 }
 
-// Hypothesis returns the §4 hypothesis with the id, or nil.
-func (p *Plan) Hypothesis(id string) *Hypothesis {
+// hypothesis returns the §4 hypothesis with the id, or nil.
+func (p *Plan) hypothesis(id string) *Hypothesis {
 	for i := range p.Hypotheses {
 		if p.Hypotheses[i].ID == id {
 			return &p.Hypotheses[i]
@@ -34,9 +34,9 @@ func (p *Plan) Scenario(id string) *Scenario {
 	return nil
 }
 
-// Arm returns the scenario and arm for an arm id ("S4/api"); both are nil
+// arm returns the scenario and arm for an arm id ("S4/api"); both are nil
 // when there is no such arm.
-func (p *Plan) Arm(id string) (*Scenario, *Arm) {
+func (p *Plan) arm(id string) (*Scenario, *Arm) {
 	s := p.Scenario(id)
 	if s == nil {
 		return nil, nil
@@ -80,9 +80,9 @@ func (p *Plan) Serious(s *Scenario) bool {
 	return false
 }
 
-// NeedsSurface reports whether the scenario falsifies a boundary or
+// needsSurface reports whether the scenario falsifies a boundary or
 // fairness claim, so it must carry a §7.M.S block.
-func (p *Plan) NeedsSurface(s *Scenario) bool {
+func (p *Plan) needsSurface(s *Scenario) bool {
 	for _, c := range p.Categories(s) {
 		if GatedSurface(c) {
 			return true
@@ -91,9 +91,9 @@ func (p *Plan) NeedsSurface(s *Scenario) bool {
 	return false
 }
 
-// Fairness reports whether the scenario falsifies a fairness claim, so its
+// fairness reports whether the scenario falsifies a fairness claim, so its
 // §7.M.S block must declare a Fairness formula.
-func (p *Plan) Fairness(s *Scenario) bool {
+func (p *Plan) fairness(s *Scenario) bool {
 	for _, c := range p.Categories(s) {
 		if c == CatFairness {
 			return true
@@ -119,15 +119,15 @@ func (s *Scenario) FaultsPlanned() bool {
 	return true
 }
 
-// AuthorMode reports whether the scenario carries what author mode needs: a
+// authorMode reports whether the scenario carries what author mode needs: a
 // target test file and a skeleton.
-func (s *Scenario) AuthorMode() bool {
+func (s *Scenario) authorMode() bool {
 	return strings.TrimSpace(s.TargetTestFile) != "" && s.SkeletonLine > 0
 }
 
-// Model returns the §7.M block that governs an arm: the arm's own block, or
+// model returns the §7.M block that governs an arm: the arm's own block, or
 // the scenario's when the arm has none (armID "" asks for the scenario's).
-func (s *Scenario) Model(armID string) *ModelBlock {
+func (s *Scenario) model(armID string) *ModelBlock {
 	if armID != "" {
 		if a := s.Arm(armID); a != nil && a.M != nil {
 			return a.M
@@ -136,8 +136,8 @@ func (s *Scenario) Model(armID string) *ModelBlock {
 	return s.M
 }
 
-// Filled reports whether every one of the six §7.M fields has a value.
-func (m *ModelBlock) Filled() bool {
+// filled reports whether every one of the six §7.M fields has a value.
+func (m *ModelBlock) filled() bool {
 	if m == nil {
 		return false
 	}

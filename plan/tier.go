@@ -57,9 +57,9 @@ func (t Tier) Parsed() bool {
 	return size || t.Duration.Known || t.Faults.Known || t.Seeds.Known
 }
 
-// Unknown lists the dimensions ("size", "duration", "faults", "seeds") the
+// unknown lists the dimensions ("size", "duration", "faults", "seeds") the
 // tier text does not state.
-func (t Tier) Unknown() []string {
+func (t Tier) unknown() []string {
 	var out []string
 	if _, _, ok := t.Size(); !ok {
 		out = append(out, "size")
@@ -114,12 +114,11 @@ func (t Tier) Weaker(base Tier) (below []string, anyAbove bool) {
 	return below, anyAbove
 }
 
-// MetBy reports which stated dimensions of the tier a run did not reach:
+// metBy reports which stated dimensions of the tier a run did not reach:
 // for every dimension the tier states, the run must state it too and be at
-// least as large. An empty result means the run met the tier. The analyzer
-// uses it for the budget-tier gate (a run that did not record its seed
-// count has not shown it met the seed requirement).
-func (t Tier) MetBy(run Tier) (short []string) {
+// least as large. An empty result means the run met the tier (a run that
+// did not record its seed count has not shown it met the seed requirement).
+func (t Tier) metBy(run Tier) (short []string) {
 	counts := []struct {
 		name      string
 		want, got Count
