@@ -41,14 +41,20 @@ var (
 	citeRE = regexp.MustCompile(`docs/([A-Za-z0-9_-]+)\.md\)? ?§(\d+(?:\.\d+)*)`)
 	// linkCiteRE is a sibling-page citation inside docs/: "[x.md](x.md) §N".
 	linkCiteRE = regexp.MustCompile(`\]\(([A-Za-z0-9_-]+)\.md\) ?§(\d+(?:\.\d+)*)`)
-	// contRE continues a citation: "docs/verdicts.md §6, §7 and §8.1".
+	// contRE continues a citation: "docs/verdicts.md §6, §7 and §4.2".
 	contRE = regexp.MustCompile(`^\s*(?:,|and|or|–|-|/)\s*(?:and\s+)?§(\d+(?:\.\d+)*)`)
+	// helpCiteRE is a citation in generated files, which live in the SUT's
+	// repository and so point at the binary: "`dstgen help nemesis` §7".
+	helpCiteRE = regexp.MustCompile("dstgen help ([A-Za-z0-9_-]+)`?,? ?§(\\d+(?:\\.\\d+)*)")
 	// linkRE is a Markdown link to a sibling page.
 	linkRE = regexp.MustCompile(`\]\(([A-Za-z0-9_-]+)\.md(?:#[^)]*)?\)`)
 	// bareRE is a page cited without its docs/ folder ("verdicts.md §6",
 	// "real-env-test §11"), and specRE a section of "the spec".
 	bareRE = regexp.MustCompile(`(` + strings.Join(pageNames, "|") + `)(?:\.md)? ?§(\d+(?:\.\d+)*)`)
 	specRE = regexp.MustCompile(`\bspec(?:\.md)? ?§\d`)
+	// outsideDocRE names a reference document by a path that is not in the
+	// repository: a spec/<page>.md path or the design document.
+	outsideDocRE = regexp.MustCompile(`\bspec/[A-Za-z0-9_-]+\.md\b|\bDESIGN\.md\b`)
 )
 
 // forbidden are the names of folders outside the repository. Built from
@@ -173,6 +179,9 @@ func citations(at, l string, inDocs bool) []citation {
 		}
 		add(l[m[2]:m[3]], l[m[4]:m[5]], m[1])
 	}
+	for _, m := range helpCiteRE.FindAllStringSubmatchIndex(l, -1) {
+		add(l[m[2]:m[3]], l[m[4]:m[5]], m[1])
+	}
 	if inDocs {
 		for _, m := range linkCiteRE.FindAllStringSubmatchIndex(l, -1) {
 			add(l[m[2]:m[3]], l[m[4]:m[5]], m[1])
@@ -250,8 +259,10 @@ func TestNothingNamesOutside(t *testing.T) {
 }
 
 // TestCitationsNameDocs: outside docs/, a section of a reference page is
-// cited as docs/<page>.md §N, never as "verdicts.md §6", "real-env-test
-// §11" or "spec §13", which name documents that are not in the repository.
+// cited as docs/<page>.md §N (or, in generated files, `dstgen help <page>`
+// §N), never as "verdicts.md §6", "real-env-test §11", "spec §13", a
+// spec/<page>.md path or the design document, which are not in the
+// repository.
 func TestCitationsNameDocs(t *testing.T) {
 	var bad []string
 	for _, f := range repoFiles(t) {
@@ -260,10 +271,13 @@ func TestCitationsNameDocs(t *testing.T) {
 		}
 		for i, l := range f.lines {
 			for _, m := range bareRE.FindAllStringSubmatchIndex(l, -1) {
-				if m[0] > 0 && pathChar(l[m[0]-1]) {
-					continue
+				if m[0] > 0 && pathChar(l[m[0]-1]) || strings.HasSuffix(l[:m[0]], "dstgen help ") {
+					continue // docs/x.md §N, or `dstgen help x` §N
 				}
 				bad = append(bad, fmt.Sprintf("%s:%d: %q: cite as docs/%s.md §%s", f.rel, i+1, l[m[0]:m[1]], l[m[2]:m[3]], l[m[4]:m[5]]))
+			}
+			for _, m := range outsideDocRE.FindAllStringIndex(l, -1) {
+				bad = append(bad, fmt.Sprintf("%s:%d: %q: a document outside the repository; cite docs/<page>.md §N", f.rel, i+1, l[m[0]:m[1]]))
 			}
 			if m := specRE.FindStringIndex(l); m != nil {
 				bad = append(bad, fmt.Sprintf("%s:%d: %q: cite the docs/ page it means, as docs/<page>.md §N", f.rel, i+1, l[m[0]:m[1]]))

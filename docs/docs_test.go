@@ -71,7 +71,7 @@ func TestCitationParsing(t *testing.T) {
 		want   []string // page §id
 	}{
 		{"// see docs/verdicts.md §6 for the checks", false, []string{"verdicts §6"}},
-		{"docs/verdicts.md §6, §7 and §8.1.", false, []string{"verdicts §6", "verdicts §7", "verdicts §8.1"}},
+		{"docs/verdicts.md §6, §7 and §4.2.", false, []string{"verdicts §6", "verdicts §7", "verdicts §4.2"}},
 		{"(docs/report-format.md §3.8)", false, []string{"report-format §3.8"}},
 		{"[the report](docs/report-format.md) §4", false, []string{"report-format §4"}},
 		{"examples/etcd/docs/deploy.md §2 is the SUT's own", false, nil},
@@ -79,6 +79,8 @@ func TestCitationParsing(t *testing.T) {
 		{"[verdicts.md](verdicts.md) §6", true, []string{"verdicts §6"}},
 		{"see nemesis.md §7 between pages", true, []string{"nemesis §7"}},
 		{"a §7.M block and §6b requirements", false, nil},
+		{"# an id of the nemesis catalog (`dstgen help nemesis` §1–§5)", false, []string{"nemesis §1", "nemesis §5"}},
+		{"dstgen help real-env-test §3", false, []string{"real-env-test §3"}},
 	} {
 		var got []string
 		for _, ct := range citations("f:1", c.line, c.inDocs) {
