@@ -9,7 +9,8 @@
 // refused connection is a failure (the request never left), and anything
 // else without a definite answer — timeouts, resets, server errors — is a
 // timeout (may or may not have taken effect). After such an op the client
-// continues as a new process, as the history spec requires for a reconnect.
+// continues as a new process, as docs/history-and-checkers.md §2 requires
+// of a reconnect (docs/driver-contract.md §3.2).
 //
 // # Settings: flags over the DSTGEN_* contract
 //
