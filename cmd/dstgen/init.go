@@ -12,13 +12,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/dstgen/dstgen/generator"
-	"github.com/dstgen/dstgen/internal/gotask"
+	"github.com/dstgen/dstgen/internal/gotask/taskcheck"
 )
 
 // newInitCmd is `dstgen init`: scan the SUT, read and lint the plan, and
 // generate the testing/ framework.
 func newInitCmd() *cobra.Command {
-	o := generator.InitOptions{CheckTaskfile: gotask.Check}
+	o := generator.InitOptions{CheckTaskfile: taskcheck.Check}
 	cmd := &cobra.Command{
 		Use:   "init [--plan FILE] [--sut DIR] [--out DIR] [--force] [--dry-run] [--yes]",
 		Short: "Generate testing/ (Taskfile, env.example.yml, scenarios.yml, scripts, README) from the SUT and its plan",

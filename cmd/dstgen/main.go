@@ -96,5 +96,5 @@ func newRootCmd() *cobra.Command {
 		newCheckCmd(), newAnalyzeCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd()) // help also prints the docs/ reference pages
-	return root
+	return withVersion(root)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/generator"
 	"github.com/dstgen/dstgen/internal/gotask"
+	"github.com/dstgen/dstgen/internal/gotask/taskcheck"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -65,11 +66,11 @@ func TestCheckGeneratedFixtures(t *testing.T) {
 	for _, src := range fixtureSUTs {
 		t.Run(filepath.Base(src), func(t *testing.T) {
 			sut := copySUT(t, src)
-			res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: gotask.Check})
+			res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: taskcheck.Check})
 			if err != nil {
 				t.Fatalf("Init: %v", err)
 			}
-			if err := gotask.Check(res.Out); err != nil {
+			if err := taskcheck.Check(res.Out); err != nil {
 				t.Errorf("Check(generated): %v", err)
 			}
 			var out strings.Builder
@@ -103,7 +104,7 @@ func TestInitRefusesTaskfileGoTaskRejects(t *testing.T) {
 	tf := broken["testing/Taskfile.yml.tmpl"]
 	tf.Data = append(tf.Data, []byte("\n  broken:\n    desc: broken on purpose\n    cmds:\n      - echo {{.X | nosuchfunction}}\n")...)
 	for _, dry := range []bool{true, false} {
-		_, err = generator.Init(context.Background(), generator.InitOptions{SUT: sut, Templates: broken, CheckTaskfile: gotask.Check, DryRun: dry})
+		_, err = generator.Init(context.Background(), generator.InitOptions{SUT: sut, Templates: broken, CheckTaskfile: taskcheck.Check, DryRun: dry})
 		if err == nil || !strings.Contains(err.Error(), "nosuchfunction") {
 			t.Fatalf("Init(dry=%v) with a Taskfile go-task rejects = %v", dry, err)
 		}
@@ -150,7 +151,7 @@ func TestGeneratedTasksSafeFromHostileSUTNames(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: gotask.Check})
+	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: taskcheck.Check})
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}
@@ -207,7 +208,7 @@ func TestInitSUTFileNamesWithQuotesAndBraces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: gotask.Check})
+	res, err := generator.Init(context.Background(), generator.InitOptions{SUT: sut, CheckTaskfile: taskcheck.Check})
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

@@ -1,10 +1,13 @@
-// Package gotask is the one place dstgen imports go-task
-// (github.com/go-task/task/v3): it checks that a generated Taskfile is one
-// go-task can read and compile, and runs its tasks in-process so a machine
-// with only the dstgen binary can use the generated framework.
+// Package gotask is the one place dstgen imports go-task's executor
+// (github.com/go-task/task/v3): it runs the tasks of a generated Taskfile
+// in-process, so a machine without the task binary can use the generated
+// framework.
 //
-// Keeping the import here keeps go-task's large dependency tree out of every
-// other package and pins the API surface dstgen relies on to two functions.
+// The executor's dependency tree (remote Taskfiles: go-getter, cloud
+// storage SDKs, grpc; a syntax highlighter) is some 80 MB and 100 ms of
+// package init, so only cmd/dstgen-task links this package; `dstgen task`
+// runs that command. The generated-Taskfile check that `dstgen init` needs
+// lives in the light sub-package taskcheck.
 package gotask
 
 import (
@@ -22,7 +25,7 @@ import (
 	"github.com/go-task/task/v3/taskfile/ast"
 )
 
-// Taskfile is the file name Check and Run read in their directory.
+// Taskfile is the file name Run and Tasks read in their directory.
 const Taskfile = "Taskfile.yml"
 
 func newExecutor(dir string, stdout, stderr io.Writer) (*task.Executor, error) {
@@ -52,49 +55,6 @@ func newExecutor(dir string, stdout, stderr io.Writer) (*task.Executor, error) {
 		return nil, fmt.Errorf("read %s: %w", entry, err)
 	}
 	return e, nil
-}
-
-// Check reads dir/Taskfile.yml with go-task and compiles every task the way
-// `task` does before running it, so a Taskfile go-task would reject (YAML,
-// schema, template syntax, unknown template functions) is caught before it
-// is written. No task command runs, but dynamic `sh:` variables are
-// evaluated as go-task evaluates them (in dstgen's generated Taskfile they
-// only read env.yml and the clock). It returns nil or the first problem.
-func Check(dir string) error {
-	e, err := newExecutor(dir, io.Discard, io.Discard)
-	if err != nil {
-		return err
-	}
-	var calls []*task.Call
-	for t := range e.Taskfile.Tasks.Values(nil) {
-		c := &task.Call{Task: t.Task}
-		// A task that declares required variables is only ever run with
-		// them set (go-task refuses otherwise); compile it that way.
-		if t.Requires != nil && len(t.Requires.Vars) > 0 {
-			c.Vars = ast.NewVars()
-			for _, v := range t.Requires.Vars {
-				val := "check"
-				if v.Enum != nil && len(v.Enum.Value) > 0 {
-					val = v.Enum.Value[0]
-				}
-				c.Vars.Set(v.Name, ast.Var{Value: val})
-			}
-		}
-		calls = append(calls, c)
-	}
-	if len(calls) == 0 {
-		return fmt.Errorf("%s: no tasks", filepath.Join(dir, Taskfile))
-	}
-	sort.Slice(calls, func(i, j int) bool { return calls[i].Task < calls[j].Task })
-	for _, c := range calls {
-		if _, err := e.CompiledTask(c); err != nil {
-			return fmt.Errorf("%s: task %q: %w", filepath.Join(dir, Taskfile), c.Task, err)
-		}
-	}
-	if _, err := e.GetTaskList(); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, Taskfile), err)
-	}
-	return nil
 }
 
 // Tasks returns the names of the tasks in dir/Taskfile.yml, sorted.
