@@ -1,7 +1,7 @@
 package analyze
 
 // report.json is the Report itself plus two derived blocks: "verdicts"
-// (the verdicts.json shape of verdicts.md §11, so one file serves both
+// (the verdicts.json shape of docs/verdicts.md §11, so one file serves both
 // readers) and "changes" (the comparison with the previous session).
 
 import (
@@ -16,7 +16,7 @@ type reportJSON struct {
 	Changes  *Comparison `json:"changes,omitempty"`
 }
 
-// verdictsDoc is verdicts.md §11.
+// verdictsDoc is docs/verdicts.md §11.
 type verdictsDoc struct {
 	SessionVerdict SessionVerdict     `json:"session_verdict"`
 	Scenarios      []verdictsScenario `json:"scenarios"`
@@ -90,7 +90,7 @@ func RenderJSON(r *Report, cmp *Comparison) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// RenderVerdictsJSON renders verdicts.json (verdicts.md §11) alone.
+// RenderVerdictsJSON renders verdicts.json (docs/verdicts.md §11) alone.
 func RenderVerdictsJSON(r *Report) ([]byte, error) {
 	out, err := json.MarshalIndent(toVerdictsDoc(r), "", "  ")
 	if err != nil {

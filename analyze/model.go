@@ -1,6 +1,6 @@
 // Package analyze turns a session directory (see package session) into
 // verdicts: it loads every run.json and history, runs the plan's §7.M
-// checkers, applies the decision tree and gates of spec verdicts.md, and
+// checkers, applies the decision tree and gates of docs/verdicts.md, and
 // builds an in-memory Report that the report writers render as report.md,
 // report.json, junit.xml and report.html.
 package analyze
@@ -16,10 +16,10 @@ import (
 const ReportSchema = "dst-report/1"
 
 // Verdict is one of the ten per-scenario (or per-arm) outcome states of
-// verdicts.md §2. The string values are the spec's literal state names.
+// docs/verdicts.md §2. The string values are the spec's literal state names.
 type Verdict string
 
-// The ten states, in the order of verdicts.md §2.
+// The ten states, in the order of docs/verdicts.md §2.
 const (
 	PassSmoke                  Verdict = "PASS-smoke"
 	PassHardening              Verdict = "PASS-hardening"
@@ -38,10 +38,10 @@ var Verdicts = []Verdict{PassSmoke, PassHardening, FailReproducible, FailNondete
 	InconclusiveEnv, InconclusiveOracleTooWeak, InconclusiveFaultNotProven,
 	PartialSurface, PartialModel, NotRun}
 
-// Strength ranks a verdict by the §2 strength order (higher is stronger):
+// Strength ranks a verdict by the docs/verdicts.md §2 strength order (higher is stronger):
 // PASS-hardening > PASS-smoke > PARTIAL-model > PARTIAL-surface >
 // INCONCLUSIVE-* (all equal) > NOT-RUN. FAIL-* are outside the order and
-// rank -1; callers handle FAIL first (FAIL always wins, §5).
+// rank -1; callers handle FAIL first (FAIL always wins, docs/verdicts.md §5).
 func (v Verdict) Strength() int {
 	switch v {
 	case PassHardening:
@@ -84,7 +84,7 @@ func (v Verdict) Valid() bool {
 	return false
 }
 
-// SessionVerdict is the roll-up of verdicts.md §8.
+// SessionVerdict is the roll-up of docs/verdicts.md §8.
 type SessionVerdict string
 
 // Session verdicts.
@@ -96,7 +96,7 @@ const (
 	Blocked          SessionVerdict = "BLOCKED"
 )
 
-// Tier is the budget tier a run met (verdicts.md §4.1).
+// Tier is the budget tier a run met (docs/verdicts.md §4.1).
 type Tier string
 
 // Tiers. TierUnknown means a stated tier could not be parsed; it is
@@ -109,7 +109,7 @@ const (
 	TierUnknown   Tier = "unknown"
 )
 
-// Check statuses for the ten red-flag checks (verdicts.md §6). Unknown
+// Check statuses for the ten red-flag checks (docs/verdicts.md §6). Unknown
 // (artefact absent) blocks PASS just like Fail.
 const (
 	CheckPass    = "pass"
@@ -118,14 +118,14 @@ const (
 	CheckUnknown = "unknown"
 )
 
-// Weak-oracle item statuses (verdicts.md §7).
+// Weak-oracle item statuses (docs/verdicts.md §7).
 const (
 	ItemChecked   = "checked"
 	ItemUnchecked = "unchecked"
 	ItemNA        = "n/a"
 )
 
-// Weak-oracle item kinds decide the §4.2 downgrade target.
+// Weak-oracle item kinds decide the docs/verdicts.md §4.2 downgrade target.
 const (
 	KindSurface = "surface" // oracle is surface-level ⇒ PARTIAL-surface
 	KindBreadth = "breadth" // checker breadth ⇒ PARTIAL-model
@@ -144,7 +144,7 @@ type Report struct {
 	SessionVerdict SessionVerdict   `json:"session_verdict"`
 	Headline       string           `json:"headline"`
 	Scenarios      []ScenarioResult `json:"scenarios"`
-	// Hypotheses is the §3.1 coverage summary, one row per plan hypothesis.
+	// Hypotheses is the docs/report-format.md §3.1 coverage summary, one row per plan hypothesis.
 	Hypotheses []HypothesisCoverage `json:"hypotheses"`
 	// Surfaces has one row per §7.M.S arm followed by the aggregate row.
 	Surfaces []SurfaceRow `json:"surfaces"`
@@ -161,7 +161,7 @@ type Report struct {
 
 // ScenarioResult is the verdict for one scenario or arm plus everything it
 // rests on. Arms nest under their parent; the parent's Verdict is then the
-// §5 aggregate.
+// docs/verdicts.md §5 aggregate.
 type ScenarioResult struct {
 	ID      string  `json:"id"`               // "S1", "S4/api"
 	Parent  string  `json:"parent,omitempty"` // "S4" for arms
@@ -169,7 +169,7 @@ type ScenarioResult struct {
 	Surface string  `json:"surface,omitempty"` // arms only
 	Serious bool    `json:"serious"`
 	Verdict Verdict `json:"verdict"`
-	// TreeVerdict is what the §3 tree gave before the §4 gates.
+	// TreeVerdict is what the docs/verdicts.md §3 tree gave before the docs/verdicts.md §4 gates.
 	TreeVerdict Verdict `json:"tree_verdict"`
 	TierMet     Tier    `json:"tier_met"`
 	// Release is the "release" annotation of a PASS-hardening at release tier.
@@ -223,7 +223,7 @@ type RunRef struct {
 	Violated bool   `json:"violated"`
 }
 
-// Check is one green-but-broken red-flag check (verdicts.md §6).
+// Check is one green-but-broken red-flag check (docs/verdicts.md §6).
 type Check struct {
 	N        int    `json:"n"`
 	Name     string `json:"name"`
@@ -231,7 +231,7 @@ type Check struct {
 	Evidence string `json:"evidence"`
 }
 
-// WeakItem is one weak-oracle audit item (verdicts.md §7).
+// WeakItem is one weak-oracle audit item (docs/verdicts.md §7).
 type WeakItem struct {
 	N      int    `json:"n"`
 	Name   string `json:"name"`
@@ -240,7 +240,7 @@ type WeakItem struct {
 	Reason string `json:"reason"`
 }
 
-// Finding is one report-format §3.3 block, raised for every FAIL and for
+// Finding is one docs/report-format.md §3.3 block, raised for every FAIL and for
 // review items (e.g. red flag 7: swallowed errors).
 type Finding struct {
 	ID             string   `json:"id"` // "F1"
@@ -297,7 +297,7 @@ type WindowSpan struct {
 	Landed  bool   `json:"landed"`
 }
 
-// HypothesisCoverage is one report-format §3.1 "Coverage summary" row.
+// HypothesisCoverage is one docs/report-format.md §3.1 "Coverage summary" row.
 type HypothesisCoverage struct {
 	ID        string    `json:"id"`
 	Title     string    `json:"title"`
@@ -307,7 +307,7 @@ type HypothesisCoverage struct {
 	Reason    string    `json:"reason,omitempty"` // why unexercised
 }
 
-// SurfaceRow is one report-format §3.4 row.
+// SurfaceRow is one docs/report-format.md §3.4 row.
 type SurfaceRow struct {
 	ID              string  `json:"id"`
 	Surface         string  `json:"surface"` // "(aggregate)" for the parent row
@@ -317,7 +317,7 @@ type SurfaceRow struct {
 	DowngradeReason string  `json:"downgrade_reason,omitempty"`
 }
 
-// Disclosure is one release-budget disclosure (report-format §3.5), copied
+// Disclosure is one release-budget disclosure (docs/report-format.md §3.5), copied
 // verbatim from the plan.
 type Disclosure struct {
 	Scenario    string `json:"scenario"`
@@ -326,7 +326,7 @@ type Disclosure struct {
 	Text        string `json:"text"`
 }
 
-// AdequacyRow is one report-format §3.6 row.
+// AdequacyRow is one docs/report-format.md §3.6 row.
 type AdequacyRow struct {
 	Claim        string `json:"claim"`
 	PlanArgument string `json:"plan_argument"`
@@ -336,7 +336,7 @@ type AdequacyRow struct {
 	CalledOut bool `json:"called_out"`
 }
 
-// ConfidenceDelta is report-format §3.7, relative to the plan's §7d.
+// ConfidenceDelta is docs/report-format.md §3.7, relative to the plan's §7d.
 type ConfidenceDelta struct {
 	Plan      string   `json:"plan_statement,omitempty"`
 	More      []string `json:"more"`

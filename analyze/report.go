@@ -1,6 +1,6 @@
 package analyze
 
-// Markdown rendering of report-format.md §3 (findings/report.md) and §4
+// Markdown rendering of docs/report-format.md §3 (findings/report.md) and docs/report-format.md §4
 // (findings/<ID>.md). Both are rendered from the same per-scenario helpers,
 // so a scenario file and its part of the report can never disagree.
 
@@ -28,7 +28,7 @@ const (
 // report.json, verdicts.json, junit.xml and report.html into dir (the
 // findings directory). It writes every file it can and returns the joined
 // errors of those it could not; callers then fall back to printing
-// RenderMarkdown (report-format §1 write-failure rule).
+// RenderMarkdown (docs/report-format.md §1 write-failure rule).
 func WriteReport(r *Report, dir string) error {
 	return WriteReportCompared(r, nil, dir)
 }
@@ -89,7 +89,7 @@ func sessionStamp(r *Report) string {
 	return filepath.Base(filepath.Clean(r.SessionDir))
 }
 
-// resultColumns are the §3.2 scenario-results columns, verbatim.
+// resultColumns are the docs/report-format.md §3.2 scenario-results columns, verbatim.
 var resultColumns = []string{"ID", "Scenario", "Verdict", "Oracle", "Oracle execution evidence", "Nemesis landing evidence", "Artifact link"}
 
 // verdictCell shows the state plus its one-line reason when it is not a
@@ -105,28 +105,6 @@ func verdictCell(s ScenarioResult) string {
 		}
 	}
 	return v
-}
-
-// lastReason is the reason that set the verdict: the last one that moved
-// it, skipping tier warnings and "also:" notes, which explain nothing about
-// why the verdict is what it is (a tier warning once stood in for "landing
-// signal absent" in the results table).
-func lastReason(s ScenarioResult) string {
-	fallback := ""
-	for i := len(s.Reasons) - 1; i >= 0; i-- {
-		t := strings.TrimSpace(s.Reasons[i].Text)
-		if t == "" {
-			continue
-		}
-		if strings.HasPrefix(t, "warning: ") || strings.HasPrefix(t, "also: ") {
-			if fallback == "" {
-				fallback = t
-			}
-			continue
-		}
-		return t
-	}
-	return fallback
 }
 
 // artifactCell links artefacts relative to findings/ (paths in the model
@@ -170,7 +148,7 @@ func writeFinding(b *strings.Builder, f Finding) {
 	fmt.Fprintf(b, "- **Reproducer:** %s\n", render.MDLine(f.Reproducer))
 	red := f.Reduction
 	if strings.TrimSpace(red) == "" {
-		// A guess is not allowed (verdicts.md §9); the interim value is.
+		// A guess is not allowed (docs/verdicts.md §9); the interim value is.
 		red = BlamePending
 	}
 	fmt.Fprintf(b, "- **Reduction classification:** %s\n", render.MDLine(red))
@@ -186,7 +164,7 @@ func writeFinding(b *strings.Builder, f Finding) {
 	fmt.Fprintf(b, "- **Suggested next action:** %s\n", render.MDLine(f.NextAction))
 }
 
-// writeChecklists renders the §3.8 block of one scenario or arm.
+// writeChecklists renders the docs/report-format.md §3.8 block of one scenario or arm.
 func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 	fmt.Fprintf(b, "%s %s", level, s.ID)
 	if s.Name != "" {
@@ -235,7 +213,7 @@ func writeChecklists(b *strings.Builder, s ScenarioResult, level string) {
 		w, ok := items[n]
 		if !ok {
 			// A missing item on a serious scenario blocks PASS-hardening
-			// (§4.2), so it shows unchecked; elsewhere it does not apply.
+			// (docs/verdicts.md §4.2), so it shows unchecked; elsewhere it does not apply.
 			w = WeakItem{N: n, Status: ItemNA, Reason: "not audited: not a serious scenario (§7.M sentinel)"}
 			switch {
 			case len(s.Arms) > 0:
@@ -286,7 +264,7 @@ func joinOr(xs []string, empty string) string {
 }
 
 // RenderMarkdown renders findings/report.md: every section of
-// report-format §3.1 in order, with the explicit-empty forms. cmp adds the
+// docs/report-format.md §3.1 in order, with the explicit-empty forms. cmp adds the
 // "Changes since" section right after Summary (dstgen decision: what
 // changed is the second thing a reviewer of a re-run wants).
 func RenderMarkdown(r *Report, cmp *Comparison) []byte {
@@ -429,7 +407,7 @@ func RenderMarkdown(r *Report, cmp *Comparison) []byte {
 }
 
 // yesNo renders a surface-table flag; the aggregate row leaves it blank as
-// in report-format §3.4.
+// in docs/report-format.md §3.4.
 func yesNo(v bool, surface string) string {
 	if surface == "(aggregate)" {
 		return ""
@@ -440,7 +418,7 @@ func yesNo(v bool, surface string) string {
 	return "no"
 }
 
-// RenderScenarioMarkdown renders findings/<ID>.md (report-format §4): the
+// RenderScenarioMarkdown renders findings/<ID>.md (docs/report-format.md §4): the
 // scenario's results rows, tier met, verdict reasons, the checklists and
 // its findings.
 func RenderScenarioMarkdown(r *Report, s ScenarioResult) []byte {

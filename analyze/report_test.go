@@ -147,7 +147,7 @@ func fullReport() *Report {
 	}
 }
 
-// emptyReport takes every explicit-empty form of report-format §3.
+// emptyReport takes every explicit-empty form of docs/report-format.md §3.
 func emptyReport() *Report {
 	return &Report{Schema: ReportSchema, PlanSlug: "empty-plan", SessionDir: "results/empty-plan/20261129T100000Z",
 		SessionVerdict: Blocked, Headline: "nothing ran: the plan declares no scenarios", Counts: map[Verdict]int{}}

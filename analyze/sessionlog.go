@@ -12,7 +12,7 @@ import (
 )
 
 // AppendSessionLog appends the "Scenario verdicts" table of report-format
-// §2 (one row per scenario and arm: budget tier met, verdict, notes) to
+// docs/report-format.md §2 (one row per scenario and arm: budget tier met, verdict, notes) to
 // <sessionDir>/session-log.md, creating the log with its title when the
 // runner left none (a real-env-test run_<ts>/ has no log of its own). The
 // log is append-only: each analysis adds a dated block and rewrites nothing,

@@ -362,7 +362,7 @@ type auditCase struct {
 }
 
 // auditSingleSeed lists the audit cases whose point is the seed count.
-// Every other case runs the three seeds verdicts.md §4.2 asks of a
+// Every other case runs the three seeds docs/verdicts.md §4.2 asks of a
 // PASS-hardening, so the defect it commits is its only one.
 var auditSingleSeed = map[string]bool{"S10": true, "S18": true, "S19": true}
 
@@ -438,9 +438,9 @@ var auditCases = []auditCase{
 	}},
 	{"S17", "checker_mismatched_to_model", "set", func(*runGen) {}},
 	// The plan's hardening budget says "1 seed", and nothing is declared:
-	// §4.2's seed rule still applies to a serious claim.
+	// docs/verdicts.md §4.2's seed rule still applies to a serious claim.
 	{"S18", "seed_rule_single_seed_hardening", "register", func(*runGen) {}},
-	// The §7 item 11 escape, declared in run.json.
+	// The docs/verdicts.md §7 item 11 escape, declared in run.json.
 	{"S19", "declared_deterministic_single_seed", "register", func(g *runGen) {
 		g.mutate = func(r *session.Run) { r.Claim = &session.ClaimScope{Statistical: boolp(false)} }
 	}},

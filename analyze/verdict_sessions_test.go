@@ -150,7 +150,7 @@ func TestFixtureSessionVerdicts(t *testing.T) {
 
 // TestFixtureRedFlags: each red flag fails (or is unknown) in the audit
 // fixture that commits it, passes in the clean baseline, and moves the
-// verdict the way verdicts.md §4.3 says.
+// verdict the way docs/verdicts.md §4.3 says.
 func TestFixtureRedFlags(t *testing.T) {
 	rep := analyzeFixture(t, sessAudit)
 	base := findResult(rep, "S14")
@@ -216,10 +216,10 @@ func findingByID(rep *Report, id string) *Finding {
 	return nil
 }
 
-// TestFixtureSeedRule: verdicts.md §4.2's seed rule on serious claims
+// TestFixtureSeedRule: docs/verdicts.md §4.2's seed rule on serious claims
 // whose plan budget asks for a single seed. Three agreeing seeds keep
 // PASS-hardening; one undeclared seed is PARTIAL-model with the rule
-// named; a declared deterministic run takes the §7 item 11 escape.
+// named; a declared deterministic run takes the docs/verdicts.md §7 item 11 escape.
 func TestFixtureSeedRule(t *testing.T) {
 	const det = "declared deterministic (single-interleaving)"
 	const rule = "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing"

@@ -377,9 +377,9 @@ func TestCausalNemeses(t *testing.T) {
 	}
 }
 
-// TestStatistical: verdicts.md §4.2's seed rule binds every serious claim
+// TestStatistical: docs/verdicts.md §4.2's seed rule binds every serious claim
 // at the hardening or release tier whatever its budget says, and only a
-// run's declaration (§7 item 11's escape) lifts it; other claims keep
+// run's declaration (docs/verdicts.md §7 item 11's escape) lifts it; other claims keep
 // reading the claimed tier's budget.
 func TestStatistical(t *testing.T) {
 	oneSeed := &plan.Scenario{

@@ -13,7 +13,7 @@
 //	    k6             k6 --summary-export (metrics.http_reqs count/rate,
 //	                   http_req_duration avg/med/p(95)/p(99), http_req_failed)
 //	metrics/           raw vmstat.log, iostat.log, mpstat.log, top.log,
-//	                   start_time, end_time (real-env-test §8), flat for one host or
+//	                   start_time, end_time (docs/real-env-test.md §8), flat for one host or
 //	                   one sub-directory per host; and/or *.csv samples
 //	                   timestamp,host,cpu,mem,disk_io,net
 //	logs/              not parsed; listed so the reader knows where to look

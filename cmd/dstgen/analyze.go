@@ -155,7 +155,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
 	}
 	if f.out == "" {
-		// report-format §1: verdicts.json also lives in <session>/analysis/.
+		// docs/report-format.md §1: verdicts.json also lives in <session>/analysis/.
 		if vj, err := analyze.RenderVerdictsJSON(rep); err == nil {
 			if err := writeAnalysisFile(filepath.Join(dir, "analysis", analyze.VerdictsJSONFile), vj); err != nil {
 				fmt.Fprintf(stderr, "warning: %v\n", err)
@@ -253,7 +253,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	return nil
 }
 
-// reportNotWritten applies the write-failure rule of report-format §1:
+// reportNotWritten applies the write-failure rule of docs/report-format.md §1:
 // the full report goes to stdout and the failure is said explicitly.
 func reportNotWritten(stdout io.Writer, out string, werr error, md []byte) error {
 	fmt.Fprintf(stdout, "REPORT NOT WRITTEN to %s (%v); full report follows:\n\n", out, werr)

@@ -1,5 +1,10 @@
 package analyze
 
+// Stage 4, decide: the decision tree, the tier, weak-oracle and
+// red-flag gates, arm aggregation and the session verdict
+// (docs/verdicts.md §3–§5, §8). Reads facts and audit results; calls only
+// stages 0–2.
+
 import (
 	"fmt"
 	"sort"
@@ -9,55 +14,7 @@ import (
 	"github.com/dstgen/dstgen/checker"
 )
 
-// facts is everything the decision tree and the gates look at for one
-// scenario or arm, already reduced from run.json, the history and checker
-// results. Keeping it flat makes the tree a pure function that tables can
-// test.
-type facts struct {
-	attempted     bool
-	notRunReason  string
-	missingCap    string // "<requirement>: <reason>"; non-empty ⇒ INCONCLUSIVE-env
-	violation     bool
-	violationText string
-	// dirty cites ops that read a value no op in their history wrote
-	// (left-over state from an earlier run, "history:line: …"); their keys
-	// were not checked. Non-empty and no violation ⇒ INCONCLUSIVE-env.
-	dirty []string
-	// reruns counts re-run records of the violating seed(s); reproduced says
-	// whether any of them violated too.
-	reruns     int
-	reproduced bool
-	rerunText  string
-
-	faultPlanned bool
-	faultActive  bool
-	// unlanded names every scheduled window without unambiguous landing
-	// evidence ("S1-w2: victim evidence absent").
-	unlanded []string
-
-	serious bool
-	// checkerRan: the §7.M checker produced a definite outcome with an op
-	// count; checkerWhyNot says why not.
-	checkerRan    bool
-	checkerWhyNot string
-	missingFields []string // history field audit + model/checker mismatch
-	consumed      int
-	produced      int
-	scopeNarrower string
-
-	oracleRan    bool // non-serious: the scenario's Oracle criterion ran
-	oracleWhyNot string
-
-	tier        Tier
-	tierWarn    string
-	releaseNA   bool   // release budget is the "not provided" disclosure
-	releaseText string // the disclosure
-
-	redFlags []Check
-	weak     []WeakItem
-}
-
-// decideTree applies verdicts.md §3 (tree steps 0–7 and §3.2/§3.3) and
+// decideTree applies docs/verdicts.md §3 (tree steps 0–7 and docs/verdicts.md §3.2/§3.3) and
 // returns the tree verdict with the reason for the branch taken.
 func decideTree(f *facts) (Verdict, []Reason) {
 	r := func(step string, v Verdict, format string, a ...any) (Verdict, []Reason) {
@@ -84,7 +41,7 @@ func decideTree(f *facts) (Verdict, []Reason) {
 	}
 	// A dirty initial state (the SUT did not start empty) is a gap between
 	// the plan and the operator's environment, like a missing capability
-	// at step 1 (verdicts.md §2 INCONCLUSIVE-env: "not plan ↔ SUT"). It is
+	// at step 1 (docs/verdicts.md §2 INCONCLUSIVE-env: "not plan ↔ SUT"). It is
 	// decided after step 2, not before, because the dirty keys were left
 	// out of the check: a clean key's violation is the SUT's and stands.
 	// Without one, neither FAIL (the "anomaly" is left-over data) nor PASS
@@ -117,7 +74,7 @@ func decideTree(f *facts) (Verdict, []Reason) {
 	return r("tree:7", PassSmoke, "no anomaly; no fault active")
 }
 
-// decide runs the tree and then the §4 gates (budget tier, weak-oracle
+// decide runs the tree and then the docs/verdicts.md §4 gates (budget tier, weak-oracle
 // audit, red flags), recording every downgrade.
 func decide(f *facts) (tree, final Verdict, release bool, reasons []Reason) {
 	tree, reasons = decideTree(f)
@@ -136,7 +93,7 @@ func decide(f *facts) (tree, final Verdict, release bool, reasons []Reason) {
 	if !v.IsPass() {
 		return tree, v, false, reasons
 	}
-	// §4.1 budget tier.
+	// docs/verdicts.md §4.1 budget tier.
 	if f.tierWarn != "" {
 		reasons = append(reasons, Reason{Step: "gate:tier", To: v, Text: "warning: " + f.tierWarn})
 	}
@@ -154,7 +111,7 @@ func decide(f *facts) (tree, final Verdict, release bool, reasons []Reason) {
 			release = true
 		}
 	}
-	// §4.2 weak-oracle audit (serious scenarios, PASS-hardening only).
+	// docs/verdicts.md §4.2 weak-oracle audit (serious scenarios, PASS-hardening only).
 	if f.serious && v == PassHardening {
 		var surf, breadth []string
 		for _, it := range f.weak {
@@ -177,7 +134,7 @@ func decide(f *facts) (tree, final Verdict, release bool, reasons []Reason) {
 			release = false
 		}
 	}
-	// §4.3 red flags (all scenarios whose tree verdict was a PASS).
+	// docs/verdicts.md §4.3 red flags (all scenarios whose tree verdict was a PASS).
 	{
 		to, why := redFlagCap(f.redFlags)
 		if to != "" {
@@ -189,7 +146,7 @@ func decide(f *facts) (tree, final Verdict, release bool, reasons []Reason) {
 }
 
 // redFlagCap maps failing/unknown red-flag checks to the weakest verdict
-// the §4.3 mapping allows; "" when every check is satisfied or N/A.
+// the docs/verdicts.md §4.3 mapping allows; "" when every check is satisfied or N/A.
 func redFlagCap(checks []Check) (Verdict, string) {
 	var to Verdict
 	var why []string
@@ -223,7 +180,7 @@ func redFlagCap(checks []Check) (Verdict, string) {
 	return to, strings.Join(why, "; ")
 }
 
-// aggregateArms applies verdicts.md §5 and returns the parent verdict with
+// aggregateArms applies docs/verdicts.md §5 and returns the parent verdict with
 // its downgrade reason.
 func aggregateArms(arms []ScenarioResult) (Verdict, string) {
 	if len(arms) == 0 {
@@ -272,14 +229,7 @@ func aggregateArms(arms []ScenarioResult) (Verdict, string) {
 	return weakest.Verdict, fmt.Sprintf("weakest arm %s is %s", weakest.ID, weakest.Verdict)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// sessionVerdict applies verdicts.md §8 to the scenario (aggregate)
+// sessionVerdict applies docs/verdicts.md §8 to the scenario (aggregate)
 // verdicts, in the spec's evaluation order.
 func sessionVerdict(vs []Verdict) SessionVerdict {
 	ran := false
@@ -355,4 +305,69 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 	}
 	fmt.Fprintf(&b, " — session verdict %s", sv)
 	return b.String()
+}
+
+func weakestTier(arms []ScenarioResult) Tier {
+	rank := map[Tier]int{TierNone: 0, TierUnknown: 1, TierSmoke: 2, TierHardening: 3, TierRelease: 4}
+	t := TierRelease
+	for _, a := range arms {
+		if rank[a.TierMet] < rank[t] {
+			t = a.TierMet
+		}
+	}
+	return t
+}
+
+func armEvidence(arms []ScenarioResult) (string, string) {
+	var o, l []string
+	for _, a := range arms {
+		o = append(o, a.ID+": "+a.OracleEvidence)
+		l = append(l, a.ID+": "+a.LandingEvidence)
+	}
+	return strings.Join(o, "; "), strings.Join(l, "; ")
+}
+
+// mergeFlags gives the aggregate row the worst status of each red flag.
+func mergeFlags(arms []ScenarioResult) []Check {
+	rank := map[string]int{CheckNA: 0, CheckPass: 1, CheckUnknown: 2, CheckFail: 3}
+	var out []Check
+	for n := 1; n <= 10; n++ {
+		c := Check{N: n, Name: redFlagNames[n], Status: CheckNA, Evidence: "all arms n/a"}
+		var worst []string
+		for _, a := range arms {
+			for _, f := range a.RedFlags {
+				if f.N != n {
+					continue
+				}
+				if rank[f.Status] > rank[c.Status] {
+					c.Status = f.Status
+					worst = nil
+				}
+				if f.Status == c.Status {
+					worst = append(worst, a.ID)
+				}
+			}
+		}
+		if len(worst) > 0 {
+			c.Evidence = fmt.Sprintf("worst over arms: %s (%s)", c.Status, strings.Join(worst, ", "))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// tierWarnings lifts the "unparseable tier" warnings of docs/verdicts.md §4.1
+// to the report, one per scenario or arm.
+func tierWarnings(scen []ScenarioResult) []string {
+	var out []string
+	for _, s := range scen {
+		for _, r := range s.Reasons {
+			if r.Step == "gate:tier" && strings.Contains(r.Text, "not parseable") {
+				out = append(out, s.ID+": "+strings.TrimPrefix(r.Text, "warning: "))
+				break
+			}
+		}
+		out = append(out, tierWarnings(s.Arms)...)
+	}
+	return out
 }

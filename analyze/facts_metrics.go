@@ -1,5 +1,8 @@
 package analyze
 
+// Stage 2, facts (continued): the latency and throughput figures of a
+// unit, from its histories or its run.json series.
+
 import (
 	"math"
 	"sort"

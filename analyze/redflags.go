@@ -1,0 +1,375 @@
+package analyze
+
+// Stage 3, audits: the ten green-but-broken red-flag checks of
+// docs/verdicts.md §6, one function each. A check reads only its
+// auditInput (facts of stage 2 and the per-run tree verdicts the driver
+// passes down) and returns a status with the evidence it cites.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/session"
+)
+
+// auditInput is everything the red-flag checks and the weak-oracle items
+// read for one unit.
+type auditInput struct {
+	u *unit
+	f *facts
+	// claimed is the tier the verdict would claim.
+	claimed Tier
+	// runs are the unit's attempted runs.
+	runs []*loadedRun
+	// runVerdicts holds the decision tree's verdict of each attempted run
+	// judged alone (red flag 10: replicated runs must agree).
+	runVerdicts []Verdict
+	// flags are the red flags, once computed (weak items 6, 9 and 11 tie
+	// to them).
+	flags []Check
+}
+
+// redFlagCheck is one numbered check of docs/verdicts.md §6.
+type redFlagCheck struct {
+	n     int
+	check func(in *auditInput) (status, evidence string)
+}
+
+// redFlagChecks lists the checks in report order.
+func redFlagChecks() []redFlagCheck {
+	return []redFlagCheck{
+		{1, flagIntendedLoad},
+		{2, flagOracleEveryCycle},
+		{3, flagFaultInjected},
+		{4, flagFaultNotNoOp},
+		{5, flagClock},
+		{6, flagDuration},
+		{7, flagSilentErrors},
+		{8, flagRecovery},
+		{9, flagBaseline},
+		{10, flagReplicated},
+	}
+}
+
+// redFlags computes the ten checks of docs/verdicts.md §6 for one unit.
+func redFlags(in *auditInput) []Check {
+	out := make([]Check, 0, 10)
+	for _, c := range redFlagChecks() {
+		status, ev := CheckUnknown, "not attempted: no run record"
+		if len(in.runs) > 0 {
+			status, ev = c.check(in)
+		}
+		out = append(out, Check{N: c.n, Name: redFlagNames[c.n], Status: status, Evidence: ev})
+	}
+	return out
+}
+
+// flagIntendedLoad is docs/verdicts.md §6 check 1: the workload ran to the
+// end at no less than the planned rate minus its tolerance, with no stall.
+func flagIntendedLoad(in *auditInput) (string, string) {
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		r := lr.run
+		if r.Workload.ExitStatus != nil && *r.Workload.ExitStatus != 0 {
+			status = CheckFail
+			ev = append(ev, fmt.Sprintf("%s: workload exited %d", lr.rel, *r.Workload.ExitStatus))
+		}
+		ser := r.Workload.Throughput
+		if len(ser) == 0 {
+			if status == CheckPass {
+				status = CheckUnknown
+			}
+			ev = append(ev, fmt.Sprintf("%s: no throughput series", lr.rel))
+			continue
+		}
+		step := float64(interval(r)) / 1e9
+		tol := r.Workload.Tolerance
+		if tol == 0 {
+			tol = 0.2
+		}
+		planned := r.Workload.PlannedRate
+		if planned == 0 && in.u.ps != nil {
+			planned = plannedRate(in.u.ps.Workload)
+		}
+		floor := (1 - tol) * planned
+		var bad []string
+		for _, iv := range ser {
+			rate := float64(iv.Ops) / step
+			if iv.Ops == 0 || (planned > 0 && rate < floor) {
+				bad = append(bad, fmt.Sprintf("%.0f ops/s at +%s", rate, time.Duration(iv.StartNS)))
+			}
+		}
+		if len(bad) > 0 {
+			status = CheckFail
+			ev = append(ev, fmt.Sprintf("%s: %d of %d intervals below floor %.0f ops/s (planned %.0f, tolerance %.0f%%): %s", lr.rel, len(bad), len(ser), floor, planned, tol*100, strings.Join(render.FirstN(bad, 3), ", ")))
+		} else {
+			ev = append(ev, fmt.Sprintf("%s: %d intervals, none below %.0f ops/s, no stall", lr.rel, len(ser), floor))
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagOracleEveryCycle is docs/verdicts.md §6 check 2: the oracle consumed
+// every op the run produced.
+func flagOracleEveryCycle(in *auditInput) (string, string) {
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		consumed, produced, ran, why := oracleCounts(in.u, lr)
+		switch {
+		case !ran:
+			st := CheckUnknown
+			if why != "" && why != "no oracle record" {
+				st = CheckFail
+			}
+			if status != CheckFail {
+				status = st
+			}
+			ev = append(ev, fmt.Sprintf("%s: %s", lr.rel, why))
+		case consumed == 0 || (produced > 0 && consumed != produced):
+			status = CheckFail
+			ev = append(ev, fmt.Sprintf("%s: oracle consumed %d of %d ops produced", lr.rel, consumed, produced))
+		default:
+			ev = append(ev, fmt.Sprintf("%s: %d ops consumed of %d produced", lr.rel, consumed, produced))
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// faultGate answers checks 3 and 4 when no fault window was recorded:
+// gated is false when there are windows to judge one by one.
+func faultGate(in *auditInput, check int) (status, evidence string, gated bool) {
+	windows, expected := 0, false
+	for _, lr := range in.runs {
+		expected = expected || windowsExpected(in.u, lr)
+		windows += len(lr.run.FaultWindows)
+	}
+	switch {
+	case windows > 0:
+		return "", "", false
+	case !in.f.faultPlanned:
+		return CheckNA, "no fault planned", true
+	case !expected:
+		return CheckNA, "the budget of the tier run states 0 faults", true
+	case check == 3:
+		return CheckFail, "fault planned but no fault window recorded", true
+	}
+	return CheckUnknown, "no fault window recorded", true
+}
+
+// flagFaultInjected is docs/verdicts.md §6 check 3: every window landed
+// (injector and victim evidence), ops ran inside it, and the workload was
+// still running when the fault was injected.
+func flagFaultInjected(in *auditInput) (string, string) {
+	if st, ev, gated := faultGate(in, 3); gated {
+		return st, ev
+	}
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		last, haveLast := lastOp(lr)
+		for _, w := range lr.run.FaultWindows {
+			ok, txt := windowLanded(w)
+			if !ok {
+				status = CheckFail
+			}
+			ev = append(ev, txt)
+			if w.InjectedAtNS == nil {
+				continue
+			}
+			if n, known := opsIn(lr, w); !known {
+				if status == CheckPass {
+					status = CheckUnknown
+				}
+				ev = append(ev, fmt.Sprintf("%s: cannot tell whether ops ran in the window", w.FaultEpoch))
+			} else if n == 0 {
+				status = CheckFail
+				ev = append(ev, fmt.Sprintf("%s: no ops in the fault window", w.FaultEpoch))
+			} else {
+				ev = append(ev, fmt.Sprintf("%s: %d ops in window", w.FaultEpoch, n))
+			}
+			if haveLast && last < *w.InjectedAtNS {
+				status = CheckFail
+				ev = append(ev, fmt.Sprintf("%s: workload finished (+%s) before the fault was injected (+%s)", w.FaultEpoch, time.Duration(last), time.Duration(*w.InjectedAtNS)))
+			}
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagFaultNotNoOp is docs/verdicts.md §6 check 4: a target check after
+// each injection showed the fault changed something.
+func flagFaultNotNoOp(in *auditInput) (string, string) {
+	if st, ev, gated := faultGate(in, 4); gated {
+		return st, ev
+	}
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		for _, w := range lr.run.FaultWindows {
+			tc := w.TargetCheck
+			if tc == nil {
+				if status == CheckPass {
+					status = CheckUnknown
+				}
+				ev = append(ev, w.FaultEpoch+": no target check recorded")
+				continue
+			}
+			ok, d := signal(tc)
+			if !ok && tc.Verdict != session.SignalChanged {
+				status = CheckFail
+			}
+			ev = append(ev, fmt.Sprintf("%s on %s: %s", w.FaultEpoch, strings.Join(w.AllTargets(), ","), d))
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagClock is docs/verdicts.md §6 check 5: timestamps came from a
+// monotonic clock, not wall clocks compared across processes.
+func flagClock(in *auditInput) (string, string) {
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		c := lr.run.Clock
+		if c == "" && lr.hasHist {
+			c = lr.meta.Clock
+		}
+		switch c {
+		case "monotonic":
+			ev = append(ev, lr.rel+": clock=monotonic")
+		case "wall":
+			status = CheckFail
+			ev = append(ev, lr.rel+": clock=wall (wall-clock timestamps compared across processes)")
+		default:
+			if status == CheckPass {
+				status = CheckUnknown
+			}
+			ev = append(ev, lr.rel+": clock source not recorded")
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagDuration is docs/verdicts.md §6 check 6: the shortest run lasted at
+// least the claimed tier's duration.
+func flagDuration(in *auditInput) (string, string) {
+	if in.u.ps == nil {
+		return CheckUnknown, "no plan budget to compare against"
+	}
+	var budget plan.Budget = budgetFor(in.u.ps, in.claimed)
+	t := budget.Tier
+	if !t.Duration.Known {
+		return CheckUnknown, fmt.Sprintf("%s budget %q states no parseable duration", in.claimed, budget.Text)
+	}
+	d := minDuration(in.runs)
+	if d >= t.Duration.D {
+		return CheckPass, fmt.Sprintf("measured %s ≥ %s tier %s", d, tierName(in.claimed), t.Duration.D)
+	}
+	return CheckFail, fmt.Sprintf("measured %s < %s tier %s", d, tierName(in.claimed), t.Duration.D)
+}
+
+// flagSilentErrors is docs/verdicts.md §6 check 7: every error marker the
+// log scan found in the SUT logs is accounted for by the oracle.
+func flagSilentErrors(in *auditInput) (string, string) {
+	status, ev := CheckPass, []string{}
+	for _, lr := range in.runs {
+		ls := lr.run.LogScan
+		switch {
+		case ls == nil:
+			if status == CheckPass {
+				status = CheckUnknown
+			}
+			ev = append(ev, lr.rel+": no log scan recorded")
+		case ls.Found > ls.Accounted:
+			status = CheckFail
+			ev = append(ev, fmt.Sprintf("%s: %d error markers in SUT logs, %d accounted for by the oracle: %s", lr.rel, ls.Found, ls.Accounted, strings.Join(render.FirstN(ls.Hits, 3), " | ")))
+		default:
+			ev = append(ev, fmt.Sprintf("%s: %d markers found, %d accounted", lr.rel, ls.Found, ls.Accounted))
+		}
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagRecovery is docs/verdicts.md §6 check 8: every injected window was
+// reverted and the system was back to nominal after the last heal.
+func flagRecovery(in *auditInput) (string, string) {
+	status, ev := CheckPass, []string{}
+	anyFault := false
+	for _, lr := range in.runs {
+		if len(lr.run.FaultWindows) == 0 {
+			continue
+		}
+		anyFault = true
+		for _, w := range lr.run.FaultWindows {
+			if w.InjectedAtNS != nil && w.RevertedAtNS == nil {
+				status = CheckFail
+				ev = append(ev, w.FaultEpoch+": never reverted")
+			}
+		}
+		switch rc := lr.run.Recovery; {
+		case rc == nil:
+			if status == CheckPass {
+				status = CheckUnknown
+			}
+			ev = append(ev, lr.rel+": no recovery record")
+		case !rc.Nominal:
+			status = CheckFail
+			ev = append(ev, lr.rel+": not back to nominal after the last heal: "+rc.Evidence)
+		default:
+			ev = append(ev, lr.rel+": nominal after last heal: "+rc.Evidence)
+		}
+	}
+	if !anyFault {
+		return CheckNA, "no fault injected"
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagBaseline is docs/verdicts.md §6 check 9: a baseline comparison used
+// the same harness and config, or was re-baselined.
+func flagBaseline(in *auditInput) (string, string) {
+	status, ev := CheckNA, []string{}
+	for _, lr := range in.runs {
+		b := lr.run.Baseline
+		if b == nil || !b.Compared {
+			continue
+		}
+		if status == CheckNA {
+			status = CheckPass
+		}
+		if b.Rebaselined || (b.HarnessHash != "" && b.HarnessHash == b.BaselineHarnessHash && b.ConfigHash == b.BaselineConfigHash) {
+			ev = append(ev, lr.rel+": baseline harness/config hash matches")
+		} else {
+			status = CheckFail
+			ev = append(ev, fmt.Sprintf("%s: baseline harness %s/config %s ≠ current %s/%s, not re-baselined", lr.rel, b.BaselineHarnessHash, b.BaselineConfigHash, b.HarnessHash, b.ConfigHash))
+		}
+	}
+	if status == CheckNA {
+		return CheckNA, "no baseline comparison"
+	}
+	return status, strings.Join(ev, "; ")
+}
+
+// flagReplicated is docs/verdicts.md §6 check 10: a statistical claim
+// rests on at least three seeds whose runs, each judged alone, agree.
+func flagReplicated(in *auditInput) (string, string) {
+	ok, why := statistical(in.u, in.claimed)
+	if !ok {
+		return CheckNA, why
+	}
+	seeds := distinctSeeds(in.runs)
+	verdicts := map[Verdict]bool{}
+	for _, v := range in.runVerdicts {
+		verdicts[v] = true
+	}
+	switch {
+	case len(seeds) < 3:
+		return CheckFail, fmt.Sprintf("%s rests on %d %s %v; verdicts.md §4.2 needs ≥ 3 agreeing",
+			claimedPass(in.claimed), len(seeds), plural(len(seeds), "seed", "seeds"), seeds)
+	case len(verdicts) > 1:
+		return CheckFail, fmt.Sprintf("%d seeds disagree: %v", len(seeds), slices.Sorted(maps.Keys(verdicts)))
+	}
+	return CheckPass, fmt.Sprintf("%d seeds %v, same verdict", len(seeds), seeds)
+}
