@@ -207,7 +207,7 @@ if command -v apt-get >/dev/null 2>&1; then
   $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + ` || { $SUDO apt-get -o DPkg::Lock::Timeout=300 update -q && $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends ` + q + `; }
 elif command -v dnf >/dev/null 2>&1; then $SUDO dnf install -y ` + q + `
 elif command -v yum >/dev/null 2>&1; then $SUDO yum install -y ` + q + `
-else echo "no apt-get, dnf or yum on this host: install ` + strings.ReplaceAll(pkgs, `"`, "") + ` by hand" >&2; exit 3
+else echo "no apt-get, dnf or yum on this host: install "` + shell.Quote(pkgs) + `" by hand" >&2; exit 3
 fi`
 	id := "install-" + d.name()
 	d.printf("host=%s install=package packages=%s job=%s", h.Name, shell.Quote(pkgs), id)
@@ -428,6 +428,10 @@ $SUDO systemctl reset-failed `+u+` 2>/dev/null; true`)
 			d.printf("host=%s sut=stopped mode=systemd unit=%s was=%s", h.Name, d.unit(), keyValues(out)["was"])
 			return nil
 		}
+		before, err := runner.JobStatusOf(ctx, d.Pool, h.Host, h.Workdir, d.jobID())
+		if err != nil {
+			return fmt.Errorf("status of job %s: %w", d.jobID(), err)
+		}
 		st, err := runner.StopJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), 10*time.Second)
 		if err != nil {
 			return fmt.Errorf("stop job %s: %w", d.jobID(), err)
@@ -435,7 +439,7 @@ $SUDO systemctl reset-failed `+u+` 2>/dev/null; true`)
 		if st.Status == runner.StatusRunning {
 			return fmt.Errorf("job %s still running after stop", d.jobID())
 		}
-		d.printf("host=%s sut=stopped mode=job job=%s was=%s", h.Name, d.jobID(), st.Status)
+		d.printf("host=%s sut=stopped mode=job job=%s was=%s", h.Name, d.jobID(), before.Status)
 		return nil
 	})
 }
@@ -479,11 +483,17 @@ func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
 				s.State = "running"
 			case runner.StatusAbsent:
 				s.State = "stopped"
-			default: // finished or lost: it was started and is gone
+			case runner.StatusFinished:
+				// Ended by a stop (ours, or a job stop): stopped, not a
+				// crash; ended on its own: failed, with its exit code.
 				s.State = "failed"
-				if st.RC != nil {
+				if st.Stopped != "" {
+					s.State, s.Detail = "stopped", "stopped by "+st.Stopped
+				} else if st.RC != nil {
 					s.Detail = "exited rc=" + strconv.Itoa(*st.RC)
 				}
+			default: // lost: started and gone without an exit code
+				s.State = "failed"
 			}
 		}
 		out[i] = s

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -116,11 +117,15 @@ func (e *Env) SUTHosts() []Host {
 var tmplLineRE = regexp.MustCompile(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
 
 // Render executes text as a text/template with sprig's functions (the
-// engine dstgen init uses) on f. An unknown field or map key is an error,
+// engine dstgen init uses) and shellQuote on f. An unknown field or map key is an error,
 // never "<no value>": "NAME:LINE: unknown value .Host.Nme: ...", so the
 // person editing the template sees which line to fix.
 func Render(name, text string, f Facts) (string, error) {
-	t, err := template.New(name).Funcs(templates.Funcs()).Option("missingkey=error").Parse(text)
+	funcs := templates.Funcs()
+	// shellQuote makes a value one shell word: a host var or parameter that
+	// ends up in sut.command or a health command is not to be trusted.
+	funcs["shellQuote"] = shell.Quote
+	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return "", templateErr(name, err)
 	}

@@ -64,3 +64,19 @@ func TestRenderUnknownValueNamesLine(t *testing.T) {
 		}
 	}
 }
+
+// A work dir reaches unquoted shell commands through the per-host
+// templates, so it must be a plain path; a value that is not can be quoted
+// in a template with shellQuote.
+func TestWorkdirIsPlainAndShellQuote(t *testing.T) {
+	for _, wd := range []string{"/opt/a b", "/opt/x;touch /tmp/p", "/opt/$(id)", "/opt/`id`", "/opt/'q'"} {
+		_, err := Parse("env.yml", []byte("hosts:\n  - {name: h, address: 127.0.0.1, workdir: \""+strings.ReplaceAll(wd, `"`, `\"`)+"\"}\n"))
+		if err == nil || !strings.Contains(err.Error(), "env.yml:2:") || !strings.Contains(err.Error(), "generated shell commands") {
+			t.Errorf("workdir %q: err = %v, want a refusal at env.yml:2", wd, err)
+		}
+	}
+	out, err := Render("sut.command", "run --name {{ shellQuote .Vars.n }}", Facts{Vars: map[string]any{"n": "a b'c;d"}})
+	if err != nil || out != `run --name 'a b'\''c;d'` {
+		t.Errorf("shellQuote: %q, %v", out, err)
+	}
+}

@@ -35,6 +35,8 @@ var (
 	// Addresses are DNS names, IPv4 or (bracket-less) IPv6 literals.
 	addrRE = regexp.MustCompile(`^[A-Za-z0-9._:%-]+$`)
 	userRE = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
+	// A work dir is a plain absolute path (see (*loader).workdir).
+	workdirRE = regexp.MustCompile(`^/[A-Za-z0-9._+/-]*$`)
 )
 
 // Load reads and validates an env.yml. Every error names the file and line
@@ -515,6 +517,12 @@ func (l *loader) workdir(w, what string, ln int) (string, error) {
 	}
 	if strings.ContainsAny(w, "\x00\n\r") {
 		return "", l.errf(ln, "%s contains a control character", what)
+	}
+	// The work dir reaches shell commands through per-host templates
+	// (sut.command, benchmark.command, health) that a person writes
+	// without quoting: a plain path keeps every one of them one word.
+	if !workdirRE.MatchString(w) {
+		return "", l.errf(ln, "%s %q: use only letters, digits and . _ - + / (it is part of generated shell commands)", what, w)
 	}
 	for _, part := range strings.Split(w, "/") {
 		if part == ".." {

@@ -180,7 +180,9 @@ func (p *Pool) session(ctx context.Context, h env.Host) (*conn, *ssh.Session, fu
 		p.drop(c)
 		if fresh || attempt > 0 || ctx.Err() != nil {
 			release()
-			return nil, nil, nil, fmt.Errorf("host %s: open session: %w", h.Name, err)
+			// The connection (or the holder's upstream) died under us: that
+			// is a host that stopped answering, not bad input.
+			return nil, nil, nil, fmt.Errorf("host %s: open session: %w: %w", h.Name, errConnLost, err)
 		}
 		p.logf("host %s: session failed on a reused connection (%v); reconnecting", h.Name, err)
 	}
@@ -333,10 +335,10 @@ func (p *Pool) RunEach(ctx context.Context, hosts []env.Host, cmd string, parall
 	return results
 }
 
-// RunAll runs cmd on hosts concurrently (bounded by parallel), streams
+// runAll runs cmd on hosts concurrently (bounded by parallel), streams
 // stdout and stderr to out — each line prefixed "[host] " when there is more
 // than one host — and ends with one Summary line per host.
-func (p *Pool) RunAll(ctx context.Context, hosts []env.Host, cmd string, parallel int, out io.Writer) []Result {
+func (p *Pool) runAll(ctx context.Context, hosts []env.Host, cmd string, parallel int, out io.Writer) []Result {
 	var mu sync.Mutex
 	var lws []*LineWriter
 	results := p.RunEach(ctx, hosts, cmd, parallel, func(h env.Host) (io.Writer, io.Writer) {

@@ -311,7 +311,7 @@ const (
 // standard library's and x/crypto/ssh's wording.
 func unreachableErr(err error) bool {
 	var re *runError
-	if errors.As(err, &re) && re.connLost {
+	if errors.As(err, &re) && re.connLost || errors.Is(err, errConnLost) {
 		return true
 	}
 	msg := strings.ToLower(err.Error())

@@ -267,6 +267,15 @@ func sutStatus(ctx context.Context, d *deploy.Deployer, w io.Writer) error {
 	return nil
 }
 
+// seedParam records a seed of 0 as what it means: the driver derives one
+// from the run id (and writes it into the history's header).
+func seedParam(seed int64) string {
+	if seed == 0 {
+		return "from-run-id"
+	}
+	return strconv.FormatInt(seed, 10)
+}
+
 func pidString(p int) string {
 	if p <= 0 {
 		return ""
@@ -376,7 +385,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			// included, not whatever env.yml says by then.
 			b := d.Env.Benchmark
 			params := [][2]string{{"run_id", runID}, {"host", host}, {"rate", strconv.FormatFloat(b.Rate, 'f', -1, 64)},
-				{"duration_s", strconv.Itoa(b.Duration)}, {"mode", b.Mode}, {"dataset", b.Dataset}, {"seed", strconv.FormatInt(b.Seed, 10)}}
+				{"duration_s", strconv.Itoa(b.Duration)}, {"mode", b.Mode}, {"dataset", b.Dataset}, {"seed", seedParam(b.Seed)}}
 			var lines []string
 			for _, kv := range params {
 				lines = append(lines, kv[0]+"="+kv[1])
@@ -394,7 +403,8 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintln(w, runner.FormatKV(st.Fields()))
-			fmt.Fprintln(w, runner.FormatKV([][2]string{{"benchmark_started pid", pidString(st.PID)}, {"run_id", runID}, {"job", "bench-" + runID}, {"host", host}}))
+			// The contract's marker line: "benchmark_started pid=<PID> ...".
+			fmt.Fprintln(w, "benchmark_started "+runner.FormatKV([][2]string{{"pid", pidString(st.PID)}, {"run_id", runID}, {"job", "bench-" + runID}, {"host", host}}))
 			return nil
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -43,23 +44,29 @@ within 5 minutes; 2 bad input or no --confirm.`,
 			defer pool.Close()
 			w := cmd.OutOrStdout()
 			ctx := cmd.Context()
-			caps := runner.Probe(ctx, pool, hosts)
+			local := readBootID()
 			var ok []env.Host
+			var boot []string
 			var refused []string
-			for i, hc := range caps {
+			for _, h := range hosts {
+				id, container, err := bootFacts(ctx, pool, h)
+				reason := ""
 				switch {
-				case !hc.Reachable:
-					refused = append(refused, hc.Host)
-					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "unreachable: " + hc.Err}}))
-				case hc.SharedKernel:
-					refused = append(refused, hc.Host)
-					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "shares the control node's kernel (network namespace or local container): rebooting it would reboot this machine"}}))
-				case hc.Container != "":
-					refused = append(refused, hc.Host)
-					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", hc.Host}, {"reboot", "refused"}, {"reason", "runs in a " + hc.Container + " container: restart the container instead"}}))
-				default:
-					ok = append(ok, hosts[i])
+				case err != nil:
+					reason = "unreachable: " + err.Error()
+				case id == "":
+					reason = "no boot id readable: cannot tell when it is back"
+				case local != "" && id == local:
+					reason = "shares the control node's kernel (network namespace or local container): rebooting it would reboot this machine"
+				case container != "":
+					reason = "runs in a " + container + " container: restart the container instead"
 				}
+				if reason != "" {
+					refused = append(refused, h.Name)
+					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "refused"}, {"reason", reason}}))
+					continue
+				}
+				ok, boot = append(ok, h), append(boot, id)
 			}
 			if !confirm {
 				for _, h := range ok {
@@ -68,8 +75,8 @@ within 5 minutes; 2 bad input or no --confirm.`,
 				return badInput(fmt.Errorf("reboot: %d host(s) would be rebooted; pass --confirm (task clean:reboot CONFIRM=yes) to do it", len(ok)))
 			}
 			var failed []string
-			for _, h := range ok {
-				if err := rebootHost(ctx, pool, h, caps[indexHost(hosts, h.Name)].BootID, w); err != nil {
+			for i, h := range ok {
+				if err := rebootHost(ctx, pool, h, boot[i], w); err != nil {
 					failed = append(failed, h.Name)
 					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "failed"}, {"reason", err.Error()}}))
 				}
@@ -85,13 +92,36 @@ within 5 minutes; 2 bad input or no --confirm.`,
 	return cmd
 }
 
-func indexHost(hs []env.Host, name string) int {
-	for i, h := range hs {
-		if h.Name == name {
-			return i
+// bootFacts reads h's boot id and the container it runs in ("" for none)
+// in one small round trip: nothing is changed on the host to find out.
+func bootFacts(ctx context.Context, pool *runner.Pool, h env.Host) (bootID, container string, err error) {
+	var out bytes.Buffer
+	_, err = pool.Run(ctx, h, `echo "boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+c=
+if [ -f /.dockerenv ]; then c=docker; elif [ -f /run/.containerenv ]; then c=podman
+elif command -v systemd-detect-virt >/dev/null 2>&1; then c=$(systemd-detect-virt -c 2>/dev/null); [ "$c" = none ] && c=; fi
+echo "container=$c"`, nil, &out, io.Discard)
+	if err != nil {
+		return "", "", err
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "boot_id="); ok {
+			bootID = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(l, "container="); ok {
+			container = strings.TrimSpace(v)
 		}
 	}
-	return 0
+	return bootID, container, nil
+}
+
+// readBootID is the control node's boot id ("" when unreadable, which
+// then matches no host).
+func readBootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func listOr(s []string) string {

@@ -10,10 +10,6 @@
 set -euo pipefail
 
 SERVICE=ringlog.service
-# The SUT as dstgen runs it (task deploy): a transient systemd unit, or a
-# dstgen job whose stdout/stderr are its logs.
-SUT_UNIT=dstgen-ringlog.service
-SUT_JOB=sut-ringlog
 DEPENDENCIES=()
 
 if [ $# -lt 2 ] || [ -z "$1" ]; then
@@ -41,7 +37,9 @@ if have journalctl; then
   for dep in "${DEPENDENCIES[@]}"; do
     journalctl -u "${dep}" --since "${SINCE}" --no-pager >"${OUT}/${dep}.journal.log" 2>&1 || echo "No journal for ${dep}"
   done
-  journalctl -u "${SUT_UNIT}" --since "${SINCE}" --no-pager >"${OUT}/${SUT_UNIT}.journal.log" 2>&1 || echo "No journal for ${SUT_UNIT}"
+  # The SUT as dstgen runs it (task deploy), whatever sut.name says now:
+  # the transient units dstgen-*.service.
+  journalctl -u 'dstgen-*.service' --since "${SINCE}" --no-pager >"${OUT}/dstgen-units.journal.log" 2>&1 || echo "No journal for dstgen's units"
   journalctl -k --since "${SINCE}" --no-pager >"${OUT}/kernel.journal.log" 2>&1 || echo "No kernel journal"
 else
   echo "No journalctl on this host"
@@ -50,12 +48,16 @@ if have dmesg; then
   dmesg 2>/dev/null | tail -n 500 >"${OUT}/dmesg.log" || echo "No dmesg (permission?)"
 fi
 cat /proc/mounts >"${OUT}/mounts.txt" 2>/dev/null || true
-JOB_DIR="${DSTGEN_WORKDIR:-}/jobs/${SUT_JOB}"
-if [ -n "${DSTGEN_WORKDIR:-}" ] && [ -d "${JOB_DIR}" ]; then
-  for stream in stdout stderr; do
-    if [ -f "${JOB_DIR}/${stream}" ]; then
-      tail -c 20000000 "${JOB_DIR}/${stream}" >"${OUT}/${SUT_JOB}.${stream}.log" && echo "Copied the SUT job's ${stream}"
-    fi
+# ... or a dstgen job sut-<name>, whose stdout/stderr are its logs.
+if [ -n "${DSTGEN_WORKDIR:-}" ] && [ -d "${DSTGEN_WORKDIR}/jobs" ]; then
+  for job_dir in "${DSTGEN_WORKDIR}"/jobs/sut-*; do
+    [ -d "${job_dir}" ] || continue
+    job=$(basename "${job_dir}")
+    for stream in stdout stderr; do
+      if [ -f "${job_dir}/${stream}" ]; then
+        tail -c 20000000 "${job_dir}/${stream}" >"${OUT}/${job}.${stream}.log" && echo "Copied ${job}'s ${stream}"
+      fi
+    done
   done
 fi
 if [ -n "${APP_LOG}" ]; then
