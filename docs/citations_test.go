@@ -266,7 +266,9 @@ func TestNothingNamesOutside(t *testing.T) {
 func TestCitationsNameDocs(t *testing.T) {
 	var bad []string
 	for _, f := range repoFiles(t) {
-		if inDocsDir(f.rel) {
+		// The pages cite each other by name; this package's tests hold
+		// examples of what is flagged.
+		if inDocsDir(f.rel) || path.Dir(f.rel) == "docs" && strings.HasSuffix(f.rel, "_test.go") {
 			continue
 		}
 		for i, l := range f.lines {
