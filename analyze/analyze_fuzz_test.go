@@ -44,7 +44,7 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil {
 			t.Fatalf("with a plan the analysis must go on: %v", err)
 		}
-		if len(rep.Scenarios) < 2 || !rep.Scenarios[0].Verdict.Valid() || rep.SessionVerdict == "" {
+		if len(rep.Scenarios) < 2 || !rep.Scenarios[0].Verdict.valid() || rep.SessionVerdict == "" {
 			t.Fatalf("report %+v", rep)
 		}
 	})

@@ -307,8 +307,8 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 	return b.String()
 }
 
-func weakestTier(arms []ScenarioResult) Tier {
-	rank := map[Tier]int{TierNone: 0, TierUnknown: 1, TierSmoke: 2, TierHardening: 3, TierRelease: 4}
+func weakestTier(arms []ScenarioResult) TierLevel {
+	rank := map[TierLevel]int{TierNone: 0, TierUnknown: 1, TierSmoke: 2, TierHardening: 3, TierRelease: 4}
 	t := TierRelease
 	for _, a := range arms {
 		if rank[a.TierMet] < rank[t] {

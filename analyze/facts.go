@@ -53,7 +53,7 @@ type facts struct {
 	oracleRan    bool // non-serious: the scenario's Oracle criterion ran
 	oracleWhyNot string
 
-	tier        Tier
+	tier        TierLevel
 	tierWarn    string
 	releaseNA   bool   // release budget is the "not provided" disclosure
 	releaseText string // the disclosure
@@ -332,7 +332,7 @@ func windowsExpected(u *unit, lr *loadedRun) bool {
 	if u.ps == nil {
 		return true
 	}
-	t := budgetFor(u.ps, Tier(lr.run.Tier)).Tier
+	t := budgetFor(u.ps, TierLevel(lr.run.Tier)).Tier
 	return !t.Faults.Known || t.Faults.N > 0
 }
 

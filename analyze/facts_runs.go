@@ -223,7 +223,7 @@ func distinctSeeds(runs []*loadedRun) []int64 {
 
 // budgetFor is the plan's budget for tier t; every tier below hardening
 // (none, unknown, smoke) reads the smoke budget.
-func budgetFor(ps *plan.Scenario, t Tier) plan.Budget {
+func budgetFor(ps *plan.Scenario, t TierLevel) plan.Budget {
 	switch t {
 	case TierRelease:
 		return ps.Release
@@ -233,7 +233,7 @@ func budgetFor(ps *plan.Scenario, t Tier) plan.Budget {
 	return ps.Smoke
 }
 
-func tierName(t Tier) string {
+func tierName(t TierLevel) string {
 	if t == TierNone || t == TierUnknown || t == "" {
 		return string(TierSmoke)
 	}
@@ -292,7 +292,7 @@ func plannedSurfaces(u *unit) []string {
 // must be declared, never inferred from a budget that asks for one seed.
 // Other claims are statistical only when the claimed tier's budget asks
 // for more than one seed.
-func statistical(u *unit, claimed Tier) (bool, string) {
+func statistical(u *unit, claimed TierLevel) (bool, string) {
 	declared, deterministic := false, false
 	for _, lr := range u.runs {
 		if c := lr.run.Claim; c != nil && c.Statistical != nil {
@@ -318,7 +318,7 @@ func statistical(u *unit, claimed Tier) (bool, string) {
 
 // claimedPass names the PASS a seed count is holding up, for the reason
 // text of red flag 10.
-func claimedPass(claimed Tier) Verdict {
+func claimedPass(claimed TierLevel) Verdict {
 	if claimed == TierHardening || claimed == TierRelease {
 		return PassHardening
 	}

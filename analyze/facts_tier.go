@@ -78,7 +78,7 @@ func meets(b plan.Budget, m measured) (ok, parsed bool, why string) {
 
 // tierMet detects the highest tier whose every stated dimension the runs
 // met. An unparseable tier text yields TierUnknown (smoke only) + warning.
-func tierMet(u *unit, runs []*loadedRun) (Tier, string, bool, string) {
+func tierMet(u *unit, runs []*loadedRun) (TierLevel, string, bool, string) {
 	if u.ps == nil {
 		return TierUnknown, "no plan budgets to compare against; treated as smoke only", false, ""
 	}

@@ -25,7 +25,7 @@ type verdictsDoc struct {
 type verdictsScenario struct {
 	ID              string             `json:"id"`
 	Verdict         Verdict            `json:"verdict"`
-	TierMet         Tier               `json:"tier_met,omitempty"`
+	TierMet         TierLevel          `json:"tier_met,omitempty"`
 	DowngradeReason string             `json:"downgrade_reason,omitempty"`
 	Reason          string             `json:"reason,omitempty"`
 	Arms            []verdictsScenario `json:"arms,omitempty"`

@@ -74,8 +74,8 @@ func (v Verdict) IsInconclusive() bool {
 // IsPartial reports whether v is a PARTIAL state.
 func (v Verdict) IsPartial() bool { return v == PartialSurface || v == PartialModel }
 
-// Valid reports whether v is one of the ten states.
-func (v Verdict) Valid() bool {
+// valid reports whether v is one of the ten states.
+func (v Verdict) valid() bool {
 	for _, s := range Verdicts {
 		if v == s {
 			return true
@@ -96,17 +96,18 @@ const (
 	Blocked          SessionVerdict = "BLOCKED"
 )
 
-// Tier is the budget tier a run met (docs/verdicts.md §4.1).
-type Tier string
+// TierLevel is the budget tier a run met (docs/verdicts.md §4.1): a name,
+// where plan.Tier is the parsed content of one tier budget.
+type TierLevel string
 
 // Tiers. TierUnknown means a stated tier could not be parsed; it is
 // treated as smoke only.
 const (
-	TierNone      Tier = "none"
-	TierSmoke     Tier = "smoke"
-	TierHardening Tier = "hardening"
-	TierRelease   Tier = "release"
-	TierUnknown   Tier = "unknown"
+	TierNone      TierLevel = "none"
+	TierSmoke     TierLevel = "smoke"
+	TierHardening TierLevel = "hardening"
+	TierRelease   TierLevel = "release"
+	TierUnknown   TierLevel = "unknown"
 )
 
 // Check statuses for the ten red-flag checks (docs/verdicts.md §6). Unknown
@@ -170,8 +171,8 @@ type ScenarioResult struct {
 	Serious bool    `json:"serious"`
 	Verdict Verdict `json:"verdict"`
 	// TreeVerdict is what the docs/verdicts.md §3 tree gave before the docs/verdicts.md §4 gates.
-	TreeVerdict Verdict `json:"tree_verdict"`
-	TierMet     Tier    `json:"tier_met"`
+	TreeVerdict Verdict   `json:"tree_verdict"`
+	TierMet     TierLevel `json:"tier_met"`
 	// Release is the "release" annotation of a PASS-hardening at release tier.
 	Release bool `json:"release,omitempty"`
 	// Reasons holds the reason for the verdict and for every downgrade, in

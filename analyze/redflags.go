@@ -23,7 +23,7 @@ type auditInput struct {
 	u *unit
 	f *facts
 	// claimed is the tier the verdict would claim.
-	claimed Tier
+	claimed TierLevel
 	// runs are the unit's attempted runs.
 	runs []*loadedRun
 	// runVerdicts holds the decision tree's verdict of each attempted run

@@ -29,14 +29,10 @@ const (
 // findings directory). It writes every file it can and returns the joined
 // errors of those it could not; callers then fall back to printing
 // RenderMarkdown (docs/report-format.md §1 write-failure rule).
-func WriteReport(r *Report, dir string) error {
-	return WriteReportCompared(r, nil, dir)
-}
-
-// WriteReportCompared is WriteReport with the "Changes since" section
+// WriteReport writes the report files, with the "Changes since" section
 // filled from a comparison with the previous session (nil when there is
 // none).
-func WriteReportCompared(r *Report, cmp *Comparison, dir string) error {
+func WriteReport(r *Report, cmp *Comparison, dir string) error {
 	if r == nil {
 		return errors.New("write report: nil report")
 	}

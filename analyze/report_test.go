@@ -561,7 +561,7 @@ func TestHTMLSelfContainedWithCharts(t *testing.T) {
 
 func TestWriteReportWritesEveryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "findings")
-	if err := WriteReport(fullReport(), dir); err != nil {
+	if err := WriteReport(fullReport(), nil, dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"report.md", "report.json", "verdicts.json", "junit.xml", "report.html", "S1.md", "S2.md", "S3.md", "S4.md", "S5.md"} {
@@ -587,7 +587,7 @@ func TestWriteReportFailureIsReported(t *testing.T) {
 	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := WriteReport(fullReport(), filepath.Join(blocker, "findings"))
+	err := WriteReport(fullReport(), nil, filepath.Join(blocker, "findings"))
 	if err == nil {
 		t.Fatal("writing under a regular file succeeded")
 	}

@@ -198,7 +198,7 @@ func TestVerdictStrings(t *testing.T) {
 		t.Fatalf("%d verdicts, want 10", len(Verdicts))
 	}
 	for i, v := range Verdicts {
-		if string(v) != want[i] || !v.Valid() {
+		if string(v) != want[i] || !v.valid() {
 			t.Errorf("verdict %d = %q, want %q", i, v, want[i])
 		}
 	}
@@ -211,7 +211,7 @@ func TestVerdictStrings(t *testing.T) {
 	if InconclusiveEnv.Strength() != InconclusiveFaultNotProven.Strength() || FailReproducible.Strength() >= 0 {
 		t.Error("INCONCLUSIVE-* must rank equal and FAIL-* outside the order")
 	}
-	if Verdict("PASS").Valid() {
+	if Verdict("PASS").valid() {
 		t.Error("PASS is not a state")
 	}
 }
@@ -282,7 +282,7 @@ func TestTierMet(t *testing.T) {
 		name string
 		ps   *plan.Scenario
 		runs []*loadedRun
-		want Tier
+		want TierLevel
 		warn string
 	}{
 		{"none", sc, mk(3, 30*time.Second, 0, 1), TierNone, "30s/1m0s duration"},
@@ -409,7 +409,7 @@ func TestStatistical(t *testing.T) {
 		serious bool
 		ps      *plan.Scenario
 		runs    []*loadedRun
-		claimed Tier
+		claimed TierLevel
 		want    bool
 		why     string
 	}{

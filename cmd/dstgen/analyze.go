@@ -151,7 +151,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 
 	opts.HTMLDir = "" // never write into the previous session
 	cmp := previousComparison(cmd, rep, p, opts)
-	if werr := analyze.WriteReportCompared(rep, cmp, out); werr != nil {
+	if werr := analyze.WriteReport(rep, cmp, out); werr != nil {
 		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
 	}
 	if f.out == "" {
