@@ -35,11 +35,6 @@ func hasRole(h Host, role string) bool {
 	return false
 }
 
-// DriverPath is where the uploaded driver lives on h.
-func DriverPath(h Host, driverDir string) string {
-	return path.Join(h.Workdir, "bin", filepath.Base(driverDir))
-}
-
 // platform maps `uname -sm` to Go's GOOS/GOARCH.
 func platform(uname string) (goos, goarch string, err error) {
 	f := strings.Fields(uname)

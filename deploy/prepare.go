@@ -34,9 +34,9 @@ import (
 	"github.com/dstgen/dstgen/internal/fileline"
 )
 
-// Run modes of sut.run.
+// Run modes of sut.run; "auto", the default, resolves to one of them per
+// host (Deployer.mode).
 const (
-	RunAuto    = "auto"
 	RunSystemd = "systemd"
 	RunJob     = "job"
 )

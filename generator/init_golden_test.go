@@ -299,7 +299,7 @@ func checkShellcheck(t *testing.T, out string) {
 // checkContracts checks a generated tree against the contracts other
 // packages rely on (internal/gotask's tests prove go-task compiles every
 // fixture's Taskfile): env.example.yml is exactly the
-// env.Env schema, scenarios.yml is exactly ScenariosFile with one entry per
+// env.Env schema, scenarios.yml is exactly scenariosFile with one entry per
 // plan scenario, .gitignore is the two lines, README has its sections.
 func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 
@@ -320,7 +320,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 		t.Errorf("ssh.jump should default to null (documented in a comment)")
 	}
 
-	var sf ScenariosFile
+	var sf scenariosFile
 	strictYAML(t, filepath.Join(out, "scenarios.yml"), &sf)
 	ids := expectedScenarioIDs(t, sut, fx)
 	if len(sf.Scenarios) != len(ids) {

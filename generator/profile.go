@@ -2,8 +2,8 @@
 // the testing/ directory (Taskfile.yml, env.example.yml, scenarios.yml,
 // scripts, README, agent definition) from the embedded templates.
 //
-// The schema of the generated scenarios.yml, which `dstgen run` reads, is
-// ScenariosFile; the rendered file repeats it in its header comment.
+// The schema of the generated scenarios.yml is scenariosFile (see
+// docs/scenarios-yml.md); the rendered file repeats it in its header comment.
 package generator
 
 // Profile is what the scanner learned about a SUT (real-env-test.md §2.4).

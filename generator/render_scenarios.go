@@ -9,14 +9,15 @@ import (
 	"github.com/dstgen/dstgen/plan"
 )
 
-// ScenariosFile is the schema of the generated testing/scenarios.yml, which
-// `dstgen run` reads. It is written from a template (so the plan's prose can
+// scenariosFile is the schema of the generated testing/scenarios.yml (no
+// dstgen command reads it yet; the tests hold every rendered file to it,
+// for the scenario runner to come). It is written from a template (so the plan's prose can
 // sit beside each entry as comments) and is guaranteed to unmarshal into
 // this type with unknown fields rejected.
 //
 // A string value that starts with "TODO(" is something the plan did not say
 // well enough to run; `task validate` refuses the file while one is left.
-type ScenariosFile struct {
+type scenariosFile struct {
 	Version    int             `yaml:"version"`     // 1
 	Plan       string          `yaml:"plan"`        // plan path relative to testing/; "" = none
 	PlanSHA256 string          `yaml:"plan_sha256"` // of the plan generated from

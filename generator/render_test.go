@@ -216,7 +216,7 @@ func TestRenderQuotesHostileValues(t *testing.T) {
 	for _, f := range files {
 		byPath[f.Path] = f.Data
 	}
-	var sf ScenariosFile
+	var sf scenariosFile
 	if err := yaml.Unmarshal(byPath["scenarios.yml"], &sf); err != nil {
 		t.Fatalf("scenarios.yml does not parse: %v", err)
 	}
