@@ -42,7 +42,7 @@ func TestReadLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, ops, bad, err := Read(strings.NewReader("\n"+tt.line+"\n"), "h.jsonl")
+			_, ops, bad, err := readAll(strings.NewReader("\n"+tt.line+"\n"), "h.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestReadContinuesAfterBadLines(t *testing.T) {
 	in := `{"_meta":{"scenario":"S1","seed":4,"clock":"monotonic","schema":"dst-history/1"}}` + "\n" +
 		goodLine + "\n" + "garbage\n" + strings.Replace(goodLine, `"1"`, `"2"`, 1) + "\n" +
 		`{"_meta":{}}` + "\n" + goodLine[:50] // truncated last line, no newline
-	meta, ops, bad, err := Read(strings.NewReader(in), "f")
+	meta, ops, bad, err := readAll(strings.NewReader(in), "f")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,47 +94,9 @@ func TestReadContinuesAfterBadLines(t *testing.T) {
 }
 
 func TestReadRejectsOtherSchema(t *testing.T) {
-	_, _, bad, _ := Read(strings.NewReader(`{"_meta":{"schema":"other/2"}}`+"\n"), "f")
+	_, _, bad, _ := readAll(strings.NewReader(`{"_meta":{"schema":"other/2"}}`+"\n"), "f")
 	if len(bad) != 1 || !strings.Contains(bad[0].Error(), "unsupported schema") {
 		t.Fatalf("bad = %v", bad)
-	}
-}
-
-func TestWriteReadRoundTrip(t *testing.T) {
-	c := int64(30)
-	ops := []Op{
-		{OpID: "a", ProcessID: "p\"1\x01", InvokeTS: 1, CompleteTS: &c, OpType: "cas", Key: "k\\",
-			Input: json.RawMessage(`[1,2]`), Output: json.RawMessage(`true`), NodeSeen: "n", FaultEpoch: "w1"},
-		{OpID: "b", ProcessID: "p2", InvokeTS: 5, OpType: "write", TimeoutMarker: true, Error: "deadline"},
-	}
-	var buf bytes.Buffer
-	if err := Write(&buf, &Meta{Scenario: "S"}, ops); err != nil {
-		t.Fatal(err)
-	}
-	meta, got, bad, err := Read(&buf, "rt")
-	if err != nil || len(bad) != 0 {
-		t.Fatal(err, bad)
-	}
-	if meta.Schema != Schema {
-		t.Errorf("schema = %q", meta.Schema)
-	}
-	for i := range got {
-		got[i].Line = 0
-	}
-	a, _ := json.Marshal(ops)
-	b, _ := json.Marshal(got)
-	if !bytes.Equal(a, b) {
-		t.Errorf("round trip:\n%s\n%s", a, b)
-	}
-	// Every column present, nulls for empty nullable ones.
-	var m map[string]any
-	var w bytes.Buffer
-	_ = Write(&w, nil, ops[1:])
-	if err := json.Unmarshal(w.Bytes(), &m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 12 || m["key"] != nil || m["complete_ts"] != nil {
-		t.Errorf("written columns = %v", m)
 	}
 }
 
@@ -261,7 +223,7 @@ func TestRecorderConcurrent(t *testing.T) {
 	if err := rec.Err(); err != nil {
 		t.Fatal(err)
 	}
-	meta, ops, bad, err := Read(&buf.b, "rec")
+	meta, ops, bad, err := readAll(&buf.b, "rec")
 	if err != nil || len(bad) != 0 {
 		t.Fatal(err, bad)
 	}
@@ -327,7 +289,7 @@ func TestRecorderCrashLosesAtMostLastLine(t *testing.T) {
 	if rec.Err() == nil {
 		t.Fatal("write error not reported")
 	}
-	_, ops, bad, err := Read(&w.buf, "crash")
+	_, ops, bad, err := readAll(&w.buf, "crash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,49 +302,6 @@ func TestRecorderCrashLosesAtMostLastLine(t *testing.T) {
 	if errs := Validate("crash", ops, nil); len(errs) != 0 {
 		t.Error(errs)
 	}
-}
-
-func FuzzRead(f *testing.F) {
-	f.Add([]byte(goodLine + "\n"))
-	f.Add([]byte(`{"_meta":{"schema":"dst-history/1"}}` + "\n" + goodLine))
-	f.Add([]byte(`{"op_id":"\u0041","input":[{"a":-1.5e3}],"output":"x"}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, ops, bad, err := Read(bytes.NewReader(data), "fuzz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range bad {
-			var le *fileline.Error
-			if !errors.As(e, &le) || le.Line < 1 {
-				t.Fatalf("error without line: %v", e)
-			}
-		}
-		// The in-memory reader must agree with the streaming one.
-		_, ops2, bad2 := ReadBytes(data, "fuzz")
-		if len(ops2) != len(ops) || len(bad2) != len(bad) {
-			t.Fatalf("ReadBytes: %d ops %d errors; Read: %d ops %d errors", len(ops2), len(bad2), len(ops), len(bad))
-		}
-		for i := range bad {
-			if bad[i].Error() != bad2[i].Error() {
-				t.Fatalf("error %d: %v vs %v", i, bad[i], bad2[i])
-			}
-		}
-		// Whatever parsed must survive a write/read round trip unchanged.
-		var buf bytes.Buffer
-		if err := Write(&buf, nil, ops); err != nil {
-			t.Fatal(err)
-		}
-		_, again, bad2, _ := Read(&buf, "rt")
-		if len(bad2) != 0 || len(again) != len(ops) {
-			t.Fatalf("round trip: %d ops -> %d ops, %v", len(ops), len(again), bad2)
-		}
-		for i := range ops {
-			a, b := ops[i], again[i]
-			if a.OpID != b.OpID || a.Key != b.Key || !bytes.Equal(a.Input, b.Input) || !bytes.Equal(a.Output, b.Output) {
-				t.Fatalf("round trip changed op %d: %+v vs %+v", i, a, b)
-			}
-		}
-	})
 }
 
 func TestReadBytesParallelMatchesRead(t *testing.T) {
@@ -399,7 +318,7 @@ func TestReadBytesParallelMatchesRead(t *testing.T) {
 		}
 	}
 	data := []byte(b.String())
-	m1, ops1, bad1, _ := Read(bytes.NewReader(data), "f")
+	m1, ops1, bad1, _ := readAll(bytes.NewReader(data), "f")
 	m2, ops2, bad2 := ReadBytes(data, "f")
 	if m1 != m2 || m2.Scenario != "P" {
 		t.Errorf("meta %+v vs %+v", m1, m2)
@@ -422,7 +341,7 @@ func TestReadBytesParallelMatchesRead(t *testing.T) {
 func TestOverlongLineSkipped(t *testing.T) {
 	long := `{"op_id":"` + strings.Repeat("x", MaxLineBytes) + `"}`
 	data := []byte(long + "\n" + goodLine + "\n")
-	_, ops, bad, err := Read(bytes.NewReader(data), "big")
+	_, ops, bad, err := readAll(bytes.NewReader(data), "big")
 	if err != nil || len(ops) != 1 || len(bad) != 1 || !strings.Contains(bad[0].Error(), "big:1: line longer than") {
 		t.Fatalf("Read: ops %d, bad %v, err %v", len(ops), bad, err)
 	}

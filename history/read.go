@@ -41,9 +41,9 @@ type Reader struct {
 	pos int
 }
 
-// NewReader reads a history from r; name is used in error positions
+// newReader reads a history from r; name is used in error positions
 // (usually the file path).
-func NewReader(r io.Reader, name string) *Reader {
+func newReader(r io.Reader, name string) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 1<<16), name: name, intern: make(map[string]string)}
 }
 
@@ -154,10 +154,10 @@ func isMeta(line []byte) bool {
 	return len(line) > 0 && line[0] == '{' && bytes.HasPrefix(line[i:], []byte(`"_meta"`))
 }
 
-// Read reads a whole history. Bad lines are returned as errors beside the
+// readAll reads a whole history. Bad lines are returned as errors beside the
 // ops that did parse; err is non-nil only when r itself fails.
-func Read(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err error) {
-	rd := NewReader(r, name)
+func readAll(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err error) {
+	rd := newReader(r, name)
 	for {
 		op, e := rd.Next()
 		if e == io.EOF {
@@ -194,7 +194,7 @@ const parallelMin = 1 << 20
 // ReadBytes parses a history held in memory, splitting it at line
 // boundaries across GOMAXPROCS goroutines: parsing dominated analyze time
 // before the check, and lines are independent. Results, errors and line
-// numbers are as Read's. Input and Output of the ops alias data, which the
+// numbers are as readAll's. Input and Output of the ops alias data, which the
 // caller must not modify afterwards.
 func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 	if len(data) == 0 {

@@ -91,6 +91,10 @@ func AppendMeta(b []byte, m Meta) []byte {
 
 // Write writes a history: the meta header when meta is non-nil, then one
 // line per op.
+//
+// Deprecated: only tests write whole histories; use
+// internal/fixture.WriteHistory. Kept until analyze's and checker's tests
+// have moved, then deleted.
 func Write(w io.Writer, meta *Meta, ops []Op) error {
 	var b []byte
 	if meta != nil {

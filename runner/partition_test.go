@@ -43,7 +43,7 @@ func TestPartitionedHostInNetns(t *testing.T) {
 	defer p.Close()
 	ctx := context.Background()
 
-	for _, r := range p.RunAll(ctx, e.Hosts, "echo up", 3, io.Discard) {
+	for _, r := range p.runAll(ctx, e.Hosts, "echo up", 3, io.Discard) {
 		if r.Status != StatusOK {
 			t.Fatalf("before the partition %s: %+v", r.Host, r)
 		}
@@ -69,7 +69,7 @@ func TestPartitionedHostInNetns(t *testing.T) {
 	})
 
 	start := time.Now()
-	results := p.RunAll(ctx, e.Hosts, "echo up", 3, io.Discard)
+	results := p.runAll(ctx, e.Hosts, "echo up", 3, io.Discard)
 	elapsed := time.Since(start)
 	for i, r := range results {
 		switch {

@@ -218,7 +218,7 @@ type ClockSample struct {
 	Samples     int           `json:"samples"` // round trips answered
 }
 
-// MaxClockSamples bounds MeasureClock's samples.
+// MaxClockSamples bounds measurePoolClock's samples.
 const MaxClockSamples = 64
 
 // clockScript answers each line on stdin with the remote clock. The
@@ -229,11 +229,11 @@ const clockScript = `while IFS= read -r _; do date +%s%N || exit 1; done`
 // clockSampleTimeout bounds one sample's round trip.
 const clockSampleTimeout = 5 * time.Second
 
-// MeasureClock measures host's clock offset on one open session: it sends
+// measurePoolClock measures host's clock offset on one open session: it sends
 // samples (1..MaxClockSamples) lines to a remote read loop, timing each
 // answer, and keeps the fastest round trip. The whole measurement is one
 // bounded round trip of pool.
-func MeasureClock(ctx context.Context, pool *Pool, host env.Host, samples int) (ClockSample, error) {
+func measurePoolClock(ctx context.Context, pool *Pool, host env.Host, samples int) (ClockSample, error) {
 	return measureClock(ctx, poolShell{pool, host}, samples)
 }
 

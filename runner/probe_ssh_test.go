@@ -41,7 +41,7 @@ func TestMeasureClockSameClock(t *testing.T) {
 	p, e, _, _ := testPool(t, 1, "", Options{})
 	h := e.Hosts[0]
 	ctx := context.Background()
-	cs, err := MeasureClock(ctx, p, h, ClockSamples)
+	cs, err := measurePoolClock(ctx, p, h, ClockSamples)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,13 @@ func TestMeasureClockSameClock(t *testing.T) {
 		t.Errorf("uncertainty %v not below the old whole-session half round trip %v", cs.Uncertainty, oldRTT/2)
 	}
 	t.Logf("one session: offset %v ± %v (rtt %v); old whole-session rtt %v", cs.Offset, cs.Uncertainty, cs.RTT, oldRTT)
-	if _, err := MeasureClock(ctx, p, h, 0); err == nil {
+	if _, err := measurePoolClock(ctx, p, h, 0); err == nil {
 		t.Error("0 samples accepted")
 	}
 }
 
 // BenchmarkClockOffset compares the old session-timing clock offset with
-// MeasureClock on the same sshd: both report |offset| and the implied
+// measurePoolClock on the same sshd: both report |offset| and the implied
 // uncertainty (half the round trip) in microseconds.
 func BenchmarkClockOffset(b *testing.B) {
 	sshtest.Require(b)
@@ -92,7 +92,7 @@ func BenchmarkClockOffset(b *testing.B) {
 	b.Run("one-session", func(b *testing.B) {
 		var off, unc time.Duration
 		for b.Loop() {
-			cs, err := MeasureClock(ctx, p, h, ClockSamples)
+			cs, err := measurePoolClock(ctx, p, h, ClockSamples)
 			if err != nil {
 				b.Fatal(err)
 			}

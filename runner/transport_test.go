@@ -525,7 +525,7 @@ func TestRunAllFanOut(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		start := time.Now()
-		rs := p.RunAll(context.Background(), e.Hosts, "sleep 1; echo out-$((6*7)); echo err >&2", tc.parallel, &out)
+		rs := p.runAll(context.Background(), e.Hosts, "sleep 1; echo out-$((6*7)); echo err >&2", tc.parallel, &out)
 		el := time.Since(start)
 		if el < tc.min || el > tc.max {
 			t.Errorf("parallel %d: took %s, want %s..%s", tc.parallel, el, tc.min, tc.max)
@@ -559,7 +559,7 @@ func TestRunAllFanOut(t *testing.T) {
 func TestRunAllSingleHostNoPrefix(t *testing.T) {
 	p, e, _, _ := testPool(t, 1, "", Options{})
 	var out bytes.Buffer
-	rs := p.RunAll(context.Background(), e.Hosts, "printf 'a\\nno-newline'; exit 2", 0, &out)
+	rs := p.runAll(context.Background(), e.Hosts, "printf 'a\\nno-newline'; exit 2", 0, &out)
 	want := "a\nno-newline\nhost=h1 status=failed exit=2 elapsed="
 	if !strings.HasPrefix(out.String(), want) || rs[0].Status != StatusFailed {
 		t.Fatalf("got %q, want prefix %q", out.String(), want)

@@ -34,14 +34,18 @@ const (
 	RunStampLayout = "20060102_150405"  // run_<stamp>/ (real-env-test)
 )
 
-// NewDir returns the session directory for a plan run started at t under
+// newDir returns the session directory for a plan run started at t under
 // a results root: <root>/<slug>/<UTC stamp>. It does not create it.
-func NewDir(root, slug string, t time.Time) string {
+func newDir(root, slug string, t time.Time) string {
 	return filepath.Join(root, slug, t.UTC().Format(StampLayout))
 }
 
 // ArtifactDir is where a scenario's or arm's files live: arm "S4/api" maps
 // to artifacts/S4/api/, so an arm's files sit under its parent's.
+//
+// Deprecated: only tests lay out artifact directories; use
+// internal/fixture.ArtifactDir. Kept until analyze's tests have moved,
+// then deleted.
 func ArtifactDir(sessionDir, id string) string {
 	return filepath.Join(sessionDir, ArtifactsDir, filepath.FromSlash(id))
 }

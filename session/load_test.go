@@ -198,9 +198,6 @@ func TestRunFilesAndPaths(t *testing.T) {
 	if got := HistoryPath(plain); got != filepath.Join(dir, "artifacts/S1/h/ops.jsonl") {
 		t.Errorf("HistoryPath override = %s", got)
 	}
-	if got := ArtifactDir(dir, "S4/api"); got != filepath.Join(dir, "artifacts", "S4", "api") {
-		t.Errorf("ArtifactDir = %s", got)
-	}
 }
 
 func TestFindAndPrevious(t *testing.T) {
@@ -247,8 +244,8 @@ func TestFindAndPrevious(t *testing.T) {
 	if _, err := Find(filepath.Join(root, "missing")); err == nil {
 		t.Fatal("a missing dir must be an error")
 	}
-	if d := NewDir("testing/results", "kv", time.Date(2026, 5, 4, 3, 2, 1, 0, time.FixedZone("x", 3600))); d != filepath.Join("testing/results", "kv", "20260504T020201Z") {
-		t.Fatalf("NewDir = %s", d)
+	if d := newDir("testing/results", "kv", time.Date(2026, 5, 4, 3, 2, 1, 0, time.FixedZone("x", 3600))); d != filepath.Join("testing/results", "kv", "20260504T020201Z") {
+		t.Fatalf("newDir = %s", d)
 	}
 }
 
