@@ -29,6 +29,12 @@ fi
 command -v task >/dev/null 2>&1 || { echo "==> go install task"; go install github.com/go-task/task/v3/cmd/task@v3.54.0; }
 command -v staticcheck >/dev/null 2>&1 || { echo "==> go install staticcheck"; go install honnef.co/go/tools/cmd/staticcheck@v0.8.2; }
 
+echo "==> go mod tidy"
+if ! tidy_diff=$(go mod tidy -diff 2>&1); then
+  echo "go.mod/go.sum are not tidy: run \`go mod tidy\` and commit the result:" >&2
+  echo "$tidy_diff" >&2
+  exit 1
+fi
 echo "==> gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed: $unformatted" >&2; exit 1; fi
