@@ -34,9 +34,9 @@ median_ms() {
     hyperfine -N -i --warmup 3 --runs "$runs" --export-json "$work/h.json" "$1 --version" >/dev/null 2>&1
     python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
   else
-    local i t0 t1
-    for i in $(seq 3); do "$1" --version >/dev/null 2>&1 || true; done
-    for i in $(seq "$runs"); do
+    local t0 t1
+    for _ in $(seq 3); do "$1" --version >/dev/null 2>&1 || true; done
+    for _ in $(seq "$runs"); do
       t0=$(date +%s%N); "$1" --version >/dev/null 2>&1 || true; t1=$(date +%s%N)
       echo $(( (t1 - t0) / 1000 ))
     done | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f\n", m/1000}'
