@@ -18,10 +18,6 @@ import (
 // skipped rather than buffered without limit.
 const MaxLineBytes = 16 << 20
 
-// LineError is the shared file:line error type, kept under its old name
-// while analyze and checker move to fileline.Error.
-type LineError = fileline.Error
-
 // Reader streams ops from a JSON Lines history. A bad line yields a
 // *fileline.Error from Next and reading continues with the following line, so
 // the caller decides whether partial results are usable.

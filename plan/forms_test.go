@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // altForms is a change-scoped plan written with the alternative forms the
@@ -206,9 +208,9 @@ func TestParseErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := ParseBytes("x.md", []byte(c.data))
-			var pe *Error
+			var pe *fileline.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("err = %v, want *plan.Error", err)
+				t.Fatalf("err = %v, want *fileline.Error", err)
 			}
 			if pe.Line != c.line || !strings.Contains(pe.Reason(), c.msg) || pe.File != "x.md" {
 				t.Errorf("err = %v, want line %d containing %q", err, c.line, c.msg)

@@ -7,19 +7,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // checkParse is the property every input must satisfy: no panic, a
-// *plan.Error when parsing fails, a plan always returned, every problem
+// *fileline.Error when parsing fails, a plan always returned, every problem
 // pointing inside the file, and time roughly linear in the input.
 func checkParse(t *testing.T, data []byte, budget time.Duration) {
 	t.Helper()
 	start := time.Now()
 	p, err := ParseBytes("fuzz.md", data)
 	if err != nil {
-		var pe *Error
+		var pe *fileline.Error
 		if !errors.As(err, &pe) {
-			t.Fatalf("error is %T, want *plan.Error: %v", err, err)
+			t.Fatalf("error is %T, want *fileline.Error: %v", err, err)
 		}
 	}
 	if p == nil {

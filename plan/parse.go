@@ -15,10 +15,6 @@ import (
 // multi-megabyte input is a mistake (or an attack) rather than a plan.
 const MaxSize = 8 << 20
 
-// Error is a parse failure with the place it happened: the shared
-// file:line error type, under the name plan's callers know.
-type Error = fileline.Error
-
 // Parse reads and parses the plan at path. See ReadFile and ParseBytes.
 func Parse(path string) (*Plan, error) {
 	data, err := ReadFile(path)
@@ -30,7 +26,7 @@ func Parse(path string) (*Plan, error) {
 
 // ReadFile reads the plan at path, at most MaxSize bytes: Init hashes the
 // very bytes it lints, so it reads once through here and then calls
-// ParseBytes. A directory or an oversized file is an *Error.
+// ParseBytes. A directory or an oversized file is a *fileline.Error.
 func ReadFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -57,7 +53,7 @@ func ReadFile(path string) ([]byte, error) {
 // ParseBytes parses plan markdown; name is used in positions (file:line).
 //
 // The parser is lenient: anything it can read it keeps, and most defects
-// become Lint problems rather than errors. It returns a *Error only when the
+// become Lint problems rather than errors. It returns a *fileline.Error only when the
 // input cannot be a plan at all (empty, binary, not UTF-8, too large, no
 // title and no section, an unterminated code fence). Even then the returned
 // Plan holds whatever was parsed, so callers can still show partial results.

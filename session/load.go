@@ -17,11 +17,7 @@ import (
 	"github.com/dstgen/dstgen/internal/fileline"
 )
 
-// Error is bad input in a session file, located to a line (0 when the
-// file could not be read at all): the shared file:line error type.
-type Error = fileline.Error
-
-// LoadRun reads and validates one run.json. Every error is an *Error with
+// LoadRun reads and validates one run.json. Every error is a *fileline.Error with
 // the file and line of the offending value.
 func LoadRun(file string) (*Run, error) {
 	data, err := os.ReadFile(file)

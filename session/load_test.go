@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 const goodRun = `{
@@ -49,7 +51,7 @@ func TestParseRunGood(t *testing.T) {
 	}
 }
 
-// TestParseRunBad: every malformed or invalid record is an *Error at the
+// TestParseRunBad: every malformed or invalid record is a *fileline.Error at the
 // line of the offending value.
 func TestParseRunBad(t *testing.T) {
 	replace := func(old, new string) string {
@@ -92,9 +94,9 @@ func TestParseRunBad(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseRun("x/run.json", []byte(c.in))
-			var e *Error
+			var e *fileline.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v is not a *session.Error", err)
+				t.Fatalf("error %v is not a *fileline.Error", err)
 			}
 			if e.File != "x/run.json" || e.Line != c.line || !strings.Contains(e.Reason(), c.msg) {
 				t.Fatalf("got %q (line %d), want line %d containing %q", err, e.Line, c.line, c.msg)
@@ -108,7 +110,7 @@ func TestParseRunBad(t *testing.T) {
 
 func TestLoadRunMissing(t *testing.T) {
 	_, err := LoadRun(filepath.Join(t.TempDir(), "run.json"))
-	var e *Error
+	var e *fileline.Error
 	if !errors.As(err, &e) || e.Line != 0 || !strings.Contains(e.Reason(), "read run record") {
 		t.Fatalf("got %v", err)
 	}
@@ -141,7 +143,7 @@ func FuzzLoadRun(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := ParseRun("fuzz.json", data)
 		if err != nil {
-			var e *Error
+			var e *fileline.Error
 			if !errors.As(err, &e) || e.Line < 1 || e.File != "fuzz.json" {
 				t.Fatalf("error without file:line: %v", err)
 			}

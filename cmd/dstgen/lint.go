@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dstgen/dstgen/plan"
 	"github.com/spf13/cobra"
+
+	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // lintReport is the --json output of dstgen lint.
@@ -53,7 +55,7 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 	out := cmd.OutOrStdout()
 	p, err := parsePlanArg(cmd, file)
 	if err != nil {
-		var pe *plan.Error
+		var pe *fileline.Error
 		if !errors.As(err, &pe) {
 			return badInput(fmt.Errorf("lint: %w", err))
 		}
