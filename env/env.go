@@ -14,7 +14,7 @@ type Env struct {
 	SUT        SUT            `yaml:"sut"`        // how deploy installs, configures, runs and checks the SUT
 	Dstgen     Dstgen         `yaml:"dstgen"`
 
-	// Remote and Bastion are the single-host form of real-env-test.md §6;
+	// Remote and Bastion are the single-host form of docs/real-env-test.md §6;
 	// Load folds them into Hosts[0] (name "remote") and SSH.Jump.
 	Remote  *Remote  `yaml:"remote"`
 	Bastion *Bastion `yaml:"bastion"`
@@ -76,7 +76,7 @@ type Host struct {
 	Line    int               `yaml:"-"` // line in env.yml
 }
 
-// Benchmark holds the parameters the runner may override (real-env-test §10.1).
+// Benchmark holds the parameters the runner may override (docs/real-env-test.md §10.1).
 type Benchmark struct {
 	Mode     string  `yaml:"mode"`
 	Dataset  string  `yaml:"dataset"`
@@ -132,13 +132,13 @@ type Config struct {
 	Line     int    `yaml:"-"`
 }
 
-// Dstgen is the dstgen: section (real-env-test.md §6 "dstgen additions").
+// Dstgen is the dstgen: section (docs/real-env-test.md §6 "dstgen additions").
 type Dstgen struct {
 	PlanPath      string          `yaml:"plan_path"`
 	Scenarios     []string        `yaml:"scenarios"`
 	Seeds         []int64         `yaml:"seeds"`
 	Tier          string          `yaml:"tier"`          // smoke | hardening | release
-	SSHTimeoutS   int             `yaml:"ssh_timeout_s"` // same as ssh.timeout_s (spec §6 spelling)
+	SSHTimeoutS   int             `yaml:"ssh_timeout_s"` // same as ssh.timeout_s (docs/real-env-test.md §6 spelling)
 	PollIntervalS int             `yaml:"poll_interval_s"`
 	MaxPolls      int             `yaml:"max_polls"`
 	Capabilities  map[string]bool `yaml:"capabilities"`

@@ -17,7 +17,7 @@ import (
 	"github.com/dstgen/dstgen/internal/fileline"
 )
 
-// Defaults and ceilings of the remote contract (DESIGN.md "The remote contract").
+// Defaults and ceilings of the remote contract (docs/env-yml.md §2 and §3).
 const (
 	DefaultUser       = "root"
 	DefaultPort       = 22

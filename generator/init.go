@@ -157,7 +157,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 			}
 		}
 	case o.Prompt != nil:
-		// real-env-test §2.2: what was inferred is shown back before any
+		// docs/real-env-test.md §2.2: what was inferred is shown back before any
 		// question, so the person answers (or stops) knowing what the
 		// answers complete.
 		if o.Log != nil && hasOpen(prof.Questions) {
@@ -453,7 +453,7 @@ func ask(ctx context.Context, qs []Question, in io.Reader, log io.Writer) error 
 }
 
 // profileYAML is testing/.dstgen/profile.yml: the profile this generation
-// used, with the plan it came from and its sha256 (real-env-test §2.4), so
+// used, with the plan it came from and its sha256 (docs/real-env-test.md §2.4), so
 // a re-run can be diffed against it.
 func profileYAML(in RenderInput, p *Profile) ([]byte, error) {
 	doc := struct {

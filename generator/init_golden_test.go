@@ -35,7 +35,7 @@ func goldenFixtures() []goldenFixture {
 		{name: "rustservice", src: "testdata/sut/rustservice", plan: "docs/testing-plans/ringlog-ordering-and-durability.md"},
 		{name: "chaostoolbox", src: "testdata/sut/chaostoolbox", plan: "docs/testing-plans/lockd-mutual-exclusion.md"},
 		{name: "etcd", src: "../examples/etcd", plan: "docs/testing-plans/etcd-kv-guarantees.md"},
-		// The spec §14 plan (plan-format.md) on an otherwise empty SUT.
+		// The docs/plan-format.md §14 plan on an otherwise empty SUT.
 		{name: "quorumkv", src: "", plan: "docs/testing-plans/quorumkv-core-guarantees.md",
 			extra: map[string]string{"docs/testing-plans/quorumkv-core-guarantees.md": "../plan/testdata/quorumkv-core-guarantees.md"}},
 		// No plan at all: the benchmark framework with an empty scenario list.
@@ -156,13 +156,13 @@ func checkGoldenTree(t *testing.T, fx goldenFixture, out string) {
 	golden.CheckDir(t, filepath.Join("testdata", "golden", fx.name), readTree(t, out))
 }
 
-// requiredTasks are the tasks DESIGN.md and the issue require in every
+// requiredTasks are the tasks docs/real-env-test.md §3.3 and the issue require in every
 // generated Taskfile.
 var requiredTasks = []string{
 	"validate", "build", "deploy", "bench:start", "bench:status", "bench:stop",
 	"collect", "run:scenario", "analyze", "clean", "clean:full-rotate",
 	"workflow:1", "workflow:2", "workflow:3", "workflow:4",
-	// the template set of real-env-test §3.3
+	// the template set of docs/real-env-test.md §3.3
 	"deploy:upload", "deploy:install", "deploy:configure", "check",
 	"service:start", "service:stop", "service:restart", "service:status",
 	"bench:run", "bench", "clean:containers", "clean:images", "clean:mounts",
@@ -340,7 +340,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 		}
 		for _, f := range s.Faults {
 			if !strings.HasPrefix(f.Nemesis, "TODO(") && nemesisEvidence(f.Nemesis) == "" {
-				t.Errorf("%s: nemesis %q is not an id of spec/nemesis.md", s.ID, f.Nemesis)
+				t.Errorf("%s: nemesis %q is not an id of docs/nemesis.md", s.ID, f.Nemesis)
 			}
 		}
 		if s.Workload.Command == "" {

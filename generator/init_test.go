@@ -460,7 +460,7 @@ func TestInitPromptAnswersAndDefaults(t *testing.T) {
 		t.Errorf("question text not shown: %q", log.String())
 	}
 	// The inferred profile is shown for approval before the first question
-	// (real-env-test §2.2), not only after generation.
+	// (docs/real-env-test.md §2.2), not only after generation.
 	first := strings.LastIndex(log.String(), qs[0].Text) // the prompt; the summary lists it too
 	for _, want := range []string{"SUT profile: ", "Completeness: ", "→ mode " + probe.Profile.Completeness.Mode, "Ctrl-C stops without writing"} {
 		if i := strings.Index(log.String(), want); i < 0 || i > first {

@@ -6,7 +6,7 @@
 // docs/scenarios-yml.md); the rendered file repeats it in its header comment.
 package generator
 
-// Profile is what the scanner learned about a SUT (real-env-test.md §2.4).
+// Profile is what the scanner learned about a SUT (docs/real-env-test.md §2.4).
 // Every finding cites the file it came from (repo-relative path).
 type Profile struct {
 	Root     string   `json:"root" yaml:"root"`         // absolute SUT directory
@@ -88,7 +88,7 @@ type Tool struct {
 	Line int    `json:"line,omitempty" yaml:"line,omitempty"` // where in Path it matched, when meaningful
 }
 
-// Completeness is the mode of real-env-test.md §2.2.
+// Completeness is the mode of docs/real-env-test.md §2.2.
 type Completeness struct {
 	DocsComplete bool     `json:"docs_complete" yaml:"docs_complete"`
 	IntentClear  bool     `json:"intent_clear" yaml:"intent_clear"` // a plan was found/given

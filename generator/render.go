@@ -17,7 +17,7 @@ import (
 )
 
 // RenderInput is what Render needs: the scanned SUT, the plan (nil renders
-// the benchmark-only framework of real-env-test §3 with no scenarios) and
+// the benchmark-only framework of docs/real-env-test.md §3 with no scenarios) and
 // where things sit relative to the output directory.
 type RenderInput struct {
 	Profile *Profile

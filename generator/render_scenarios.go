@@ -66,7 +66,7 @@ type WorkloadEntry struct {
 }
 
 // FaultEntry is one fault of the schedule. Times are strings ("120s") or a
-// TODO; Nemesis is an id of spec/nemesis.md.
+// TODO; Nemesis is an id of docs/nemesis.md.
 type FaultEntry struct {
 	Nemesis string `yaml:"nemesis"`
 	Targets string `yaml:"targets"`
@@ -231,7 +231,7 @@ func scenarioFor(s plan.Scenario) scenarioModel {
 
 var sloRE = regexp.MustCompile(`(?i)≤|<=|\bp(50|9[059]|99\.9)\b|latency|throughput|\bwithin\s+\d`)
 
-// checkerFor names the checker (history-and-checkers.md §5) for a scenario
+// checkerFor names the checker (docs/history-and-checkers.md §5) for a scenario
 // without §7.M when its Oracle text makes the kind unambiguous; otherwise
 // it is a TODO, because running needs a checker.
 func checkerFor(id, oracle, formula string) string {
@@ -258,8 +258,8 @@ func orTODO(v, id, why string) string {
 	return oneline(v)
 }
 
-// nemesisIDs are the 33 rows of spec/nemesis.md with their generic landing
-// evidence, in spec order.
+// nemesisIDs are the 33 rows of docs/nemesis.md with their generic landing
+// evidence, in the catalog's order.
 var nemesisIDs = []struct{ id, evidence string }{
 	{"kill-9", "process-exit log line; restart timestamp / new PID"},
 	{"kill-term", "shutdown log lines"},
@@ -483,7 +483,7 @@ func faultsFor(id, text, mNemesis string) []FaultEntry {
 		i := len(out)
 		f := FaultEntry{Nemesis: nem, Targets: targetsOf(clause)}
 		if f.Nemesis == "" {
-			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (spec/nemesis.md) for: %s", id, i, oneline(clause))
+			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (`dstgen help nemesis`) for: %s", id, i, oneline(clause))
 		}
 		if m := atRE.FindStringSubmatch(clause); m != nil {
 			f.At = dur(m[1], m[2])
@@ -600,7 +600,7 @@ func landingFor(id, mNemesis string, faults []FaultEntry) []string {
 	}
 	for _, f := range faults {
 		if e := nemesisEvidence(f.Nemesis); e != "" {
-			out = append(out, f.Nemesis+": "+e+" (generic evidence, spec/nemesis.md)")
+			out = append(out, f.Nemesis+": "+e+" (generic evidence, `dstgen help nemesis`)")
 		}
 	}
 	if len(out) == 0 && len(faults) > 0 {

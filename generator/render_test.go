@@ -184,7 +184,7 @@ func TestLandingFor(t *testing.T) {
 
 func TestNemesisTableMatchesSpec(t *testing.T) {
 	if len(nemesisIDs) != 33 {
-		t.Errorf("nemesis table has %d rows, spec/nemesis.md has 33", len(nemesisIDs))
+		t.Errorf("nemesis table has %d rows, docs/nemesis.md has 33", len(nemesisIDs))
 	}
 	seen := map[string]bool{}
 	for _, n := range nemesisIDs {

@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// Completeness modes (real-env-test.md §2.2).
+// Completeness modes (docs/real-env-test.md §2.2).
 const (
 	ModeFast = "Fast"
 	ModeSemi = "Semi"
 	ModeFull = "Full"
 )
 
-// The four parts of "complete docs" (real-env-test.md §2.2), as listed in
+// The four parts of "complete docs" (docs/real-env-test.md §2.2), as listed in
 // Completeness.Missing.
 const (
 	MissingBuild   = "build instructions"

@@ -8,7 +8,7 @@ import (
 )
 
 // WriteSummary prints the profile as the review a person approves before
-// generation (real-env-test.md §2.2: inferred values are shown back): every
+// generation (docs/real-env-test.md §2.2: inferred values are shown back): every
 // finding with the file (and line) it came from, the mode, and the open
 // questions with their defaults.
 func WriteSummary(w io.Writer, p *Profile) error {

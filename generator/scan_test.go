@@ -283,7 +283,7 @@ func merge(ms ...map[string]string) map[string]string {
 	return out
 }
 
-// TestScanModes covers the four rows of real-env-test §2.2 and the question
+// TestScanModes covers the four rows of docs/real-env-test.md §2.2 and the question
 // set each one asks.
 func TestScanModes(t *testing.T) {
 	tests := []struct {

@@ -1,5 +1,5 @@
-// Package history owns the operation history of spec
-// history-and-checkers.md §2: the 11-field op record ("dst-history/1"),
+// Package history owns the operation history of
+// docs/history-and-checkers.md §2: the 11-field op record ("dst-history/1"),
 // its JSON Lines reader and writer, validation, and a Recorder that Go
 // workload drivers import.
 package history

@@ -12,7 +12,7 @@ import (
 // The op decoder is hand-written because histories run to millions of lines
 // and encoding/json's reflection dominated the analyze time in the
 // benchmark; it also lets us tell a missing column from a null one, which
-// the spec distinguishes (columns are never omitted).
+// docs/history-and-checkers.md §2 distinguishes (columns are never omitted).
 
 const (
 	colOpID = 1 << iota

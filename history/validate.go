@@ -8,7 +8,7 @@ import (
 )
 
 // valueReturning reports op types whose output carries a value, for which
-// spec §2.1 rule 4 forbids an output beside an error. A switch, not a map:
+// docs/history-and-checkers.md §2.1 rule 4 forbids an output beside an error. A switch, not a map:
 // no package-level state anyone could change.
 func valueReturning(opType string) bool {
 	switch opType {
@@ -18,7 +18,7 @@ func valueReturning(opType string) bool {
 	return false
 }
 
-// Validate applies the record-level rules of spec §2.1. A non-empty result
+// Validate applies the record-level rules of docs/history-and-checkers.md §2.1. A non-empty result
 // means the recorder is broken (blame = harness), not the SUT. schedule,
 // when non-nil, is the set of fault window ids the run declared; every
 // fault_epoch must be one of them. name is the file name used in positions.
@@ -132,7 +132,7 @@ func canonicalID(s string) (uint64, bool) {
 	return n, true
 }
 
-// Needs says which optional fields a checker or claim relies on (spec §2.2
+// Needs says which optional fields a checker or claim relies on (docs/history-and-checkers.md §2.2
 // and §3); Weak reports a history that lacks them.
 type Needs struct {
 	Key      bool // per-key models: every op names its key
@@ -149,7 +149,7 @@ type Needs struct {
 }
 
 // Weak returns the reasons (empty when complete) a history is too weak for
-// a checker with needs need (spec §2.2). A weak history yields
+// a checker with needs need (docs/history-and-checkers.md §2.2). A weak history yields
 // INCONCLUSIVE-oracle-too-weak.
 func Weak(meta Meta, ops []Op, need Needs) []string {
 	var reasons []string
@@ -169,7 +169,7 @@ func Weak(meta Meta, ops []Op, need Needs) []string {
 			withEpoch++
 		}
 	}
-	// Spec §2.2 makes this weak for every checker: an op with no response
+	// docs/history-and-checkers.md §2.2 makes this weak for every checker: an op with no response
 	// and no marker cannot be told from a lost record.
 	if noComplete > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d ops have no complete_ts and no timeout_marker", noComplete))

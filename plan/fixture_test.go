@@ -40,7 +40,7 @@ func scenarioIDs(ss []Scenario, pred func(*Scenario) bool) []string {
 	return out
 }
 
-// TestFixtureExpectedParse asserts every row of plan-format §14.1.
+// TestFixtureExpectedParse asserts every row of docs/plan-format.md §14.1.
 func TestFixtureExpectedParse(t *testing.T) {
 	p, err := Parse(fixturePath)
 	if err != nil {

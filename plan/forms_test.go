@@ -13,7 +13,7 @@ import (
 )
 
 // altForms is a change-scoped plan written with the alternative forms the
-// spec allows: §2 trailing §1c (no heading), hypotheses under sub-headings
+// docs/plan-format.md allows: §2 trailing §1c (no heading), hypotheses under sub-headings
 // with bold ids, the plain-line §7.M heading, per-arm §7.M blocks, inline
 // arms, "--" disclosure, Boundary claim/keys bullets.
 const altForms = `# Test Plan: ` + "`alt-forms`" + `

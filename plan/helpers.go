@@ -70,7 +70,7 @@ func (p *Plan) Categories(s *Scenario) []string {
 }
 
 // Serious reports whether the scenario falsifies a claim whose category is
-// in GATED_MODEL (plan-format §4.3): then its §7.M block is mandatory.
+// in GATED_MODEL (docs/plan-format.md §4.3): then its §7.M block is mandatory.
 func (p *Plan) Serious(s *Scenario) bool {
 	for _, c := range p.Categories(s) {
 		if GatedModel(c) {

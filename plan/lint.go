@@ -123,7 +123,7 @@ func (l *linter) warnf(line int, rule, format string, a ...any) {
 	l.add(line, SevWarning, rule, format, a...)
 }
 
-// Lint checks a parsed plan against the rules of plan-format §13 and the
+// Lint checks a parsed plan against the rules of docs/plan-format.md §13 and the
 // dstgen additions. Errors make the plan not executable (generation and
 // runs must refuse it); warnings are advice. Problems are sorted by line.
 func Lint(p *Plan) []Problem {
@@ -462,7 +462,7 @@ func (l *linter) adequacy() {
 	}
 }
 
-// absolutes are §7d phrasings the spec asks to flag (plan-format §12).
+// absolutes are §7d phrasings the plan format asks to flag (docs/plan-format.md §12).
 var absolutes = []string{"cannot", "can not", "can't", "never happens", "never happen", "guarantee", "impossible"}
 
 func (l *linter) confidence() {
@@ -489,7 +489,7 @@ func wordStart(s string, i int) bool {
 }
 
 // weakOracles are oracle phrasings that only inspect logs or eyeball health
-// (plan-format §1: a "logs look fine" oracle must be rejected, not run).
+// (docs/plan-format.md §1: a "logs look fine" oracle must be rejected, not run).
 var weakOracles = []string{
 	"look fine", "looks fine", "look good", "looks good", "look ok", "looks ok", "look okay", "looks okay",
 	"look normal", "looks normal", "seems fine", "seem fine", "no errors in", "no error in", "no errors",
@@ -841,7 +841,7 @@ func (l *linter) surfaceFields(s *Scenario, id string) {
 // negative controls that name none check denial but not observability.
 var leakChannels = []string{"log", "metric", "trace", "cache", "timing", "audit", "_total", "label", "export"}
 
-// negativeControls warns on the anti-patterns of plan-format §9.5 for a
+// negativeControls warns on the anti-patterns of docs/plan-format.md §9.5 for a
 // boundary scenario's §7.M.S.
 func (l *linter) negativeControls(s *Scenario, id string) {
 	sb := s.S
@@ -937,7 +937,7 @@ func words(s string) []string {
 	})
 }
 
-// name is the soft check of plan-format §9.1: a scenario name should encode
+// name is the soft check of docs/plan-format.md §9.1: a scenario name should encode
 // its claim (share a token with its claims' categories or claim text).
 func (l *linter) name(s *Scenario, id string) {
 	if s.Name == "" {

@@ -282,7 +282,7 @@ func TestWeakOracle(t *testing.T) {
 }
 
 // TestGateSetsByCategory: §7.M is required exactly for the six gated
-// categories (spec §4.3) and §7.M.S exactly for boundary and fairness;
+// categories (docs/plan-format.md §4.3) and §7.M.S exactly for boundary and fairness;
 // every other category needs neither. S1 falsifies only C1, so changing
 // C1's category and removing S1's blocks isolates the gate.
 func TestGateSetsByCategory(t *testing.T) {

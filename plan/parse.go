@@ -172,7 +172,7 @@ func cleanSlug(s string) string {
 	return strings.Trim(strings.TrimSpace(trimDashes(s)), "`*_ ")
 }
 
-// Header labels (plan-format §2), canonical spelling.
+// Header labels (docs/plan-format.md §2), canonical spelling.
 const (
 	HdrDate   = "Date"
 	HdrMode   = "Plan mode"

@@ -6,7 +6,7 @@
 // problems and later verdicts can point a reviewer at the plan text.
 package plan
 
-// Claim categories (plan-format §4.2).
+// Claim categories (docs/plan-format.md §4.2).
 const (
 	CatSafety      = "safety"
 	CatLiveness    = "liveness"
@@ -21,7 +21,7 @@ const (
 	CatFairness    = "fairness"
 )
 
-// Categories lists the eleven claim categories in spec order.
+// Categories lists the eleven claim categories in docs/plan-format.md §4.2 order.
 var Categories = []string{CatSafety, CatLiveness, CatDurability, CatPerfSLO, CatOperational,
 	CatIdempotency, CatIsolation, CatOrdering, CatMembership, CatBoundary, CatFairness}
 

@@ -152,7 +152,7 @@ func stripBold(s string) string {
 	return s
 }
 
-// knownSections are the section number tokens of plan-format §3.
+// knownSections are the section number tokens of docs/plan-format.md §3.
 var knownSections = map[string]bool{
 	"0": true, "1": true, "1b": true, "1c": true, "2": true, "3": true, "4": true,
 	"5": true, "6": true, "6b": true, "7": true, "7b": true, "7c": true, "7d": true,
@@ -396,7 +396,7 @@ func containsFold(s, sub string) bool {
 // columns maps a table's columns to canonical ones by header text (exact
 // match first, then prefix), so a reordered or extra column does not shift
 // the values. A canonical column whose header is not found falls back to
-// its position in the spec's order, which keeps header-less drift working.
+// its position in the plan format's order, which keeps header-less drift working.
 func (t table) columns(keys [][]string) []int {
 	hdr := make([]string, len(t.header))
 	for i, h := range t.header {

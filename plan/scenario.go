@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Scenario field labels (plan-format §9.2), canonical spelling. They are the
+// Scenario field labels (docs/plan-format.md §9.2), canonical spelling. They are the
 // keys of Scenario.Fields.
 const (
 	FieldFalsifies     = "Falsifies if it FAILs"
@@ -23,7 +23,7 @@ const (
 	FieldSkeleton      = "Skeleton"
 )
 
-// §7.M field labels (plan-format §9.4).
+// §7.M field labels (docs/plan-format.md §9.4).
 const (
 	FieldModel     = "Model under test"
 	FieldHistory   = "Operation history"
@@ -33,7 +33,7 @@ const (
 	FieldReduction = "Reduction plan"
 )
 
-// §7.M.S field labels (plan-format §9.5).
+// §7.M.S field labels (docs/plan-format.md §9.5).
 const (
 	FieldSurfaces      = "Surfaces"
 	FieldOperations    = "Operations"
@@ -48,12 +48,12 @@ const (
 	FieldFairness      = "Fairness formula"
 )
 
-// ModelFields lists the six §7.M fields in spec order.
+// ModelFields lists the six §7.M fields in docs/plan-format.md §9.4 order.
 func ModelFields() []string {
 	return []string{FieldModel, FieldHistory, FieldChecker, FieldNemesis, FieldAmbiguous, FieldReduction}
 }
 
-// SurfaceFields lists the eight §7.M.S fields in spec order.
+// SurfaceFields lists the eight §7.M.S fields in docs/plan-format.md §9.5 order.
 func SurfaceFields() []string {
 	return []string{FieldSurfaces, FieldOperations, FieldAdversarial, FieldPositive, FieldNegative,
 		FieldDelayed, FieldObsPaths, FieldArms}
@@ -181,7 +181,7 @@ func wordDrift(w, c string) bool {
 }
 
 // driftLabel tolerates label drift the way section headings tolerate title
-// drift (plan-format §3): the label's words must stand, in order, for
+// drift (docs/plan-format.md §3): the label's words must stand, in order, for
 // canonical words, starting with the canonical's first word; later
 // canonical words may be left out ("Nemesis + landing" for "Nemesis +
 // landing evidence", "Exit crit." for "Exit criteria"). A label with a word

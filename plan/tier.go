@@ -24,7 +24,7 @@ type Span struct {
 }
 
 // Tier is what ParseTier could extract from a budget tier's prose
-// (plan-format §10): configuration size, run duration, fault count and seed
+// (docs/plan-format.md §10): configuration size, run duration, fault count and seed
 // count. The analyzer compares measured runs against it, so every dimension
 // says whether it was stated.
 type Tier struct {
@@ -222,7 +222,7 @@ func durationUnit(w string) (time.Duration, bool) {
 }
 
 // parseBudget fills a Budget from its verbatim text: the release-tier
-// disclosure form (plan-format §10) is split into Reason and RevisitWhen;
+// disclosure form (docs/plan-format.md §10) is split into Reason and RevisitWhen;
 // any other text is read as a Tier.
 func parseBudget(text string, line int) Budget {
 	b := Budget{Text: text, Line: line}
@@ -335,12 +335,12 @@ func (t Threshold) String() string {
 }
 
 // ErrIncomplete marks a fairness formula that parsed but lacks some of the
-// four thresholds plan-format §9.5 requires; ParseFairness still returns the
+// four thresholds docs/plan-format.md §9.5 requires; ParseFairness still returns the
 // parsed formula with it, so a one-off check (dstgen check) can use a
 // partial formula while the plan linter rejects it.
 var ErrIncomplete = errors.New("fairness formula incomplete")
 
-// Fairness is a parsed "Fairness formula" (plan-format §9.5): the group
+// Fairness is a parsed "Fairness formula" (docs/plan-format.md §9.5): the group
 // dimension and the four thresholds of the fairness checker. It is the one
 // grammar for fairness formulas: the plan parses it once and the checker
 // takes the typed value.

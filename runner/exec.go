@@ -27,7 +27,7 @@ const (
 )
 
 // ExitTimeout is Result.ExitCode for a timed-out command: 124, as GNU
-// timeout reports it (spec real-env-test §11 decision).
+// timeout reports it (docs/real-env-test.md §11 decision).
 const ExitTimeout = 124
 
 // Result is what one remote command did on one host.

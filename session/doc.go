@@ -7,7 +7,7 @@
 //
 // A plan session lives in testing/results/<plan-slug>/<UTC YYYYMMDDTHHMMSSZ>/:
 //
-//	session-log.md          timeline, toolbox, capability matrix (report-format §2)
+//	session-log.md          timeline, toolbox, capability matrix (docs/report-format.md §2)
 //	logs/                   per scenario and host
 //	metrics/                CSV samples per host
 //	artifacts/<ID>/         run.json, history.jsonl, final.json for scenario <ID>
@@ -31,7 +31,7 @@
 // budget tier met from nodes/config_size, started_at..ended_at, the fault
 // windows whose landing evidence it accepts, and the distinct seeds over
 // all records of the scenario; it re-judges "landed" from the evidence
-// objects rather than trusting the runner's flag (nemesis.md §6: the
+// objects rather than trusting the runner's flag (docs/nemesis.md §6: the
 // injector's OK is never evidence).
 //
 // Times (started_at, ended_at) are RFC 3339 UTC. Every *_ns field is
@@ -60,7 +60,7 @@
 //	                    tolerance (fraction, default 0.2), interval_ns,
 //	                    throughput[] {start_ns, ops, errors, p50_ms, p95_ms, p99_ms},
 //	                    first_op_ns, last_op_ns}
-//	fault_windows[]     nemesis.md §7: {fault_epoch, nemesis, target|targets,
+//	fault_windows[]     docs/nemesis.md §7: {fault_epoch, nemesis, target|targets,
 //	                    scheduled_at_ns, injected_at_ns, reverted_at_ns,
 //	                    injector_ok (the injector said OK — never evidence),
 //	                    injector_evidence, victim_evidence, target_check, landed}
@@ -91,7 +91,7 @@
 //	                    test: red flag 10 and weak-oracle item 11 become N/A
 //	                    ("declared deterministic (single-interleaving)"). Without it a
 //	                    serious (§7.M) claim at the hardening or release tier needs
-//	                    ≥ 3 distinct seeds with the same verdict (verdicts.md §4.2),
+//	                    ≥ 3 distinct seeds with the same verdict (docs/verdicts.md §4.2),
 //	                    whatever the plan's budget says; one run declaring true wins
 //	                    over another declaring false
 //	history             history file (default see above)

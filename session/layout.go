@@ -220,7 +220,7 @@ func FinalPath(r *Run) string {
 	return sibling(r.Path, "final", ".json")
 }
 
-// Header is the bold-label header of session-log.md (report-format §2).
+// Header is the bold-label header of session-log.md (docs/report-format.md §2).
 type Header struct {
 	Title      string
 	SUT        string

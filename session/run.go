@@ -57,7 +57,7 @@ type RunRef struct {
 	Seed int64  `json:"seed"`
 }
 
-// Capability is one capability-matrix row (report-format §2 item 4).
+// Capability is one capability-matrix row (docs/report-format.md §2 item 4).
 type Capability struct {
 	Requirement string `json:"requirement"`
 	Present     bool   `json:"present"`
@@ -94,7 +94,7 @@ type Interval struct {
 	P99Ms   float64 `json:"p99_ms,omitempty"`
 }
 
-// FaultWindow is one scheduled fault (nemesis.md §7).
+// FaultWindow is one scheduled fault (docs/nemesis.md §7).
 type FaultWindow struct {
 	FaultEpoch       string    `json:"fault_epoch"`
 	Nemesis          string    `json:"nemesis"`
@@ -203,7 +203,7 @@ type GroupStats struct {
 
 // ClaimScope overrides the analyzer's reading of the claim for the N/A
 // escapes of the weak-oracle audit. Statistical false is the only way
-// a serious hardening claim escapes verdicts.md §4.2's three-seed rule:
+// a serious hardening claim escapes docs/verdicts.md §4.2's three-seed rule:
 // the escape is declared by whoever knows the test is deterministic,
 // never inferred from a plan budget that asks for one seed.
 type ClaimScope struct {

@@ -16,7 +16,7 @@ import (
 )
 
 // exitTimeout is exec's distinct exit code when any host timed out: 124, as
-// GNU timeout and spec real-env-test §11 use it.
+// GNU timeout and docs/real-env-test.md §11 use it.
 const exitTimeout = runner.ExitTimeout
 
 // execOutputCap bounds what --json keeps of each stream per host.

@@ -17,7 +17,7 @@ import (
 )
 
 // TestProbeCLI probes a real sshd as the unprivileged test user, with the
-// spec's example plan: iptables and netem cannot really be used there, so
+// docs/plan-format.md §14 example plan: iptables and netem cannot really be used there, so
 // the §6b rows for them are missing (exit 1), with the scenarios they make
 // INCONCLUSIVE-env; MinIO is "brought up by SUT".
 func TestProbeCLI(t *testing.T) {
@@ -107,7 +107,7 @@ func stripSources(out string) string {
 
 // TestProbeMatrixGolden renders a fixed capability matrix (a host without
 // netem, as these machines are; runner's TestProbeFixtureCaps pins how it
-// is built from the probe's answers) mapped onto the spec's example plan.
+// is built from the probe's answers) mapped onto the docs/plan-format.md §14 example plan.
 func TestProbeMatrixGolden(t *testing.T) {
 	p, err := plan.Parse(filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md"))
 	if err != nil {
