@@ -51,12 +51,19 @@ var (
 // and ProxyJump for what env.yml leaves unset; Host.Sources records where
 // each SSH value came from.
 func Load(path string) (*Env, error) {
-	data, err := os.ReadFile(path)
+	data, err := fileline.ReadBounded(path, maxEnvBytes)
+	if fe := (*fileline.Error)(nil); errors.As(err, &fe) && !errors.Is(err, fileline.ErrTooLarge) {
+		return nil, fmt.Errorf("read env file: %w", fe.Err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read env file: %w", err)
+		return nil, err // path: file too large
 	}
 	return Parse(path, data)
 }
+
+// maxEnvBytes bounds the env.yml Load reads: a hand-written file of hosts
+// is kilobytes, and a device such as /dev/zero must not exhaust memory.
+const maxEnvBytes = 4 << 20
 
 // Parse is Load on bytes already read; name is used in error messages and
 // to resolve relative key paths.

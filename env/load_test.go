@@ -1,10 +1,13 @@
 package env
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -171,8 +174,12 @@ func TestLoadFile(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), p+":3: unknown key") {
 		t.Fatalf("err = %v, want %s:3: unknown key", err, p)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.yml")); err == nil || !strings.Contains(err.Error(), "missing.yml") {
+	if _, err := Load(filepath.Join(dir, "missing.yml")); err == nil || !strings.HasPrefix(err.Error(), "read env file: open ") || !strings.Contains(err.Error(), "missing.yml") {
 		t.Fatalf("missing file: %v", err)
+	}
+	// A device never ends: the read stops at maxEnvBytes.
+	if _, err := Load("/dev/zero"); !errors.Is(err, fileline.ErrTooLarge) || !strings.HasPrefix(err.Error(), "/dev/zero: file too large") {
+		t.Fatalf("/dev/zero: %v", err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"reflect"
 	"slices"
@@ -20,12 +19,16 @@ import (
 // LoadRun reads and validates one run.json. Every error is a *fileline.Error with
 // the file and line of the offending value.
 func LoadRun(file string) (*Run, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fileline.Errorf(file, 0, "read run record: %w", err)
+	data, err := fileline.ReadBounded(file, maxRunBytes)
+	if fe := (*fileline.Error)(nil); errors.As(err, &fe) {
+		return nil, fileline.Errorf(file, 0, "read run record: %w", fe.Err)
 	}
 	return ParseRun(file, data)
 }
+
+// maxRunBytes bounds a run.json: a record of one run is kilobytes, and a
+// device or runaway file must not exhaust memory.
+const maxRunBytes = 16 << 20
 
 // ParseRun decodes and validates run.json bytes; name is used in errors.
 func ParseRun(name string, data []byte) (*Run, error) {

@@ -114,6 +114,10 @@ func TestLoadRunMissing(t *testing.T) {
 	if !errors.As(err, &e) || e.Line != 0 || !strings.Contains(e.Reason(), "read run record") {
 		t.Fatalf("got %v", err)
 	}
+	// A device never ends: the read is bounded.
+	if _, err := LoadRun("/dev/zero"); !errors.Is(err, fileline.ErrTooLarge) || !strings.HasPrefix(err.Error(), "/dev/zero: read run record: file too large") {
+		t.Fatalf("/dev/zero: %v", err)
+	}
 }
 
 func TestRunRoundTrip(t *testing.T) {
