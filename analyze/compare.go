@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/session"
@@ -135,26 +134,4 @@ func arrow(before, after string) string {
 		return before + " (unchanged)"
 	}
 	return before + " → " + after
-}
-
-func writeChanges(b *strings.Builder, c *Comparison) {
-	fmt.Fprintf(b, "\n## Changes since %s\n\n", render.MDLine(c.Previous))
-	fmt.Fprintf(b, "Session verdict: %s. %d scenario verdict(s) changed.\n\n", arrow(string(c.VerdictBefore), string(c.VerdictAfter)), c.ChangedVerdicts)
-	if len(c.Changes) == 0 {
-		b.WriteString("Neither session has scenarios to compare.\n")
-		return
-	}
-	render.MDHeader(b, "Scenario", "Verdict before → after", "Throughput (ops/s) before → after", "p99 (ms) before → after")
-	for _, ch := range c.Changes {
-		bv, av := string(ch.Before), string(ch.After)
-		if bv == "" {
-			bv = "(new)"
-		}
-		if av == "" {
-			av = "(removed)"
-		}
-		render.MDRow(b, ch.ID, arrow(bv, av),
-			render.FmtOpt(ch.ThroughputBefore, "")+" → "+render.FmtOpt(ch.ThroughputAfter, "")+render.DeltaPct(ch.ThroughputBefore, ch.ThroughputAfter),
-			render.FmtOpt(ch.P99Before, "")+" → "+render.FmtOpt(ch.P99After, "")+render.DeltaPct(ch.P99Before, ch.P99After))
-	}
 }

@@ -700,7 +700,7 @@ func benchPct(v float64) string {
 // RenderMarkdown renders run_<ts>/findings/report.md.
 func RenderMarkdown(b *Run) []byte {
 	var s strings.Builder
-	fmt.Fprintf(&s, "# Benchmark run: %s\n\n**Run dir:** %s\n", render.MDLine(b.ID), render.MDLine(b.Dir))
+	fmt.Fprintf(&s, "# Benchmark run: %s\n\n**Run dir:** %s\n", render.OneLine(b.ID), render.OneLine(b.Dir))
 	if b.Start != nil {
 		fmt.Fprintf(&s, "**Start:** %s\n", b.Start.Format(time.RFC3339))
 	}
@@ -710,7 +710,7 @@ func RenderMarkdown(b *Run) []byte {
 			fmt.Fprintf(&s, "**Duration:** %s\n", b.End.Sub(*b.Start))
 		}
 	}
-	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (%s).\n", render.MDLine(b.Headline), benchStatus(b), benchStatusRule(b))
+	fmt.Fprintf(&s, "\n## Summary\n\n%s. Run result: **%s** (%s).\n", render.OneLine(b.Headline), benchStatus(b), benchStatusRule(b))
 
 	s.WriteString("\n## Summary table\n\n")
 	cols, rows := benchSummary(b)
@@ -727,7 +727,7 @@ func RenderMarkdown(b *Run) []byte {
 	if lines := benchCheckLines(b); len(lines) > 0 {
 		s.WriteString("\n## Consistency check\n\n")
 		for _, l := range lines {
-			fmt.Fprintf(&s, "- %s\n", render.MDLine(l))
+			fmt.Fprintf(&s, "- %s\n", render.OneLine(l))
 		}
 	}
 
@@ -760,11 +760,11 @@ func RenderMarkdown(b *Run) []byte {
 		s.WriteString("No saturation or error pattern detected.\n")
 	}
 	for _, p := range b.Patterns {
-		fmt.Fprintf(&s, "- **%s** (%s): %s\n", p.Kind, render.MDLine(p.Target), render.MDLine(p.Detail))
+		fmt.Fprintf(&s, "- **%s** (%s): %s\n", p.Kind, render.OneLine(p.Target), render.OneLine(p.Detail))
 	}
 
 	if b.Previous != nil {
-		fmt.Fprintf(&s, "\n## Changes since %s\n\n", render.MDLine(b.Previous.Previous))
+		fmt.Fprintf(&s, "\n## Changes since %s\n\n", render.OneLine(b.Previous.Previous))
 		render.MDHeader(&s, "Benchmark", "Throughput (ops/s) before → after", "p99 (ms) before → after", "Error rate % before → after")
 		for _, c := range b.Previous.Changes {
 			render.MDRow(&s, c.Name, render.FmtOpt(c.ThroughputBefore, "")+" → "+render.FmtOpt(c.ThroughputAfter, "")+render.DeltaPct(c.ThroughputBefore, c.ThroughputAfter),
@@ -773,7 +773,7 @@ func RenderMarkdown(b *Run) []byte {
 		}
 		for _, h := range slices.Sorted(maps.Keys(b.Previous.HostCPU)) {
 			v := b.Previous.HostCPU[h]
-			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", render.MDLine(h), benchPct(v[0]), benchPct(v[1]))
+			fmt.Fprintf(&s, "\nPeak CPU on %s: %s%% → %s%%.", render.OneLine(h), benchPct(v[0]), benchPct(v[1]))
 		}
 		if len(b.Previous.HostCPU) > 0 {
 			s.WriteString("\n")
@@ -784,15 +784,15 @@ func RenderMarkdown(b *Run) []byte {
 
 	s.WriteString("\n## Recommendations\n\n")
 	for _, r := range b.Recommendations {
-		fmt.Fprintf(&s, "- %s\n", render.MDLine(r))
+		fmt.Fprintf(&s, "- %s\n", render.OneLine(r))
 	}
 	if len(b.Logs) > 0 {
-		fmt.Fprintf(&s, "\n## Logs\n\n%s\n", render.MDLine(strings.Join(b.Logs, ", ")))
+		fmt.Fprintf(&s, "\n## Logs\n\n%s\n", render.OneLine(strings.Join(b.Logs, ", ")))
 	}
 	if len(b.Problems) > 0 {
 		s.WriteString("\n## Input problems\n\n")
 		for _, p := range b.Problems {
-			fmt.Fprintf(&s, "- %s\n", render.MDLine(p))
+			fmt.Fprintf(&s, "- %s\n", render.OneLine(p))
 		}
 	}
 	return []byte(s.String())

@@ -18,9 +18,9 @@ func MDCell(s string) string {
 	return strings.ReplaceAll(s, "\n", "<br>")
 }
 
-// MDLine keeps a free-text value on one markdown line (list items and bold
+// OneLine keeps a free-text value on one line (Markdown list items and bold
 // label lines would otherwise be broken by embedded newlines).
-func MDLine(s string) string {
+func OneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return "—"
