@@ -16,6 +16,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -78,7 +79,7 @@ func benchSession(b *testing.B, n int) (string, *plan.Plan, []history.Op) {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "bench", "20260101T000000Z")
 	ops := kvHistory(n, 1000)
-	adir := session.ArtifactDir(dir, "S1")
+	adir := fixture.ArtifactDir(dir, "S1")
 	if err := os.MkdirAll(adir, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func benchSession(b *testing.B, n int) (string, *plan.Plan, []history.Op) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := history.Write(f, &history.Meta{Clock: "monotonic", Schema: history.Schema}, ops); err != nil {
+	if err := fixture.WriteHistory(f, &history.Meta{Clock: "monotonic", Schema: history.Schema}, ops); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()

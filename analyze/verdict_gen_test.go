@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -174,7 +175,7 @@ func (g runGen) build(t *testing.T, dir string) {
 	if g.arm != "" {
 		id = g.arm
 	}
-	adir := session.ArtifactDir(dir, id)
+	adir := fixture.ArtifactDir(dir, id)
 	if err := os.MkdirAll(adir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func (g runGen) build(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := history.Write(f, meta, ops); err != nil {
+	if err := fixture.WriteHistory(f, meta, ops); err != nil {
 		t.Fatal(err)
 	}
 	if g.truncate {
