@@ -1,19 +1,7 @@
 package analyze
 
-// Comparison with the previous session of the same plan (issue 4: "when
-// an earlier session of the same plan exists, the report shows what
-// changed"). The previous session is read from its own report.json, so a
-// comparison never re-runs checkers on old histories.
-
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"github.com/dstgen/dstgen/analyze/render"
-	"github.com/dstgen/dstgen/session"
-)
+// Stage 6, report — 6.1 comparison: what changed since the previous
+// session's report.
 
 // Comparison is what changed per scenario between two sessions.
 type Comparison struct {
@@ -82,15 +70,6 @@ func Compare(prev, cur *Report) *Comparison {
 	return c
 }
 
-func flattenResults(scs []ScenarioResult) []ScenarioResult {
-	var out []ScenarioResult
-	for _, s := range scs {
-		out = append(out, s)
-		out = append(out, s.Arms...)
-	}
-	return out
-}
-
 func fptr(v float64) *float64 { return &v }
 
 func metricPtrs(m *Metrics) (tput, p99 *float64) {
@@ -98,40 +77,4 @@ func metricPtrs(m *Metrics) (tput, p99 *float64) {
 		return nil, nil
 	}
 	return fptr(m.Throughput), fptr(m.P99Ms)
-}
-
-// LoadReportJSON reads a report.json written by WriteReport, for comparing
-// a later session against it.
-func LoadReportJSON(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read previous report: %w", err)
-	}
-	var env reportJSON
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("%s:%d: previous report: %w", path, render.JSONErrorLine(data, err), err)
-	}
-	if env.Report == nil || env.Schema != ReportSchema {
-		return nil, fmt.Errorf("%s:1: previous report: schema %q, want %q", path, schemaOf(env.Report), ReportSchema)
-	}
-	return env.Report, nil
-}
-
-func schemaOf(r *Report) string {
-	if r == nil {
-		return ""
-	}
-	return r.Schema
-}
-
-// PreviousReportPath is where the previous session keeps its report.json.
-func PreviousReportPath(prevSessionDir string) string {
-	return filepath.Join(prevSessionDir, session.FindingsDir, ReportJSONFile)
-}
-
-func arrow(before, after string) string {
-	if before == after {
-		return before + " (unchanged)"
-	}
-	return before + " → " + after
 }

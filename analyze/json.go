@@ -6,8 +6,14 @@ package analyze
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/session"
 )
 
 type reportJSON struct {
@@ -97,4 +103,33 @@ func RenderVerdictsJSON(r *Report) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// LoadReportJSON reads a report.json written by WriteReport, for comparing
+// a later session against it.
+func LoadReportJSON(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read previous report: %w", err)
+	}
+	var env reportJSON
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("%s:%d: previous report: %w", path, render.JSONErrorLine(data, err), err)
+	}
+	if env.Report == nil || env.Schema != ReportSchema {
+		return nil, fmt.Errorf("%s:1: previous report: schema %q, want %q", path, schemaOf(env.Report), ReportSchema)
+	}
+	return env.Report, nil
+}
+
+func schemaOf(r *Report) string {
+	if r == nil {
+		return ""
+	}
+	return r.Schema
+}
+
+// PreviousReportPath is where the previous session keeps its report.json.
+func PreviousReportPath(prevSessionDir string) string {
+	return filepath.Join(prevSessionDir, session.FindingsDir, ReportJSONFile)
 }

@@ -1,10 +1,11 @@
 package analyze
 
-// Stage 6, report (continued): the plan-derived sections and the
-// green-but-broken checklists of the document model.
+// Stage 6, report — 6.2 blocks: the sections of the document model
+// (docs/report-format.md §3) as render blocks, one function each.
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dstgen/dstgen/analyze/render"
@@ -181,43 +182,153 @@ func weakItemList(s ScenarioResult) render.Block {
 	return render.Block{Kind: render.Checklist, Checks: checks}
 }
 
-// scenarioDoc is findings/<ID>.md (docs/report-format.md §4): the
-// scenario's results rows, tier met, verdict reasons, the checklists and
-// its findings.
-func scenarioDoc(r *Report, s ScenarioResult) *render.Doc {
-	title := "Scenario " + s.ID
-	if s.Name != "" {
-		title += ": " + render.OneLine(s.Name)
+// label is a bold "Label:" followed by its value.
+func label(name, value string) render.Inline {
+	return render.Inline{render.B(name + ":"), render.T(" " + value)}
+}
+
+func headerLines(r *Report) render.Block {
+	plan := r.PlanPath
+	if plan == "" {
+		plan = r.PlanSlug
 	}
-	d := &render.Doc{Title: title}
-	d.Add(render.H(1, render.T(title)), render.Block{Kind: render.Lines, Lines: []render.Inline{
-		label("Verdict", string(s.Verdict)), label("Tier met", tierText(s)), label("Session dir", render.OneLine(r.SessionDir)),
-	}})
-	d.Add(render.H(2, render.T("Result")))
-	d.Add(resultsBlocks([]ScenarioResult{s})...)
-	var reasons []render.Inline
-	for _, x := range append([]ScenarioResult{s}, s.Arms...) {
-		if len(x.Reasons) == 0 {
-			reasons = append(reasons, render.Inline{render.T(x.ID + ": no reason recorded")})
+	commit := r.Commit
+	if commit == "" {
+		commit = "not recorded"
+	}
+	lines := []render.Inline{
+		label("Plan", render.OneLine(plan)),
+		label("Commit under test", render.OneLine(commit)),
+		label("Session dir", render.OneLine(r.SessionDir)),
+	}
+	if !r.GeneratedAt.IsZero() {
+		lines = append(lines, label("Generated", r.GeneratedAt.UTC().Format("2006-01-02T15:04:05Z")))
+	}
+	return render.Block{Kind: render.Lines, Lines: lines}
+}
+
+func summaryPara(r *Report) render.Block {
+	headline := strings.TrimSuffix(render.OneLine(r.Headline), ".")
+	tail := ". " + countsLine(r) + "."
+	if len(r.Problems) > 0 {
+		tail += fmt.Sprintf(" %d input problem(s) did not stop the analysis; see Input problems.", len(r.Problems))
+	}
+	return render.P(render.T(headline+". Session verdict: "), render.B(string(r.SessionVerdict)), render.T(tail))
+}
+
+func changesBlocks(c *Comparison) []render.Block {
+	out := []render.Block{
+		render.H(2, render.T("Changes since "+render.OneLine(c.Previous))),
+		render.P(render.T(fmt.Sprintf("Session verdict: %s. %d scenario verdict(s) changed.", arrow(string(c.VerdictBefore), string(c.VerdictAfter)), c.ChangedVerdicts))),
+	}
+	if len(c.Changes) == 0 {
+		return append(out, render.P(render.T("Neither session has scenarios to compare.")))
+	}
+	t := &render.Table{Cols: []string{"Scenario", "Verdict before → after", "Throughput (ops/s) before → after", "p99 (ms) before → after"}}
+	for _, ch := range c.Changes {
+		bv, av := string(ch.Before), string(ch.After)
+		if bv == "" {
+			bv = "(new)"
 		}
-		for _, rs := range x.Reasons {
-			reasons = append(reasons, render.Inline{render.T(fmt.Sprintf("%s [%s]: %s", x.ID, rs.Step, render.OneLine(rs.String())))})
+		if av == "" {
+			av = "(removed)"
 		}
+		t.Rows = append(t.Rows, cells(ch.ID, arrow(bv, av),
+			render.FmtOpt(ch.ThroughputBefore, "")+" → "+render.FmtOpt(ch.ThroughputAfter, "")+render.DeltaPct(ch.ThroughputBefore, ch.ThroughputAfter),
+			render.FmtOpt(ch.P99Before, "")+" → "+render.FmtOpt(ch.P99After, "")+render.DeltaPct(ch.P99Before, ch.P99After)))
 	}
-	d.Add(render.H(2, render.T("Verdict reasons")), render.Block{Kind: render.List, Items: reasons})
-	d.Add(render.H(2, render.T("Green-but-broken check")))
-	d.Add(checklistBlocks(s, 3)...)
-	d.Add(render.Block{Kind: render.Blank}, render.H(2, render.T("Findings")))
-	ids := map[string]bool{s.ID: true}
-	for _, a := range s.Arms {
-		ids[a.ID] = true
+	return append(out, render.Block{Kind: render.TableBlock, Table: t})
+}
+
+// cells makes a table row of plain-text cells.
+func cells(cs ...string) []render.Inline {
+	out := make([]render.Inline, len(cs))
+	for i, c := range cs {
+		out[i] = render.Inline{render.T(c)}
 	}
-	var fs []Finding
-	for _, f := range r.Findings {
-		if ids[f.Scenario] {
-			fs = append(fs, f)
+	return out
+}
+
+// resultsBlocks is the docs/report-format.md §3.2 table (every scenario
+// followed by its arms) and the note under it.
+func resultsBlocks(scs []ScenarioResult) []render.Block {
+	t := &render.Table{Cols: resultColumns}
+	for _, s := range flattenResults(scs) {
+		name := s.Name
+		if s.Surface != "" {
+			name = strings.TrimSpace(name + " (surface: " + s.Surface + ")")
 		}
+		row := cells(s.ID, name, verdictCell(s), s.Oracle, s.OracleEvidence, s.LandingEvidence)
+		t.Rows = append(t.Rows, append(row, artifactLinks(s)))
+		t.RowClass = append(t.RowClass, verdictClass(s.Verdict))
 	}
-	d.Add(findingsBlocks(fs)...)
-	return d
+	return []render.Block{{Kind: render.TableBlock, Table: t},
+		render.P(render.T("Verdict values are the ten states of the verdict taxonomy (verdicts.md §2); an armed scenario's row is the aggregate of its arms (§5 downgrade rule)."))}
+}
+
+// artifactLinks links artefacts relative to findings/ (paths in the model
+// are relative to the session directory) and always names the session log.
+func artifactLinks(s ScenarioResult) render.Inline {
+	in := render.Inline{{Text: "session-log", Href: "../session-log.md"}}
+	for _, a := range s.Artifacts {
+		p := a
+		if !filepath.IsAbs(p) && !strings.Contains(p, "://") {
+			p = "../" + filepath.ToSlash(p)
+		}
+		in = append(in, render.T(", "), render.Span{Text: a, Href: strings.ReplaceAll(p, " ", "%20")})
+	}
+	return in
+}
+
+// findingsBlocks is one docs/report-format.md §3.3 block per finding.
+func findingsBlocks(fs []Finding) []render.Block {
+	if len(fs) == 0 {
+		return []render.Block{render.P(render.T("No findings."))}
+	}
+	var out []render.Block
+	for _, f := range fs {
+		red := f.Reduction
+		if strings.TrimSpace(red) == "" {
+			// A guess is not allowed (docs/verdicts.md §9); the interim value is.
+			red = BlamePending
+		}
+		tags := "none"
+		if len(f.Tags) > 0 {
+			tags = strings.Join(f.Tags, ", ")
+		}
+		h := render.H(3, render.T("Finding "+f.ID+": "+render.OneLine(f.Title)))
+		h.Tight = true
+		out = append(out, h, render.Block{Kind: render.List, Items: []render.Inline{
+			label("Scenario", render.OneLine(f.Scenario)),
+			label("Hypothesis addressed", render.OneLine(f.Hypothesis)),
+			label("What happened", render.OneLine(f.WhatHappened)),
+			label("Reproducer", render.OneLine(f.Reproducer)),
+			label("Reduction classification", render.OneLine(red)),
+			label("Classification", render.OneLine(f.Classification)),
+			label("Severity", render.OneLine(f.Severity)),
+			label("Tags", render.OneLine(tags)),
+			label("Evidence", render.OneLine(strings.Join(f.Evidence, "; "))),
+			label("Hypothesised root cause", render.OneLine(f.RootCause)),
+			label("Suggested next action", render.OneLine(f.NextAction)),
+		}})
+	}
+	return out
+}
+
+// chartBlocks draws latency and throughput over time per scenario or arm
+// with a workload, fault windows shaded (report.html only).
+func chartBlocks(r *Report) []render.Block {
+	out := []render.Block{
+		{Kind: render.Heading, Level: 2, Text: render.Inline{render.T("Latency and throughput over time")}, HTMLOnly: true},
+		{Kind: render.Para, Text: render.Inline{render.T("Shaded bands are fault windows (red: landing evidence captured; grey: not proven).")}, HTMLOnly: true},
+	}
+	for _, s := range flattenResults(r.Scenarios) {
+		if len(s.Arms) > 0 && s.Metrics == nil {
+			continue // the aggregate row has no workload of its own; its arms do
+		}
+		out = append(out,
+			render.Block{Kind: render.Heading, Level: 3, Text: render.Inline{render.T(s.ID + " " + s.Name)}, HTMLOnly: true},
+			render.Block{Kind: render.Figure, SVG: scenarioChart(s), HTMLOnly: true})
+	}
+	return out
 }
