@@ -68,8 +68,11 @@ type Block struct {
 	// Tight puts the next block on the next line in Markdown, with no
 	// blank line between (a finding's heading over its list).
 	Tight bool
-	// HTMLOnly blocks are left out of Markdown (the charts section).
-	HTMLOnly bool
+	// HTMLOnly blocks are left out of Markdown (the charts section),
+	// MarkdownOnly blocks out of HTML (where the page says the same thing
+	// in its own form, such as a verdict badge).
+	HTMLOnly     bool
+	MarkdownOnly bool
 }
 
 // Check is one checklist item.

@@ -22,6 +22,9 @@ func writeHTMLBlocks(b *strings.Builder, bs []Block) {
 }
 
 func writeHTMLBlock(b *strings.Builder, bl Block) {
+	if bl.MarkdownOnly {
+		return
+	}
 	switch bl.Kind {
 	case Heading:
 		fmt.Fprintf(b, "<h%d>%s</h%d>\n", bl.Level, htmlInline(bl.Text), bl.Level)
