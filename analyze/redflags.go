@@ -366,7 +366,7 @@ func flagReplicated(in *auditInput) (string, string) {
 	}
 	switch {
 	case len(seeds) < 3:
-		return CheckFail, fmt.Sprintf("%s rests on %d %s %v; verdicts.md §4.2 needs ≥ 3 agreeing",
+		return CheckFail, fmt.Sprintf("%s rests on %d %s %v; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing",
 			claimedPass(in.claimed), len(seeds), plural(len(seeds), "seed", "seeds"), seeds)
 	case len(verdicts) > 1:
 		return CheckFail, fmt.Sprintf("%d seeds disagree: %v", len(seeds), slices.Sorted(maps.Keys(verdicts)))

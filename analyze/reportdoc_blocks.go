@@ -107,8 +107,8 @@ func checklistBlocks(s ScenarioResult, level int) []render.Block {
 	out := []render.Block{render.H(level, render.T(head+" ("+string(s.Verdict)+")"))}
 	if len(s.Arms) == 0 || len(s.RedFlags) > 0 || len(s.WeakOracle) > 0 {
 		out = append(out,
-			render.P(render.T("Red-flag checks (verdicts.md §6):")), redFlagList(s),
-			render.P(render.T("Weak-oracle audit (verdicts.md §7):")), weakItemList(s))
+			render.P(render.T("Red-flag checks (`dstgen help verdicts` §6):")), redFlagList(s),
+			render.P(render.T("Weak-oracle audit (`dstgen help verdicts` §7):")), weakItemList(s))
 	} else {
 		out = append(out, render.P(render.T("Aggregate of its arms (§5); each arm's checks follow.")))
 	}
@@ -263,7 +263,7 @@ func resultsBlocks(scs []ScenarioResult) []render.Block {
 		t.RowClass = append(t.RowClass, verdictClass(s.Verdict))
 	}
 	return []render.Block{{Kind: render.TableBlock, Table: t},
-		render.P(render.T("Verdict values are the ten states of the verdict taxonomy (verdicts.md §2); an armed scenario's row is the aggregate of its arms (§5 downgrade rule)."))}
+		render.P(render.T("Verdict values are the ten states of the verdict taxonomy (`dstgen help verdicts` §2); an armed scenario's row is the aggregate of its arms (§5 downgrade rule)."))}
 }
 
 // artifactLinks links artefacts relative to findings/ (paths in the model

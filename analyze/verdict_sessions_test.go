@@ -92,7 +92,7 @@ func TestFixtureVerdicts(t *testing.T) {
 		{sessDone, "S2", PassSmoke, "tree:7"},
 		{sessBlock, "S1", NotRun, "no start record"},
 		{sessAudit, "S17", InconclusiveOracleTooWeak, "checker session is mismatched to model set"},
-		{sessAudit, "S18", PartialModel, "gate:weak-oracle PASS-hardening → PARTIAL-model: weak-oracle items unchecked: 11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
+		{sessAudit, "S18", PartialModel, "gate:weak-oracle PASS-hardening → PARTIAL-model: weak-oracle items unchecked: 11 (PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing)"},
 		{sessAudit, "S19", PassHardening, "tree:7 no anomaly with the fault active and landed"},
 	}
 	reached := map[Verdict]bool{}
@@ -179,8 +179,8 @@ func TestFixtureRedFlags(t *testing.T) {
 		{"S7", 7, CheckFail, "2 error markers in SUT logs, 0 accounted", PassHardening},
 		{"S8", 8, CheckFail, "not back to nominal", PartialSurface},
 		{"S9", 9, CheckFail, "baseline harness h1/config c1 ≠ current h2/c1", PartialModel},
-		{"S10", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing", PartialModel},
-		{"S18", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing", PartialModel},
+		{"S10", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing", PartialModel},
+		{"S18", 10, CheckFail, "PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing", PartialModel},
 		{"S16", 7, CheckUnknown, "no log scan recorded", PartialSurface},
 	}
 	for _, c := range cases {
@@ -222,7 +222,7 @@ func findingByID(rep *Report, id string) *Finding {
 // named; a declared deterministic run takes the docs/verdicts.md §7 item 11 escape.
 func TestFixtureSeedRule(t *testing.T) {
 	const det = "declared deterministic (single-interleaving)"
-	const rule = "PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing"
+	const rule = "PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing"
 	cases := []struct {
 		session, id string
 		want        Verdict
@@ -277,8 +277,8 @@ func TestFixtureWeakOracle(t *testing.T) {
 		{"S11", []int{4}, PartialModel, "4 (single failover (1 per run))"},
 		{"S12", []int{1, 5}, PartialSurface, "1 (only final-state checkers ran (final-state invariant))"},
 		{"S13", []int{1, 4, 5}, PartialSurface, "4 (single failover"},
-		{"S10", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
-		{"S18", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; verdicts.md §4.2 needs ≥ 3 agreeing)"},
+		{"S10", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing)"},
+		{"S18", []int{11}, PartialModel, "11 (PASS-hardening rests on 1 seed [1]; `dstgen help verdicts` §4.2 needs ≥ 3 agreeing)"},
 	}
 	for _, c := range cases {
 		r := findResult(rep, c.id)
