@@ -15,11 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dstgen/dstgen/env"
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/fileline"
 )
 
 // Bounds of the remote contract. MaxTimeout is the hard ceiling of every
@@ -258,24 +260,21 @@ func (p *Pool) jumpOf(h env.Host) *env.Jump {
 	return p.env.SSH.Jump
 }
 
-// where names h the way every dial error starts, so that the user can find
-// the entry to fix: "env.yml:LINE: host NAME (ADDR:PORT)".
-func (p *Pool) where(h env.Host) string {
-	h = withDefaults(h)
-	s := fmt.Sprintf("host %s (%s)", displayName(h.Name), net.JoinHostPort(h.Address, strconv.Itoa(h.Port)))
-	if h.Line > 0 && p.env.Path != "" {
-		s = fmt.Sprintf("%s:%d: %s", p.env.Path, h.Line, s)
-	}
-	return s
-}
-
-// dialErr prefixes a dial failure with where(h), unless p is a holder's
-// pool (bare), whose caller adds its own prefix.
+// dialErr prefixes a dial failure with the host the way every dial error
+// starts, so that the user can find the entry to fix: "env.yml:LINE: host
+// NAME (ADDR:PORT): ...", a *fileline.Error when env.yml gave the host a
+// line. A holder's pool (bare) returns err as is: its caller adds its own
+// prefix.
 func (p *Pool) dialErr(h env.Host, err error) error {
 	if p.bare {
 		return err
 	}
-	return fmt.Errorf("%s: %w", p.where(h), err)
+	h = withDefaults(h)
+	what := fmt.Sprintf("host %s (%s)", displayName(h.Name), net.JoinHostPort(h.Address, strconv.Itoa(h.Port)))
+	if h.Line > 0 && p.env.Path != "" {
+		return fileline.Errorf(p.env.Path, h.Line, "%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (p *Pool) dial(ctx context.Context, h env.Host) (*conn, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,11 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/shell"
-	"github.com/dstgen/dstgen/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/sshtest"
 )
 
 func mustRun(t *testing.T, p *Pool, h env.Host, cmd string) string {
@@ -331,6 +334,15 @@ func TestDialErrorsNameEnvLine(t *testing.T) {
 			prefix := fmt.Sprintf("%s:%d: host h1 (127.0.0.1:%d): ", path, line, tc.port)
 			if !strings.HasPrefix(r.Err, prefix) || strings.Contains(r.Err, "\n") {
 				t.Errorf("reason %q does not start with %q", r.Err, prefix)
+			}
+			// The dial error itself is the shared file:line error, for
+			// errors.As (Run flattens it into its one-line reason).
+			_, _, release, derr := p.session(context.Background(), h)
+			if derr == nil {
+				release()
+			}
+			if fe := (*fileline.Error)(nil); !errors.As(derr, &fe) || fe.File != path || fe.Line != line || !strings.HasPrefix(derr.Error(), prefix) {
+				t.Errorf("dial error %v is not a *fileline.Error at %s:%d", derr, path, line)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(r.Err, w) {
