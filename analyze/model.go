@@ -3,6 +3,16 @@
 // checkers, applies the decision tree and gates of docs/verdicts.md, and
 // builds an in-memory Report that the report writers render as report.md,
 // report.json, junit.xml and report.html.
+//
+// The package is a pipeline, one stage per file group, each calling only
+// the stages before it: model.go and vocab.go (0, shared vocabulary),
+// load.go and checkers.go (1, load), facts*.go (2, facts), redflags.go and
+// weakoracle.go (3, audits), decide.go (4, decide), findings.go and
+// plansections.go (5, findings); analyze.go drives 1–5, and the report
+// files (6: report_cells.go, compare.go, json.go, junit.go,
+// reportdoc_blocks.go, reportdoc.go, report.go) write the Report. The
+// benchmark-run analysis is package analyze/bench; both render through
+// analyze/render.
 package analyze
 
 import (

@@ -1,5 +1,5 @@
-// Package bench analyses benchmark runs without a plan: the Real Env Test flow (bench:start …
-// collect) leaves results/run_<YYYYMMDD_HHMMSS>/ with
+// Package bench analyses benchmark runs without a plan: the Real Env
+// Test flow (bench:start … collect) leaves results/run_<YYYYMMDD_HHMMSS>/ with
 //
 //	benchmark/*.json   summaries, in any of three shapes:
 //	    dstgen-native  {"name","target_rate","duration_s","ops":N,
