@@ -118,9 +118,14 @@ func evaluate(u *unit, reqs []plan.EnvReq) ScenarioResult {
 		claimed = f.tier
 	}
 	in := &auditInput{u: u, f: f, claimed: claimed, runs: attemptedRuns(u.runs)}
-	for _, lr := range in.runs {
-		v, _ := decideTree(runFacts(u, lr))
-		in.runVerdicts = append(in.runVerdicts, v)
+	// Red flag 10 compares the runs' verdicts, each judged alone, only
+	// for a statistical claim; the driver decides them so the audit never
+	// calls the decide stage.
+	if stat, _ := statistical(u, claimed); stat {
+		for _, lr := range in.runs {
+			v, _ := decideTree(runFacts(u, lr))
+			in.runVerdicts = append(in.runVerdicts, v)
+		}
 	}
 	f.redFlags = redFlags(in)
 	in.flags = f.redFlags
