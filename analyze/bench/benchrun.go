@@ -477,7 +477,10 @@ func (b *Run) findPatterns() {
 			h := len(s) / 2
 			t1, t2 := seriesRate(s[:h], step), seriesRate(s[h:], step)
 			l1, l2 := seriesP99(s[:h]), seriesP99(s[h:])
-			if t1 > 0 && l1 > 0 && t2 < t1*(1+benchPlateauGrowth) && l2 >= benchLatencyClimb*l1 {
+			// A run held at its target rate is flat by design: flat
+			// throughput there says nothing about capacity.
+			atTarget := r.TargetRate > 0 && math.Max(t1, t2) >= benchTargetShortfall*r.TargetRate
+			if !atTarget && t1 > 0 && l1 > 0 && t2 < t1*(1+benchPlateauGrowth) && l2 >= benchLatencyClimb*l1 {
 				b.add("throughput-plateau-latency-climb", r.Name, "throughput %.1f → %.1f ops/s between halves while mean interval p99 rose %.1f → %.1f ms (×%.1f): saturation point near %.0f ops/s",
 					t1, t2, l1, l2, l2/l1, math.Max(t1, t2))
 			}

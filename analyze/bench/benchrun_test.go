@@ -291,6 +291,11 @@ func TestSeriesPatterns(t *testing.T) {
 		{"plateau with climbing p99", Result{Name: "a", Ops: 600, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, []float64{10, 10, 10, 30, 30, 30})},
 			[]string{"throughput-plateau-latency-climb"}},
 		{"growing throughput is not a plateau", Result{Name: "a", Ops: 900, Series: pts([]int64{100, 100, 100, 200, 200, 200}, zero, []float64{10, 10, 10, 30, 30, 30})}, nil},
+		// A driver throttled to its target is flat by design (bench.params
+		// gives the target): not a saturation point.
+		{"flat at the target rate is not a plateau", Result{Name: "a", Ops: 600, TargetRate: 100, Throughput: 100, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, []float64{10, 10, 10, 30, 30, 30})}, nil},
+		{"flat well below the target is a plateau", Result{Name: "a", Ops: 600, TargetRate: 1000, Throughput: 100, Series: pts([]int64{100, 100, 100, 100, 100, 100}, zero, []float64{10, 10, 10, 30, 30, 30})},
+			[]string{"throughput-below-target", "throughput-plateau-latency-climb"}},
 		{"stall", Result{Name: "a", Ops: 500, Series: pts([]int64{100, 100, 0, 100, 100, 100}, zero, flat)}, []string{"generator-stall"}},
 		{"burst", Result{Name: "a", Ops: 600, Failures: 42, Series: pts([]int64{100, 100, 100, 100, 100, 100}, []int64{0, 1, 40, 0, 1, 0}, flat)},
 			[]string{"error-rate-high", "error-burst"}},
