@@ -5,6 +5,7 @@ package analyze
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -79,7 +80,7 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 							}
 							lr.checkErr = appendText(lr.checkErr, fmt.Sprintf("checker %s: %v", name, err))
 							line := fieldLine(u.model, "Checker")
-							if strings.Contains(err.Error(), "model") {
+							if errors.Is(err, checker.ErrModel) {
 								line = fieldLine(u.model, "Model under test")
 							}
 							if u.model == nil && u.ps != nil {

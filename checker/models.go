@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -181,12 +182,24 @@ func normalizeModel(m string) string {
 	return m
 }
 
+// ErrModel is what errors.Is finds in an error caused by the named model
+// (unknown model, no default checker, an op the model has no operation
+// for), as opposed to the checker: a caller can then point at the plan's
+// "Model under test" field rather than its "Checker" field.
+var ErrModel = errors.New("the named model does not fit")
+
+// modelErr marks an error as ErrModel without changing its text.
+type modelErr struct{ error }
+
+func (e modelErr) Unwrap() error      { return e.error }
+func (modelErr) Is(target error) bool { return target == ErrModel }
+
 // convert turns one op into a porcupine operation; keep is false for ops
 // that constrain nothing (failed ops; reads whose answer never came).
 func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcupine.Operation, bool, error) {
 	verb, ok := m.verbs[op.OpType]
 	if !ok {
-		return porcupine.Operation{}, false, fmt.Errorf("op_type %q is not an operation of model %q (want one of %s)", op.OpType, m.name, strings.Join(m.verbNames(), ", "))
+		return porcupine.Operation{}, false, modelErr{fmt.Errorf("op_type %q is not an operation of model %q (want one of %s)", op.OpType, m.name, strings.Join(m.verbNames(), ", "))}
 	}
 	if failed(op) {
 		return porcupine.Operation{}, false, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -551,5 +552,31 @@ func TestLimitMidCheckIsUnknown(t *testing.T) {
 				t.Fatalf("limit passed mid-check: outcome %q (%q), want unknown", res.Outcome, res.Reason)
 			}
 		})
+	}
+}
+
+// Errors caused by the named model are ErrModel (the plan's "Model under
+// test" is at fault), and errors of the checker are not; the text is
+// unchanged either way.
+func TestErrModel(t *testing.T) {
+	badOp := []history.Op{{OpID: "1", ProcessID: "p", OpType: "enqueue", Key: "k", CompleteTS: new(int64)}}
+	for _, c := range []struct {
+		name  string
+		spec  Spec
+		ops   []history.Op
+		model bool
+	}{
+		{"op the model has no operation for", Spec{Model: "register", Checker: "linearizability", History: "h.jsonl"}, badOp, true},
+		{"no linearizability model", Spec{Model: "txn", Checker: "linearizability"}, nil, true},
+		{"unknown checker", Spec{Model: "register", Checker: "no-such-checker"}, nil, false},
+	} {
+		_, err := Run(context.Background(), c.spec, c.ops, nil)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if got := errors.Is(err, ErrModel); got != c.model {
+			t.Errorf("%s: errors.Is(%v, ErrModel) = %v, want %v", c.name, err, got, c.model)
+		}
 	}
 }

@@ -113,7 +113,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	if id == "" {
 		var ok bool
 		if id, ok = Pick(model, ""); !ok {
-			return Result{}, fmt.Errorf("no default checker for model %q; pass one", spec.Model)
+			return Result{}, modelErr{fmt.Errorf("no default checker for model %q; pass one", spec.Model)}
 		}
 	}
 	timeout := spec.Timeout
@@ -128,7 +128,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	case Linearizability:
 		m := linModels[model]
 		if m == nil {
-			return Result{}, fmt.Errorf("model %q has no linearizability model (have register, kv/map, counter, log, set, queue)", spec.Model)
+			return Result{}, modelErr{fmt.Errorf("model %q has no linearizability model (have register, kv/map, counter, log, set, queue)", spec.Model)}
 		}
 		// A value nobody wrote is left-over state, not a SUT anomaly: the
 		// dirty keys are judged by no one, the clean ones as usual.
