@@ -40,16 +40,6 @@ func newDir(root, slug string, t time.Time) string {
 	return filepath.Join(root, slug, t.UTC().Format(StampLayout))
 }
 
-// ArtifactDir is where a scenario's or arm's files live: arm "S4/api" maps
-// to artifacts/S4/api/, so an arm's files sit under its parent's.
-//
-// Deprecated: only tests lay out artifact directories; use
-// internal/fixture.ArtifactDir. Kept until analyze's tests have moved,
-// then deleted.
-func ArtifactDir(sessionDir, id string) string {
-	return filepath.Join(sessionDir, ArtifactsDir, filepath.FromSlash(id))
-}
-
 // stamp parses a session directory's name; ok is false for other names.
 func stamp(name string) (time.Time, bool) {
 	if t, err := time.Parse(StampLayout, name); err == nil {
