@@ -19,6 +19,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fixture"
 )
 
 // genKV records a linearizable kv history: procs clients, each with one op
@@ -148,7 +149,7 @@ func peakHeap(f func()) uint64 {
 func benchAnalyzeKV(b *testing.B, n, keys int) {
 	ops := genKV(n, keys, 16, 42)
 	var buf bytes.Buffer
-	if err := history.Write(&buf, &history.Meta{Scenario: "bench", Clock: "monotonic"}, ops); err != nil {
+	if err := fixture.WriteHistory(&buf, &history.Meta{Scenario: "bench", Clock: "monotonic"}, ops); err != nil {
 		b.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -201,7 +202,7 @@ func benchAnalyzeKV(b *testing.B, n, keys int) {
 func BenchmarkAnalyzeKVPaired(b *testing.B) {
 	ops := genKV(100_000, 1000, 16, 42)
 	var buf bytes.Buffer
-	if err := history.Write(&buf, &history.Meta{Clock: "monotonic"}, ops); err != nil {
+	if err := fixture.WriteHistory(&buf, &history.Meta{Clock: "monotonic"}, ops); err != nil {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), "history.jsonl")
@@ -251,7 +252,7 @@ func BenchmarkAnalyzeKV1MSameDensity(b *testing.B) { benchAnalyzeKV(b, 1_000_000
 // obvious alternative, on the same 100k lines.
 func BenchmarkRead(b *testing.B) {
 	var buf bytes.Buffer
-	_ = history.Write(&buf, nil, genKV(100_000, 1000, 16, 1))
+	_ = fixture.WriteHistory(&buf, nil, genKV(100_000, 1000, 16, 1))
 	data := buf.Bytes()
 	b.Run("dstgen", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))

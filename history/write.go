@@ -2,8 +2,6 @@ package history
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"strconv"
 	"unicode/utf8"
 )
@@ -87,30 +85,4 @@ func AppendMeta(b []byte, m Meta) []byte {
 		Meta Meta `json:"_meta"`
 	}{m}) // plain struct of strings and ints: cannot fail
 	return append(b, j...)
-}
-
-// Write writes a history: the meta header when meta is non-nil, then one
-// line per op.
-//
-// Deprecated: only tests write whole histories; use
-// internal/fixture.WriteHistory. Kept until analyze's and checker's tests
-// have moved, then deleted.
-func Write(w io.Writer, meta *Meta, ops []Op) error {
-	var b []byte
-	if meta != nil {
-		b = append(AppendMeta(b, *meta), '\n')
-	}
-	for i := range ops {
-		b = append(AppendJSON(b, &ops[i]), '\n')
-		if len(b) > 1<<16 {
-			if _, err := w.Write(b); err != nil {
-				return fmt.Errorf("write history: %w", err)
-			}
-			b = b[:0]
-		}
-	}
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	return nil
 }
