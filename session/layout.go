@@ -115,12 +115,18 @@ func Find(root string) (string, error) {
 			sub := filepath.Join(root, e.Name())
 			if t, ok := stamp(e.Name()); ok {
 				cands = append(cands, candidate{sub, t})
+			} else if strings.HasPrefix(e.Name(), "run_") && IsSession(sub) {
+				// A run named by a RUN_ID that is not a timestamp
+				// (bench:start takes any): its age is its mtime.
+				if fi, err := e.Info(); err == nil {
+					cands = append(cands, candidate{sub, fi.ModTime().UTC()})
+				}
 			}
 			cands = append(cands, sessionsIn(sub)...)
 		}
 	}
 	if len(cands) == 0 {
-		return "", fmt.Errorf("find session in %s: no session directory (<plan-slug>/%s or run_%s)", root, StampLayout, RunStampLayout)
+		return "", fmt.Errorf("find session in %s: no session directory (<plan-slug>/%s, run_%s or a run_<RUN_ID> with results)", root, StampLayout, RunStampLayout)
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		if !cands[i].t.Equal(cands[j].t) {

@@ -286,3 +286,29 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// bench:start takes any RUN_ID, so a collected run_<RUN_ID> that is not a
+// timestamp is found too (by age), but only when it holds results.
+func TestFindRunWithPlainRunID(t *testing.T) {
+	root := t.TempDir()
+	mk := func(rel string, age time.Duration) string {
+		d := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Join(d, BenchmarkDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(-age)
+		if err := os.Chtimes(d, when, when); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	mk("run_r1", 2*time.Hour)
+	r2 := mk("run_r2", time.Hour)
+	if err := os.MkdirAll(filepath.Join(root, "run_empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Find(root)
+	if err != nil || got != r2 {
+		t.Fatalf("Find = %q, %v; want the newer run_r2 %q", got, err, r2)
+	}
+}
