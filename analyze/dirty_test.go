@@ -7,30 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/plan"
 )
-
-// copyDir copies a fixture tree so a test can edit its histories.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A read of a value no op in the history wrote is left-over state from an
 // earlier run: INCONCLUSIVE-env with a finding citing the op's history
@@ -63,7 +42,7 @@ func TestDirtyInitialStateVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			copyDir(t, src, dir)
+			fixture.CopyDir(t, src, dir)
 			hs, _ := filepath.Glob(filepath.Join(dir, "artifacts", "S1", "history*.jsonl"))
 			for _, h := range hs {
 				b, err := os.ReadFile(h)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/internal/fixture"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -508,30 +509,10 @@ func TestLoadReportJSONBadInput(t *testing.T) {
 	}
 }
 
-// checkWellFormed parses the page as XML: the renderer emits XHTML-style
-// markup precisely so this strict check is possible without an HTML parser.
-func checkWellFormed(t *testing.T, page []byte) {
-	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(page))
-	d.Strict = true
-	d.Entity = xml.HTMLEntity
-	for {
-		_, err := d.Token()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatalf("report.html is not well-formed: %v", err)
-		}
-	}
-}
-
-var externalRef = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//|<script|@import|url\(`)
-
 func TestHTMLSelfContainedWithCharts(t *testing.T) {
 	page := RenderHTML(fullReport(), nil)
-	checkWellFormed(t, page)
-	if m := externalRef.Find(page); m != nil {
+	fixture.CheckWellFormed(t, page)
+	if m := fixture.ExternalRef.Find(page); m != nil {
 		t.Errorf("report.html references external content: %q", m)
 	}
 	if bytes.Contains(page, []byte("http://")) || bytes.Contains(page, []byte("https://")) {

@@ -3,7 +3,6 @@ package generator
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/internal/golden"
 	"github.com/dstgen/dstgen/plan"
 )
@@ -45,37 +45,7 @@ func goldenFixtures() []goldenFixture {
 
 // copyTree copies src into dst, skipping a generated testing/ dir so the
 // fixture is what a fresh clone holds.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && rel == "testing" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
-}
+func copyTree(t *testing.T, src, dst string) { fixture.CopyDir(t, src, dst, "testing") }
 
 // makeSUT builds the fixture's SUT in a temp dir named after the fixture
 // (the scanner may use the dir name as the project name) and returns it.

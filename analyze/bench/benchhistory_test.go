@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dstgen/dstgen/internal/fixture"
 )
 
 // benchCollected is a run as the generated collect task lays it out:
@@ -17,7 +19,7 @@ const benchCollected = "testdata/benchruns/collected/run_20261201_100000"
 func editHistory(t *testing.T, insert, add []string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run_20261201_100000")
-	copyDir(t, benchCollected, dir)
+	fixture.CopyDir(t, benchCollected, dir)
 	h := filepath.Join(dir, "benchmark", "history.jsonl")
 	b, err := os.ReadFile(h)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -210,8 +211,8 @@ func TestWriteBenchReport(t *testing.T) {
 		}
 	}
 	page, _ := os.ReadFile(filepath.Join(dir, render.HTMLFile))
-	checkWellFormed(t, page)
-	if externalRef.Match(page) {
+	fixture.CheckWellFormed(t, page)
+	if fixture.ExternalRef.Match(page) {
 		t.Error("benchmark html references external content")
 	}
 	// kv-put-get has a series; node1 and node2 have cpu series.

@@ -7,6 +7,16 @@ import (
 	"testing"
 )
 
+// good is the Taskfile both the check and the runner tests use
+// (testdata/good.Taskfile.yml, one copy for both packages).
+var good = func() string {
+	b, err := os.ReadFile("../testdata/good.Taskfile.yml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
 func writeTaskfile(t *testing.T, body string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -15,30 +25,6 @@ func writeTaskfile(t *testing.T, body string) string {
 	}
 	return dir
 }
-
-const good = `version: '3'
-vars:
-  GREETING: hello
-tasks:
-  hello:
-    desc: say hello
-    cmds:
-      - echo "{{.GREETING}} {{.WHO | default "world"}}"
-  fail:
-    desc: exit with a chosen code
-    cmds:
-      - exit {{.CODE | default "3"}}
-  needs:
-    desc: requires a var
-    requires:
-      vars: [SCENARIO]
-    cmds:
-      - echo {{shellQuote .SCENARIO}}
-  slow:
-    desc: sleeps
-    cmds:
-      - sleep 30
-`
 
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
