@@ -170,43 +170,39 @@ func TestDeployBringsUpEtcdClusterWithoutSystemd(t *testing.T) {
 	}
 }
 
-func TestPrepareNamesTheTemplateLine(t *testing.T) {
+// loadEnv writes envYAML as env.yml beside one config template (its name
+// and text) in a fresh dir and loads it.
+func loadEnv(t *testing.T, envYAML, tmplName, tmpl string) *env.Env {
+	t.Helper()
 	dir := t.TempDir()
-	tmpl := filepath.Join(dir, "member.conf.tmpl")
-	if err := os.WriteFile(tmpl, []byte("name: {{ .Host.Name }}\nurl: http://{{ .Host.Adress }}:1\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, tmplName), []byte(tmpl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	envPath := filepath.Join(dir, "env.yml")
-	y := "hosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: c1, address: 127.0.0.2, roles: [client]}\n" +
-		"sut:\n  roles: [db]\n  command: db --config {{ .Host.Workdir }}/etc/member.conf\n  configs:\n    - template: member.conf.tmpl\n"
-	if err := os.WriteFile(envPath, []byte(y), 0o600); err != nil {
+	p := filepath.Join(dir, "env.yml")
+	if err := os.WriteFile(p, []byte(envYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := env.Load(envPath)
+	e, err := env.Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Prepare(e)
+	return e
+}
+
+func TestPrepareNamesTheTemplateLine(t *testing.T) {
+	e := loadEnv(t, "hosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: c1, address: 127.0.0.2, roles: [client]}\n"+
+		"sut:\n  roles: [db]\n  command: db --config {{ .Host.Workdir }}/etc/member.conf\n  configs:\n    - template: member.conf.tmpl\n",
+		"member.conf.tmpl", "name: {{ .Host.Name }}\nurl: http://{{ .Host.Adress }}:1\n")
+	_, err := Prepare(e)
 	if err == nil || !strings.Contains(err.Error(), "member.conf.tmpl:2: unknown value .Host.Adress") {
 		t.Fatalf("Prepare error = %v, want the template's file:line and the unknown value", err)
 	}
 }
 
 func TestPrepareRendersOnlySUTHosts(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "m.conf.tmpl"), []byte("me={{ .Host.Name }} peers={{ len .Roles.db }}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	envPath := filepath.Join(dir, "env.yml")
-	y := "workdir: /w\nhosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: m2, address: 127.0.0.2, roles: [db], workdir: /w2}\n  - {name: c1, address: 127.0.0.3, roles: [client]}\n" +
-		"sut:\n  roles: [db]\n  command: db -c {{ .Host.Workdir }}/etc/m.conf\n  configs:\n    - template: m.conf.tmpl\n"
-	if err := os.WriteFile(envPath, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e, err := env.Load(envPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := loadEnv(t, "workdir: /w\nhosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: m2, address: 127.0.0.2, roles: [db], workdir: /w2}\n  - {name: c1, address: 127.0.0.3, roles: [client]}\n"+
+		"sut:\n  roles: [db]\n  command: db -c {{ .Host.Workdir }}/etc/m.conf\n  configs:\n    - template: m.conf.tmpl\n",
+		"m.conf.tmpl", "me={{ .Host.Name }} peers={{ len .Roles.db }}\n")
 	hs, err := Prepare(e)
 	if err != nil {
 		t.Fatal(err)
