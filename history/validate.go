@@ -18,7 +18,8 @@ func valueReturning(opType string) bool {
 	return false
 }
 
-// Validate applies the record-level rules of docs/history-and-checkers.md §2.1. A non-empty result
+// Validate applies the record-level rules of docs/history-and-checkers.md §2.1
+// (and, for op_type txn, the transaction shape of §2.5). A non-empty result
 // means the recorder is broken (blame = harness), not the SUT. schedule,
 // when non-nil, is the set of fault window ids the run declared; every
 // fault_epoch must be one of them. name is the file name used in positions.
@@ -58,6 +59,11 @@ func Validate(name string, ops []Op, schedule []string) []error {
 		}
 		if op.Error != "" && op.Output != nil && valueReturning(op.OpType) {
 			at(op, "op %q: %s has both error and output", op.OpID, op.OpType)
+		}
+		if op.OpType == OpTxn {
+			if _, err := ParseTxn(op); err != nil {
+				at(op, "op %q: %v", op.OpID, err)
+			}
 		}
 		if sched != nil && op.FaultEpoch != "" && !sched[op.FaultEpoch] {
 			at(op, "op %q: fault_epoch %q is not a window of the fault schedule", op.OpID, op.FaultEpoch)
