@@ -140,8 +140,75 @@ func Lint(p *Plan) []Problem {
 	l.form()
 	l.adequacy()
 	l.confidence()
+	l.out = onlyTODOs(l.out)
 	sort.SliceStable(l.out, func(i, j int) bool { return l.out[i].Line < l.out[j].Line })
 	return l.out
+}
+
+// RuleTODO is the rule id of a TODO(...) marker left in a plan.
+const RuleTODO = "todo-left"
+
+// todoNotes reports every TODO(...) marker outside fenced code and inline
+// code spans, one error per marker: `dstgen plan new` writes one wherever a
+// person must decide, and a scaffold is not a plan until each is resolved
+// (a skeleton's own "// TODO" regions live in a fence and are exempt).
+func todoNotes(name string, lines []srcLine) []Problem {
+	var out []Problem
+	for _, l := range lines {
+		if l.fence != fenceNone || !strings.Contains(l.text, "TODO(") {
+			continue
+		}
+		for _, m := range todoMarkers(l.text) {
+			out = append(out, Problem{File: name, Line: l.n, Severity: SevError, Rule: RuleTODO,
+				Message: fmt.Sprintf("%s is left for a person to decide; replace it before the plan is used", m)})
+		}
+	}
+	return out
+}
+
+// todoMarkers returns the TODO(...) markers of one line, outside inline
+// code spans, each cut to its closing parenthesis (or 80 bytes).
+func todoMarkers(text string) []string {
+	var out []string
+	inCode := false
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			inCode = !inCode
+			continue
+		}
+		if inCode || !strings.HasPrefix(text[i:], "TODO(") {
+			continue
+		}
+		end := strings.IndexByte(text[i:], ')')
+		if end < 0 || end > 80 {
+			end = min(len(text)-i, 80) - 1
+		}
+		out = append(out, text[i:i+end+1])
+		i += end
+	}
+	return out
+}
+
+// onlyTODOs keeps only the TODO problems of a line that has one: the other
+// rules' findings there (an empty budget, a weak oracle) are the TODO said
+// again, and they come back if the value that replaces it is still wrong.
+func onlyTODOs(ps []Problem) []Problem {
+	todo := map[int]bool{}
+	for _, p := range ps {
+		if p.Rule == RuleTODO {
+			todo[p.Line] = true
+		}
+	}
+	if len(todo) == 0 {
+		return ps
+	}
+	out := ps[:0]
+	for _, p := range ps {
+		if p.Rule == RuleTODO || !todo[p.Line] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (l *linter) header() {

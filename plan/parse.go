@@ -92,6 +92,7 @@ func ParseBytes(name string, data []byte) (*Plan, error) {
 	ps := &parser{p: p}
 	ps.split(lines)
 	ps.parseAll()
+	p.notes = append(p.notes, todoNotes(p.Path, lines)...)
 	if p.Line == 0 && len(p.Sections) == 0 {
 		return fail(1, `not a test plan: no "# Test Plan: <slug>" title and no numbered "## N." section`)
 	}
