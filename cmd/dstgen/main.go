@@ -88,6 +88,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		// generator (issue: dstgen init)
 		newLintCmd(), newScanCmd(), newInitCmd(), newTaskCmd(),
+		// author mode: the plan's skeletons into the SUT's tree
+		newAuthorCmd(),
 		// runner
 		newExecCmd(), newJobCmd(), newPushCmd(), newCollectCmd(), newProbeCmd(),
 		// deploy: the SUT and the workload driver on the hosts

@@ -1,0 +1,3 @@
+module example.com/kvsut
+
+go 1.26
