@@ -160,14 +160,14 @@ func todoNotes(name string, lines []srcLine) []Problem {
 		}
 		for _, m := range todoMarkers(l.text) {
 			out = append(out, Problem{File: name, Line: l.n, Severity: SevError, Rule: RuleTODO,
-				Message: fmt.Sprintf("%s is left for a person to decide; replace it before the plan is used", m)})
+				Message: fmt.Sprintf("%s is left for a person to decide; replace it before the plan is used", todoName(m))})
 		}
 	}
 	return out
 }
 
 // todoMarkers returns the TODO(...) markers of one line, outside inline
-// code spans, each cut to its closing parenthesis (or 80 bytes).
+// code spans, each up to its closing parenthesis (or the line's end).
 func todoMarkers(text string) []string {
 	var out []string
 	inCode := false
@@ -180,13 +180,25 @@ func todoMarkers(text string) []string {
 			continue
 		}
 		end := strings.IndexByte(text[i:], ')')
-		if end < 0 || end > 80 {
-			end = min(len(text)-i, 80) - 1
+		if end < 0 {
+			end = len(text) - i - 1
 		}
 		out = append(out, text[i:i+end+1])
 		i += end
 	}
 	return out
+}
+
+// todoName is how a message names a marker: "TODO(<id>)" for the
+// "TODO(<id>: hint)" form, else the marker cut to 40 runes.
+func todoName(m string) string {
+	if i := strings.IndexByte(m, ':'); i > len("TODO(") && !strings.ContainsAny(m[:i], " \t") {
+		return m[:i] + ")"
+	}
+	if r := []rune(m); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return m
 }
 
 // onlyTODOs keeps only the TODO problems of a line that has one: the other
