@@ -183,10 +183,10 @@ func gitAdd(ctx context.Context, dir, rel string) error {
 // DriftItem is an authored file whose provenance no longer matches the
 // plan.
 type DriftItem struct {
-	File     string // SUT-relative path of the authored file
-	Line     int    // line of its provenance stamp
-	Scenario string // the scenario that declares the file
-	Message  string
+	File     string `json:"file"`     // SUT-relative path of the authored file
+	Line     int    `json:"line"`     // line of its provenance stamp
+	Scenario string `json:"scenario"` // the scenario that declares the file
+	Message  string `json:"message"`
 }
 
 func (d DriftItem) String() string { return fmt.Sprintf("%s:%d: drift: %s", d.File, d.Line, d.Message) }

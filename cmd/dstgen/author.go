@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,6 +128,41 @@ func printAuthor(w io.Writer, res *author.Result, diffs bool) error {
 		return withCode(exitBadInput, fmt.Errorf("author: %d scenario(s) refused (see reason=)", refused))
 	case failed > 0:
 		return withCode(exitNotSo, fmt.Errorf("author: %d authored test(s) do not compile (see compile_detail=)", failed))
+	}
+	return nil
+}
+
+// runDrift is `dstgen lint --drift`: the authored files whose provenance
+// sha256 is not the plan's current one. With --json it prints a second
+// JSON document, {"drift": [...]}, after lint's.
+func runDrift(cmd *cobra.Command, file, sutDir string, asJSON bool) error {
+	if file == "-" {
+		return badInput(errors.New("lint --drift: needs the plan's file (its SUT and sha256), not standard input"))
+	}
+	items, err := author.Drift(cmd.Context(), file, sutDir)
+	if err != nil {
+		return badInput(fmt.Errorf("lint --drift: %w", err))
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if items == nil {
+			items = []author.DriftItem{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Drift []author.DriftItem `json:"drift"`
+		}{items}); err != nil {
+			return fmt.Errorf("lint --drift: write json: %w", err)
+		}
+	} else {
+		for _, d := range items {
+			fmt.Fprintln(out, d.String())
+		}
+		fmt.Fprintf(out, "drift=%d\n", len(items))
+	}
+	if len(items) > 0 {
+		return withCode(exitNotSo, fmt.Errorf("lint: %d authored test file(s) drifted from %s; re-author them (dstgen author --on-exists sibling) and review", len(items), file))
 	}
 	return nil
 }

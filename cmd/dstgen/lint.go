@@ -27,7 +27,8 @@ type lintReport struct {
 }
 
 func newLintCmd() *cobra.Command {
-	var asJSON, strict bool
+	var asJSON, strict, drift bool
+	var sutDir string
 	cmd := &cobra.Command{
 		Use:   "lint FILE",
 		Short: "Check a test plan against the plan-format rules",
@@ -39,13 +40,25 @@ then, when the plan passes, one summary line:
 
 FILE "-" reads the plan from standard input.
 
+--drift then checks the test files dstgen author wrote for the plan: one
+"file:line: drift: …" per authored file whose provenance sha256 is not the
+plan's current one (the plan changed since; the file names the scenario),
+and exit 1 when there is any. --sut is the SUT root the Target test files
+are relative to (default: above the plan's docs/testing-plans/, else the
+current directory).
+
 Exit status: 0 when there are no errors (warnings allowed unless --strict),
 2 when the plan has errors or cannot be read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLint(cmd, args[0], asJSON, strict)
+			if err := runLint(cmd, args[0], asJSON, strict); err != nil || !drift {
+				return err
+			}
+			return runDrift(cmd, args[0], sutDir, asJSON)
 		},
 	}
+	cmd.Flags().BoolVar(&drift, "drift", false, "also report files dstgen author wrote from an older version of the plan (exit 1)")
+	cmd.Flags().StringVar(&sutDir, "sut", "", "SUT root for --drift (default: above the plan's docs/testing-plans/, else the current directory)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the problems as JSON")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors (exit 2)")
 	return cmd
