@@ -242,7 +242,9 @@ func TestPick(t *testing.T) {
 		{"anything", "fairness", Fairness, true},
 		{"map", "isolation", Linearizability, false}, // serializability not shipped
 		{"kv", "", Linearizability, true},
-		{"lock", "safety", Invariant, false}, // exclusion property not shipped
+		{"lock", "safety", MutualExclusion, true},
+		{"mutex", "", MutualExclusion, true},
+		{"lease", "safety", LeaseSafety, true},
 		{"other(x)", "safety", "", false},
 	}
 	for _, tt := range tests {

@@ -159,6 +159,10 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		res, err = checkSLO(ctx, ops, spec.Params, spec.SLO)
 	case Fairness:
 		res, err = checkFairness(ctx, ops, spec.Fairness)
+	case MutualExclusion:
+		res, err = checkLock(ctx, spec, ops)
+	case LeaseSafety:
+		res, err = checkLease(ctx, spec, ops)
 	default:
 		return Result{}, fmt.Errorf("unknown checker %q", id)
 	}
@@ -182,6 +186,9 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 // category picks the model's default.
 func Pick(model, category string) (checker string, ok bool) {
 	model = normalizeModel(model)
+	if model == "mutex" {
+		model = "lock"
+	}
 	category = strings.ToLower(strings.TrimSpace(category))
 	switch category {
 	case "fairness":
@@ -206,6 +213,9 @@ func Pick(model, category string) (checker string, ok bool) {
 		{"queue", "safety"}: Linearizability,
 		{"log", "safety"}:   Linearizability,
 		{"log", "ordering"}: Prefix,
+		// lock / lease safety: the exclusion property over the history
+		{"lock", "safety"}:  MutualExclusion,
+		{"lease", "safety"}: LeaseSafety,
 	}
 	if category != "" {
 		if c, found := table[row{model, category}]; found {
@@ -223,7 +233,7 @@ func Pick(model, category string) (checker string, ok bool) {
 		"register": Linearizability, "map": Linearizability, "kv": Linearizability,
 		"counter": Linearizability, "set": Linearizability, "queue": Linearizability,
 		"log": Linearizability, "session": Session, "ledger": ExactlyOnce,
-		"membership-table": Reconciliation, "lock": Invariant, "lease": Invariant,
+		"membership-table": Reconciliation, "lock": MutualExclusion, "lease": LeaseSafety,
 	}
 	c, found := defaults[model]
 	return c, found && category == ""
@@ -235,6 +245,8 @@ var applies = map[string][]string{
 	Session:         {"session", "register", "map", "kv"},
 	MonotonicReads:  {"session", "register", "map", "kv", "counter", "log"},
 	Prefix:          {"queue", "log"},
+	MutualExclusion: {"lock", "mutex", "lease"},
+	LeaseSafety:     {"lease"},
 	NoLostAck:       {"log", "queue", "set", "map", "kv", "register", "ledger", "membership-table", "counter", "session"},
 }
 
@@ -273,7 +285,7 @@ func Needs(checker, model string) history.Needs {
 		n.NodeSeen = true
 	}
 	switch checker {
-	case Linearizability, Prefix:
+	case Linearizability, Prefix, MutualExclusion, LeaseSafety:
 		n.MonotonicClock, n.TimeoutMarkers = true, true
 	case NoLostAck, ExactlyOnce, Session, MonotonicReads:
 		n.TimeoutMarkers = true
