@@ -87,7 +87,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(
 		// generator (issue: dstgen init)
-		newLintCmd(), newScanCmd(), newInitCmd(), newTaskCmd(),
+		newLintCmd(), newScanCmd(), newInitCmd(), newTaskCmd(), newPlanCmd(),
 		// author mode: the plan's skeletons into the SUT's tree
 		newAuthorCmd(),
 		// runner
