@@ -278,10 +278,29 @@ func pick(p *plan.Plan, ids []string) ([]*plan.Scenario, error) {
 }
 
 type authorer struct {
-	o    Options
-	root *os.Root
-	res  *Result
-	git  bool
+	o       Options
+	root    *os.Root
+	res     *Result
+	git     bool
+	answers *bufio.Reader // the terminal's answers (OnExistsAsk)
+}
+
+// readLine reads one answer line of at most limit bytes (the rest of a
+// longer line is dropped), so a stuck or hostile input cannot grow memory.
+func readLine(r *bufio.Reader, limit int) (string, error) {
+	var b strings.Builder
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			return b.String(), err
+		}
+		if c == '\n' {
+			return b.String(), nil
+		}
+		if b.Len() < limit {
+			b.WriteByte(c)
+		}
+	}
 }
 
 func (a *authorer) scenario(ctx context.Context, s *plan.Scenario) ScenarioResult {
@@ -333,7 +352,8 @@ func (a *authorer) scenario(ctx context.Context, s *plan.Scenario) ScenarioResul
 		if err != nil {
 			return refuse("read existing %s: %v", rel, err)
 		}
-		switch a.decide(s, rel, old) {
+		decision, asked := a.decide(s, rel, old)
+		switch decision {
 		case OnExistsOverwrite:
 			action = ActOverwritten
 		case OnExistsSibling:
@@ -355,7 +375,11 @@ func (a *authorer) scenario(ctx context.Context, s *plan.Scenario) ScenarioResul
 				old = prev
 			}
 		default:
-			r.Action, r.Reason = ActSkipped, rel+" exists; kept (--on-exists overwrite|sibling to replace or write beside it)"
+			why := rel + " exists; kept"
+			if !asked && a.o.OnExists != OnExistsSkip {
+				why += " (no terminal to ask)"
+			}
+			r.Action, r.Reason = ActSkipped, why+"; --on-exists overwrite|sibling replaces it or writes beside it"
 			return r
 		}
 	}
@@ -388,17 +412,17 @@ func (a *authorer) scenario(ctx context.Context, s *plan.Scenario) ScenarioResul
 }
 
 // decide returns what to do with an existing target: the OnExists
-// option, or the user's answer on a terminal.
-func (a *authorer) decide(s *plan.Scenario, rel string, old []byte) string {
+// option, or the user's answer on a terminal (asked is true then).
+func (a *authorer) decide(s *plan.Scenario, rel string, old []byte) (decision string, asked bool) {
 	mode := a.o.OnExists
 	if mode == "" {
 		mode = OnExistsAsk
 	}
 	if mode != OnExistsAsk {
-		return mode
+		return mode, false
 	}
 	if a.o.Prompt == nil || a.o.Log == nil {
-		return OnExistsSkip
+		return OnExistsSkip, false
 	}
 	fmt.Fprintf(a.o.Log, "%s: %s already exists:\n", s.ID, rel)
 	lines := strings.SplitAfter(string(old), "\n")
@@ -410,17 +434,22 @@ func (a *authorer) decide(s *plan.Scenario, rel string, old []byte) string {
 		fmt.Fprintf(a.o.Log, "    %s", strings.TrimSuffix(l, "\n")+"\n")
 	}
 	fmt.Fprintf(a.o.Log, "%s: [s]kip, [o]verwrite, write a [n]ew sibling %s? [s] ", s.ID, siblingPath(rel))
-	line, err := bufio.NewReaderSize(io.LimitReader(a.o.Prompt, 4096), 4096).ReadString('\n')
+	if a.answers == nil {
+		// One reader for the whole run: a per-question reader would
+		// swallow the answers typed ahead for later scenarios.
+		a.answers = bufio.NewReader(a.o.Prompt)
+	}
+	line, err := readLine(a.answers, 4096)
 	if err != nil && line == "" {
-		return OnExistsSkip
+		return OnExistsSkip, true
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "o", "overwrite":
-		return OnExistsOverwrite
+		return OnExistsOverwrite, true
 	case "n", "new", "sibling":
-		return OnExistsSibling
+		return OnExistsSibling, true
 	}
-	return OnExistsSkip
+	return OnExistsSkip, true
 }
 
 // writeFile writes data to rel inside root. A new file is created

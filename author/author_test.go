@@ -2,6 +2,7 @@ package author
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,6 +188,9 @@ func TestAsk(t *testing.T) {
 			got := s1.Action
 			if got == ActWouldWrite {
 				got = strings.Fields(s1.Reason)[0]
+			}
+			if got == ActOverwritten && (!strings.Contains(s1.Diff, "-// hand-written") || !strings.Contains(s1.Diff, "--- a/"+goTarget)) {
+				t.Errorf("overwrite diff does not show the old file going:\n%s", s1.Diff)
 			}
 			if got != tc.want || s1.Path != tc.path {
 				t.Errorf("answer %q: %+v, want %s %s", tc.answer, s1, tc.want, tc.path)
@@ -397,6 +401,9 @@ func TestRust(t *testing.T) {
 	if s1.Compile != CompileOK {
 		t.Errorf("compile = %s: %s (%s)", s1.Compile, s1.CompileErr, s1.CompileCmd)
 	}
+	if _, err := os.Stat(filepath.Join(sut, "Cargo.lock")); err == nil {
+		t.Error("the compile step left a Cargo.lock in the SUT")
+	}
 	// A target cargo would not build is said, not reported as compiled.
 	if err := os.WriteFile(filepath.Join(sut, "tests/auto/main.rs"), []byte("// no mods\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -404,5 +411,145 @@ func TestRust(t *testing.T) {
 	s1 = scenario(t, runAuthor(t, Options{SUT: sut, OnExists: OnExistsOverwrite}), "S1")
 	if s1.Compile != CompileSkipped || !strings.Contains(s1.CompileErr, "mod s1_acked_put_survives;") {
 		t.Errorf("unreachable target: compile %s %q", s1.Compile, s1.CompileErr)
+	}
+}
+
+// replaceSkeleton swaps S1's Target test file, Skeleton language and
+// skeleton block for another language's.
+func replaceSkeleton(t *testing.T, sut, target, lang, body string) {
+	t.Helper()
+	p := filepath.Join(sut, filepath.FromSlash(planRel))
+	data := readFile(t, p)
+	start := strings.Index(data, "- **Target test file:**")
+	end := strings.Index(data, "#### §7.M — Model")
+	if start < 0 || end < start {
+		t.Fatal("fixture plan has no S1 skeleton")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "- **Target test file:** `%s`\n- **Skeleton language:** %s\n- **Skeleton:**\n\n  ```%s\n", target, lang, lang)
+	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("  ```\n\n")
+	if err := os.WriteFile(p, []byte(data[:start]+b.String()+data[end:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const pySkeleton = `# AUTO-GENERATED from test plan: docs/testing-plans/kv.md
+# Scenario: S1 linearizable_get_returns_last_put
+def test_s1():
+    # 1. Workload — TODO
+    # 2. Faults — TODO
+    # 3. Oracle — TODO
+    pass
+`
+
+const shSkeleton = `#!/bin/sh
+# AUTO-GENERATED from test plan: docs/testing-plans/kv.md
+# 1. Workload — TODO
+# 2. Faults — TODO
+# 3. Oracle — TODO
+true
+`
+
+// TestOtherLanguages: the provenance comment syntax and the compile step
+// for Python and shell, and a TypeScript target without tsconfig.json.
+func TestOtherLanguages(t *testing.T) {
+	for _, tc := range []struct {
+		name, target, lang, body string
+		compile, detail, head    string
+	}{
+		{"python", "tests/auto/test_s1.py", "python", pySkeleton, CompileOK, "", "# dstgen-provenance: scenario=S1"},
+		{"python-syntax", "tests/auto/test_s1.py", "python", strings.Replace(pySkeleton, "pass", "pass)", 1), CompileFailed, "test_s1.py", "# dstgen-provenance"},
+		{"shell", "tests/auto/s1.sh", "shell", shSkeleton, CompileOK, "", "#!/bin/sh\n# dstgen-provenance: scenario=S1"},
+		{"shell-syntax", "tests/auto/s1.sh", "shell", strings.Replace(shSkeleton, "true", "if then", 1), CompileFailed, "syntax error", "#!/bin/sh\n"},
+		{"typescript-no-tsconfig", "tests/auto/s1.test.ts", "typescript", "// AUTO-GENERATED\n// Workload TODO\n// Faults TODO\n// Oracle TODO\n", CompileSkipped, "no tsconfig.json", "// dstgen-provenance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := map[string]string{"python": "python3", "shell": "bash", "typescript": "git"}[tc.lang]
+			needTool(t, tool)
+			sut := sutCopy(t, "gosut")
+			replaceSkeleton(t, sut, tc.target, tc.lang, tc.body)
+			s1 := scenario(t, runAuthor(t, Options{SUT: sut}), "S1")
+			if s1.Action != ActWritten || s1.Compile != tc.compile || !strings.Contains(s1.CompileErr, tc.detail) {
+				t.Errorf("%+v, want written, compile %s with %q", s1, tc.compile, tc.detail)
+			}
+			if got := readFile(t, filepath.Join(sut, tc.target)); !strings.HasPrefix(got, tc.head) {
+				t.Errorf("file does not start with %q:\n%s", tc.head, got)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(sut, "tests", "auto", "__pycache__")); len(ents) > 0 {
+				t.Error("the Python compile step wrote __pycache__ into the SUT")
+			}
+		})
+	}
+}
+
+// TestGoMissingDependency: the compile step never edits go.mod or go.sum
+// to fetch an import the SUT does not have.
+func TestGoMissingDependency(t *testing.T) {
+	needTool(t, "go")
+	sut := sutCopy(t, "gosut")
+	editPlan(t, sut, `"example.com/kvsut/kv"`, "\"example.com/kvsut/kv\"\n      _ \"github.com/google/uuid\"")
+	mod := readFile(t, filepath.Join(sut, "go.mod"))
+	s1 := scenario(t, runAuthor(t, Options{SUT: sut}), "S1")
+	if s1.Compile != CompileFailed || !strings.Contains(s1.CompileErr, "github.com/google/uuid") {
+		t.Errorf("compile %s %q, want failed naming the missing module", s1.Compile, s1.CompileErr)
+	}
+	if now := readFile(t, filepath.Join(sut, "go.mod")); now != mod {
+		t.Errorf("go.mod changed:\n%s", now)
+	}
+	if _, err := os.Stat(filepath.Join(sut, "go.sum")); err == nil {
+		t.Error("go.sum created")
+	}
+}
+
+// TestStamp: the provenance line in each comment syntax, after a shebang,
+// and found again by ParseProvenance only near the top.
+func TestStamp(t *testing.T) {
+	pv := Provenance{Plan: "docs/testing-plans/my plan.md", Scenario: "S3", PlanSHA: strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		lang, skel, wantPrefix string
+		sibling                bool
+	}{
+		{"go", "package x\n", "// dstgen-provenance: scenario=S3 plan_sha256=abab", false},
+		{"go", "package x\n", "// dstgen-provenance", true},
+		{"rust", "fn f() {}", "// dstgen-provenance", false},
+		{"python", "#!/usr/bin/env python3\nx = 1\n", "#!/usr/bin/env python3\n# dstgen-provenance", false},
+		{"shell", "echo hi\n", "# dstgen-provenance", false},
+	} {
+		out := string(stamp(tc.skel, languages[tc.lang], pv, tc.sibling))
+		if !strings.HasPrefix(out, tc.wantPrefix) || !strings.HasSuffix(out, "\n") {
+			t.Errorf("%s: %q does not start with %q", tc.lang, out, tc.wantPrefix)
+		}
+		if strings.Contains(out, "//go:build ignore") != (tc.sibling && tc.lang == "go") {
+			t.Errorf("%s sibling=%t: go:build ignore wrong:\n%s", tc.lang, tc.sibling, out)
+		}
+		got, ok := ParseProvenance([]byte(out))
+		if !ok || got.Plan != pv.Plan || got.Scenario != pv.Scenario || got.PlanSHA != pv.PlanSHA {
+			t.Errorf("%s: round trip %+v ok=%t", tc.lang, got, ok)
+		}
+	}
+	deep := strings.Repeat("\n", provenanceLines) + string(stamp("x", languages["go"], pv, false))
+	if _, ok := ParseProvenance([]byte(deep)); ok {
+		t.Error("a stamp below the top counted as provenance")
+	}
+	if _, ok := ParseProvenance([]byte("// dstgen-provenance: scenario=S1 plan_sha256=short plan=x\n")); ok {
+		t.Error("a malformed sha counted as provenance")
+	}
+}
+
+// TestWholeDiff is the diff without git: a one-hunk replacement.
+func TestWholeDiff(t *testing.T) {
+	for _, tc := range []struct {
+		old  []byte
+		want string
+	}{
+		{nil, "--- /dev/null\n+++ b/f.go\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{[]byte("x\n"), "--- a/f.go\n+++ b/f.go\n@@ -1,1 +1,2 @@\n-x\n+a\n+b\n"},
+	} {
+		if got := wholeDiff("f.go", tc.old, []byte("a\nb\n")); got != tc.want {
+			t.Errorf("wholeDiff(%q) =\n%s\nwant\n%s", tc.old, got, tc.want)
+		}
 	}
 }

@@ -129,8 +129,10 @@ func compile(ctx context.Context, lang language, sut, rel string, timeout time.D
 			return compileResult{status: CompileSkipped, detail: err.Error()}
 		}
 		// go vet type-checks the package with its test files and runs
-		// nothing; GOWORK=off keeps a parent go.work out of it.
-		return runCompile(ctx, timeout, filepath.Join(sut, filepath.FromSlash(mod)), []string{"GOWORK=off", "GOFLAGS=-mod=mod"},
+		// nothing; GOWORK=off keeps a parent go.work out of it, and
+		// -mod=readonly keeps go.mod and go.sum as they are (a missing
+		// dependency is a compile failure, never an edit of the manifest).
+		return runCompile(ctx, timeout, filepath.Join(sut, filepath.FromSlash(mod)), []string{"GOWORK=off", "GOFLAGS=-mod=readonly"},
 			"go", "vet", "./"+filepath.ToSlash(pkg))
 	case "rust":
 		crate := findUp(sut, path.Dir(rel), "Cargo.toml")
@@ -141,14 +143,16 @@ func compile(ctx context.Context, lang language, sut, rel string, timeout time.D
 		if why := cargoReaches(crateDir, abs); why != "" {
 			return compileResult{status: CompileSkipped, detail: why}
 		}
-		return runCompile(ctx, timeout, crateDir, nil, "cargo", "test", "--no-run", "--offline", "--quiet", "--manifest-path", filepath.Join(crateDir, "Cargo.toml"))
+		return cargoCompile(ctx, timeout, sut, crate)
 	case "python":
 		py := firstTool("python3", "python")
 		if py == "" {
 			return compileResult{status: CompileSkipped, detail: "python3 not installed"}
 		}
-		return runCompile(ctx, timeout, sut, []string{"PYTHONDONTWRITEBYTECODE=1"}, py, "-c",
-			"import sys; compile(open(sys.argv[1], 'rb').read(), sys.argv[1], 'exec')", abs)
+		// What py_compile checks, without writing a .pyc into the tree.
+		res := runCompile(ctx, timeout, sut, []string{"PYTHONDONTWRITEBYTECODE=1"}, py, "-c", pyCompile, abs)
+		res.cmd = filepath.Base(py) + " -c compile(FILE)"
+		return res
 	case "typescript":
 		cfg := findUp(sut, path.Dir(rel), "tsconfig.json")
 		if cfg == "" {
@@ -163,6 +167,36 @@ func compile(ctx context.Context, lang language, sut, rel string, timeout time.D
 		return runCompile(ctx, timeout, sut, nil, "bash", "-n", abs)
 	}
 	return compileResult{status: CompileSkipped, detail: "no compile step for " + lang.name}
+}
+
+// pyCompile compiles the file named by argv[1] and prints a syntax error
+// as file:line: message.
+const pyCompile = `import sys
+p = sys.argv[1]
+try:
+    compile(open(p, "rb").read(), p, "exec")
+except SyntaxError as e:
+    print("%s:%s: %s" % (e.filename, e.lineno, e.msg), file=sys.stderr)
+    sys.exit(1)
+`
+
+// cargoCompile runs `cargo test --no-run` on the crate. Cargo.lock is a
+// manifest too: with one, --locked makes cargo fail rather than change it;
+// without one, the lock file cargo creates for the build is removed again.
+func cargoCompile(ctx context.Context, timeout time.Duration, sut, crate string) compileResult {
+	crateDir := filepath.Join(sut, filepath.FromSlash(crate))
+	args := []string{"test", "--no-run", "--offline", "--quiet", "--manifest-path", filepath.Join(crateDir, "Cargo.toml")}
+	lockDir := findUp(sut, crate, "Cargo.lock")
+	if lockDir != "" {
+		args = append(args, "--locked")
+	}
+	res := runCompile(ctx, timeout, crateDir, nil, "cargo", args...)
+	if lockDir == "" {
+		if made := findUp(sut, crate, "Cargo.lock"); made != "" {
+			_ = os.Remove(filepath.Join(sut, filepath.FromSlash(made), "Cargo.lock"))
+		}
+	}
+	return res
 }
 
 // cargoReaches says why cargo would not compile file (empty when it
