@@ -553,3 +553,50 @@ func TestWholeDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestAskSeveral: answers typed ahead reach the scenario they are for.
+func TestAskSeveral(t *testing.T) {
+	sut := sutCopy(t, "gosut")
+	const s2Target = "kv/s2_get_within_test.go"
+	editPlan(t, sut, "- **Release budget:** 1 node, 1 h, 0 faults, 10 seeds\n\n§7.M: not applicable",
+		"- **Release budget:** 1 node, 1 h, 0 faults, 10 seeds\n- **Target test file:** `"+s2Target+"`\n- **Skeleton language:** go\n- **Skeleton:**\n\n  ```go\n  // AUTO-GENERATED\n  package kv_test\n  // Workload TODO\n  // Faults TODO\n  // Oracle TODO\n  ```\n\n§7.M: not applicable")
+	for _, f := range []string{goTarget, s2Target} {
+		if err := os.WriteFile(filepath.Join(sut, f), []byte("package kv_test\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log strings.Builder
+	res := runAuthor(t, Options{SUT: sut, Prompt: strings.NewReader("o\nn\n"), Log: &log, DryRun: true})
+	if s1 := scenario(t, res, "S1"); !strings.HasPrefix(s1.Reason, ActOverwritten) {
+		t.Errorf("S1 = %+v, want overwritten", s1)
+	}
+	if s2 := scenario(t, res, "S2"); !strings.HasPrefix(s2.Reason, ActSibling) {
+		t.Errorf("S2 = %+v, want sibling", s2)
+	}
+}
+
+// TestWriteFileNeverClobbers: a file that appears between the pre-flight
+// check and the write is kept.
+func TestWriteFileNeverClobbers(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := os.WriteFile(filepath.Join(dir, "x_test.go"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(root, "x_test.go", []byte("new"), false); err == nil || !strings.Contains(err.Error(), "appeared meanwhile") {
+		t.Errorf("err = %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "x_test.go")); got != "mine" {
+		t.Errorf("clobbered: %q", got)
+	}
+	if err := writeFile(root, "x_test.go", []byte("new"), true); err != nil || readFile(t, filepath.Join(dir, "x_test.go")) != "new" {
+		t.Errorf("replace: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary file left: %v", ents)
+	}
+}
