@@ -35,8 +35,9 @@ func newCheckCmd() *cobra.Command {
 	var finalPath string
 	var params []string
 	var asJSON bool
+	var level string
 	cmd := &cobra.Command{
-		Use:   "check --model M [--checker C] [--timeout D] [--html FILE] [--final FILE] [--json] HISTORY.jsonl",
+		Use:   "check --model M [--checker C] [--level L] [--timeout D] [--html FILE] [--final FILE] [--json] HISTORY.jsonl",
 		Short: "Check one operation history (like elle-cli): exit 0 valid, 1 anomaly, 3 unknown, 2 bad input or dirty initial state",
 		Long: `check runs one checker over a dst-history/1 JSON Lines file and prints the
 ops consumed, the anomalies found (key, message, op ids, window) and the time
@@ -51,7 +52,10 @@ real-time order between writes). An empty history is bad input, never valid.
 A kv/register history that reads a value no op in it wrote (left-over state
 from an earlier run) prints result=dirty-initial-state key=... value=...
 line=FILE:N and exits 2: an environment problem, not an anomaly; the other
-keys are still checked, and a violation on them still exits 1.`,
+keys are still checked, and a violation on them still exits 1.
+--model txn --checker serializability judges transactions (op_type txn)
+at --level read-committed, snapshot-isolation, serializable (default) or
+strict-serializable; --html then draws each cycle found.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -65,6 +69,14 @@ keys are still checked, and a violation on them still exits 1.`,
 					return badInput(fmt.Errorf("check: --param %q: want name=value", p))
 				}
 				spec.Params[k] = v
+			}
+			if level != "" {
+				l, ok := checker.IsolationLevel(level)
+				if !ok {
+					return badInput(fmt.Errorf("check: --level %q: want %s, %s, %s or %s", level,
+						checker.ReadCommitted, checker.SnapshotIsolation, checker.Serializable, checker.StrictSerializable))
+				}
+				spec.Params["level"] = l
 			}
 			if formula, set := spec.Params["formula"]; set {
 				// The plan's grammar is the only fairness grammar; a
@@ -144,9 +156,10 @@ keys are still checked, and a violation on them still exits 1.`,
 	f.StringVar(&spec.Model, "model", "", "model under test: register, kv|map, counter, log, set, queue, session, ledger, membership-table, ...")
 	f.StringVar(&spec.Checker, "checker", "", "checker id (default: picked from the model): "+strings.Join([]string{
 		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
-		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness}, ", "))
+		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness, checker.Serializability}, ", "))
+	f.StringVar(&level, "level", "", "isolation level for serializability: read-committed, snapshot-isolation, serializable (default), strict-serializable")
 	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
-	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write porcupine's visualization of a violation here (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
+	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write the violation's visualization here: porcupine's, or the isolation cycles (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
 	f.StringVar(&finalPath, "final", "", "final-state JSON for no-lost-ack, exactly-once, invariant, reconciliation")
 	f.StringArrayVar(&params, "param", nil, "checker parameter name=value (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
