@@ -28,7 +28,7 @@ const scaffoldDate = "2026-01-02"
 
 // scaffoldOf copies src into a temp dir named name, scans it and renders
 // its scaffold with o (Slug and Date defaulted).
-func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []CandidateClaim) {
+func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []CandidateClaim, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	copyTree(t, src, dir)
@@ -48,7 +48,7 @@ func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []Ca
 		o.Date = scaffoldDate
 	}
 	o.Claims = claims
-	return Scaffold(p, o), claims
+	return Scaffold(p, o), claims, dir
 }
 
 var todoRE = regexp.MustCompile(`TODO\(([a-z-]+)(?::([^)]*))?\)`)
@@ -139,13 +139,31 @@ func fill(t *testing.T, md string) string {
 // TestScaffoldLintsOnlyTODOsThenClean: on every SUT and both modes the
 // scaffold parses, has every §0–§9 section in canonical order, lints as
 // exactly its TODO markers (each at its line, nothing else), and once each
-// TODO is filled lints with no problem at all.
+// TODO is filled lints with no problem at all; init refuses the scaffold
+// and generates from the filled plan.
 func TestScaffoldLintsOnlyTODOsThenClean(t *testing.T) {
 	for _, sut := range scaffoldSUTs {
 		for _, mode := range []string{ModeChangeScoped, ModeProjectWide} {
 			t.Run(sut.name+"/"+mode, func(t *testing.T) {
-				md, claims := scaffoldOf(t, sut.name, sut.src, ScaffoldOptions{Mode: mode})
-				checkScaffold(t, md, mode, max(len(claims), 1))
+				md, claims, dir := scaffoldOf(t, sut.name, sut.src, ScaffoldOptions{Mode: mode})
+				_, filled := checkScaffold(t, md, mode, max(len(claims), 1))
+				// init refuses the scaffold and takes the filled plan.
+				planFile := filepath.Join(dir, "docs", "testing-plans", sut.name+"-draft.md")
+				for _, tc := range []struct {
+					text string
+					ok   bool
+				}{{string(md), false}, {filled, true}} {
+					if err := os.WriteFile(planFile, []byte(tc.text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					res, err := testInit(context.Background(), InitOptions{SUT: dir, Plan: planFile, Out: filepath.Join(t.TempDir(), "testing"), Yes: true})
+					if tc.ok && (err != nil || res == nil) {
+						t.Errorf("init of the filled plan: %v", err)
+					}
+					if !tc.ok && (err == nil || !strings.Contains(err.Error(), "TODO(")) {
+						t.Errorf("init of the scaffold: %v, want a refusal naming a TODO", err)
+					}
+				}
 			})
 		}
 	}
@@ -166,7 +184,7 @@ func TestScaffoldEveryCategory(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			md := Scaffold(p, ScaffoldOptions{Slug: "widget-change", Date: scaffoldDate, Mode: mode, Change: "v1..v2",
 				Touched: []TouchedFile{{Path: "a.go", Added: 1, Deleted: 2}, {Path: "logo.png", Added: -1, Deleted: -1}}, TouchedMore: 3, Claims: claims})
-			pl := checkScaffold(t, md, mode, len(claims))
+			pl, _ := checkScaffold(t, md, mode, len(claims))
 			for _, s := range pl.Scenarios {
 				cat := pl.Claim(s.Falsifies[0]).Category
 				if plan.GatedModel(cat) != (s.M != nil) || plan.GatedModel(cat) == s.MNotApplicable || plan.GatedSurface(cat) != (s.S != nil) {
@@ -178,8 +196,9 @@ func TestScaffoldEveryCategory(t *testing.T) {
 }
 
 // checkScaffold asserts the scaffold's shape, lints it as exactly its TODOs
-// and the filled version as clean, and returns the parsed scaffold.
-func checkScaffold(t *testing.T, md []byte, mode string, claims int) *plan.Plan {
+// and the filled version as clean, and returns the parsed scaffold and the
+// filled text.
+func checkScaffold(t *testing.T, md []byte, mode string, claims int) (*plan.Plan, string) {
 	t.Helper()
 	order := []string{"0", "1", "1b", "1c", "2", "3", "4", "5", "6", "6b", "7", "7b", "7c", "7d", "8", "9"}
 	p, err := plan.ParseBytes("scaffold.md", md)
@@ -236,13 +255,13 @@ func checkScaffold(t *testing.T, md []byte, mode string, claims int) *plan.Plan 
 	if t.Failed() {
 		t.Logf("scaffold:\n%s", md)
 	}
-	return p
+	return p, filled
 }
 
 // TestScaffoldGoldenEtcd pins the etcd scaffold (change-scoped, no
 // --change, a fixed date): refresh with -update.
 func TestScaffoldGoldenEtcd(t *testing.T) {
-	md, _ := scaffoldOf(t, "etcd", "../examples/etcd", ScaffoldOptions{Slug: "etcd-kv-draft"})
+	md, _, _ := scaffoldOf(t, "etcd", "../examples/etcd", ScaffoldOptions{Slug: "etcd-kv-draft"})
 	golden.Check(t, "testdata/golden/scaffold/etcd-kv-draft.md", md)
 }
 
