@@ -185,6 +185,10 @@ func TestScaffoldEveryCategory(t *testing.T) {
 			md := Scaffold(p, ScaffoldOptions{Slug: "widget-change", Date: scaffoldDate, Mode: mode, Change: "v1..v2",
 				Touched: []TouchedFile{{Path: "a.go", Added: 1, Deleted: 2}, {Path: "logo.png", Added: -1, Deleted: -1}}, TouchedMore: 3, Claims: claims})
 			pl, _ := checkScaffold(t, md, mode, len(claims))
+			listed := strings.Contains(string(md), "- `logo.png` (binary) — TODO(file-summary") && strings.Contains(string(md), "- … and 3 more files")
+			if listed != (mode == ModeChangeScoped) {
+				t.Errorf("files touched listed %v in %s mode", listed, mode)
+			}
 			for _, s := range pl.Scenarios {
 				cat := pl.Claim(s.Falsifies[0]).Category
 				if plan.GatedModel(cat) != (s.M != nil) || plan.GatedModel(cat) == s.MNotApplicable || plan.GatedSurface(cat) != (s.S != nil) {
@@ -319,6 +323,23 @@ func TestFindClaims(t *testing.T) {
 		if g.Source != w.source || g.Category != w.category || g.Text != w.text || g.ID != fmt.Sprintf("C%d", i+1) {
 			t.Errorf("claim %d = %+v, want %+v", i, g, w)
 		}
+	}
+	// The scan keeps the first maxClaims claims.
+	many := t.TempDir()
+	if err := os.WriteFile(filepath.Join(many, "README.md"), []byte(strings.Repeat("Reads are linearizable on shard X.\n\n", 3*maxClaims)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 * maxClaims {
+		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("n%02d.md", i)), []byte(fmt.Sprintf("Shard %d is durable.\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mp, err := Scan(ctx, many, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := FindClaims(ctx, mp); err != nil || len(got) != maxClaims || got[0].Source != "README.md:1" || got[1].Text != "Shard 0 is durable." {
+		t.Errorf("capped scan: %v, %d claims (want %d; the README's repeats once)", err, len(got), maxClaims)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
