@@ -10,6 +10,33 @@
 // Unknown, never Valid (anomalies it found in time still make it Invalid).
 // An error about one op of the history is a *fileline.Error naming
 // Spec.History and the op's line.
+//
+// # Pruning
+//
+// Before the search, each key's ops go through one pass that removes what
+// provably cannot change the answer. Rule: a timed-out write W of value v
+// (it may take effect at any point after its invoke, or never) is dropped
+// when no completed read of the key returned v, and the key either has no
+// cas or every cas of the key returned true and none expects v. Proof:
+// without W linearizable ⇒ with W linearizable: put W last; a write is
+// always legal and W's return is open-ended, so real time holds. With W
+// linearizable ⇒ without W linearizable: in a linearization L, look at the
+// op right after W. A read there returns v (excluded); a successful cas
+// there expects v (excluded); a cas that returned false or timed out could
+// sit there without naming v, which is why every cas must have returned
+// true. So it is a write (or nothing), which ignores the state: removing W
+// from L leaves every op's state as it was, and a subsequence keeps real
+// time. The same argument drops a timed-out add (set) or enqueue (queue)
+// whose element no read or dequeue returned, and a timed-out append (log)
+// whose element no read returned when no append returned its offset. Values
+// need not be unique for soundness (the rule is by value: any read of v
+// keeps every write of v); unique values only make more writes droppable.
+// Limits: never applied to increments (a counter read shows them without
+// their value), to writes on a key with a cas that returned false or timed
+// out (a failed cas can hold only because W made the state differ from
+// its expected value: write 1; W = write 2, timed out; cas 1→3 returned
+// false is linearizable only with W), nor to appends on a log that returns
+// offsets. Completed ops are never dropped.
 package checker
 
 import (

@@ -48,6 +48,12 @@ type partResult struct {
 // file names the history in the *fileline.Error of an op the model cannot
 // interpret.
 func buildPartitions(m *modelDef, ops []history.Op, file string) ([]*partition, error) {
+	return partitionOps(m, ops, file, true)
+}
+
+// partitionOps is buildPartitions with the pruning pass (prune.go) on or
+// off; off only where a test compares the verdicts with and without it.
+func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*partition, error) {
 	var maxTS int64
 	for i := range ops {
 		if ops[i].InvokeTS > maxTS {
@@ -176,64 +182,25 @@ func buildPartitions(m *modelDef, ops []history.Op, file string) ([]*partition, 
 		for j := range p.ops {
 			p.ops[j].ClientId = int(renum[clientOf[p.idx[j]]])
 		}
-		dropUnobserved(p)
+		if prune {
+			dropUnobserved(p)
+		}
 	}
 	return parts, nil
-}
-
-// dropUnobserved removes timed-out writes whose value nothing observed.
-// Such an op can always be linearized last (its return is open-ended and a
-// blind write always succeeds), so the history is linearizable with it iff
-// without it; keeping it only multiplies porcupine's search, since it may be
-// tried at every point after its invoke. Not applied where the op's effect
-// is visible without its value: cas (compares the state), log offsets and
-// counters.
-func dropUnobserved(p *partition) {
-	pending := false
-	for _, o := range p.ops {
-		if !o.Output.(*linOut).known {
-			pending = true
-			break
-		}
-	}
-	if !pending {
-		return
-	}
-	seen := map[string]bool{}
-	hasCAS, hasOffset := false, false
-	for _, o := range p.ops {
-		in, out := *o.Input.(*linIn), *o.Output.(*linOut)
-		switch {
-		case in.verb == vCAS:
-			hasCAS = true
-		case in.verb == vAppend && out.known && out.n >= 0:
-			hasOffset = true
-		case (in.verb == vRead || in.verb == vDequeue) && out.known:
-			for _, e := range strings.Split(strings.TrimSuffix(out.s, sep), sep) {
-				seen[e] = true
-			}
-		}
-	}
-	keep := 0
-	for i, o := range p.ops {
-		in, out := *o.Input.(*linIn), *o.Output.(*linOut)
-		drop := !out.known && !seen[in.a] &&
-			(in.verb == vWrite && !hasCAS || in.verb == vAdd || in.verb == vEnqueue || in.verb == vAppend && !hasOffset)
-		if !drop {
-			p.ops[keep], p.idx[keep] = o, p.idx[i]
-			keep++
-		}
-	}
-	p.ops, p.idx = p.ops[:keep], p.idx[:keep]
 }
 
 // checkLinearizable runs porcupine per partition on a bounded worker pool.
 // ctx carries the hard time limit; a partition cut short is Unknown.
 func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []history.Op) (Result, error) {
+	return checkLin(ctx, spec, m, ops, true)
+}
+
+// checkLin is checkLinearizable with the pruning pass on or off.
+func checkLin(ctx context.Context, spec Spec, m *modelDef, ops []history.Op, prune bool) (Result, error) {
 	res := Result{Checker: Linearizability, Model: spec.Model, OpsConsumed: len(ops),
 		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
 			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
-	parts, err := buildPartitions(m, ops, spec.History)
+	parts, err := partitionOps(m, ops, spec.History, prune)
 	if err != nil {
 		return res, err
 	}
