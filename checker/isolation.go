@@ -163,6 +163,9 @@ type iso struct {
 	keyIdx  map[string]int32
 	kind    map[string]string // key → "append" or "w"
 	writers map[wkey]writeRef
+	// installs lists, per register key, the transactions whose last
+	// write to it is a version (aborted ones included; filtered on use).
+	installs map[string][]int32
 	edges   []edge
 	an      anomalies
 	allowed map[string]int
@@ -191,7 +194,7 @@ func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, e
 		}
 	}
 	s := &iso{spec: spec, level: level, b: newBudget(ctx), keyIdx: map[string]int32{}, kind: map[string]string{},
-		writers: map[wkey]writeRef{}, allowed: map[string]int{}}
+		writers: map[wkey]writeRef{}, installs: map[string][]int32{}, allowed: map[string]int{}}
 	if err := s.load(ops); err != nil {
 		return Result{}, err
 	}
@@ -306,6 +309,9 @@ func (s *iso) load(ops []history.Op) error {
 				}
 			}
 			s.writers[wk] = writeRef{t: t, final: final}
+			if final && m.F == history.MicroWrite {
+				s.installs[m.Key] = append(s.installs[m.Key], t)
+			}
 		}
 	}
 	return nil
@@ -383,15 +389,24 @@ func (s *iso) internal(t int32, reads map[string][]read) {
 		reg      string
 		wrote    bool
 	}
-	var st map[string]*state
+	// A few micro-ops per transaction: a slice searched linearly beats a
+	// map allocated per transaction.
+	type keyed struct {
+		k string
+		c *state
+	}
+	var st []keyed
 	for j, m := range tx.micro {
-		if st == nil {
-			st = map[string]*state{}
+		var c *state
+		for _, e := range st {
+			if e.k == m.Key {
+				c = e.c
+				break
+			}
 		}
-		c := st[m.Key]
 		if c == nil {
 			c = &state{}
-			st[m.Key] = c
+			st = append(st, keyed{m.Key, c})
 		}
 		// A key nobody writes is a list when its reads are lists.
 		isList := s.kind[m.Key] == history.MicroAppend || s.kind[m.Key] == "" && len(m.Value) > 0 && m.Value[0] == '['
@@ -407,8 +422,7 @@ func (s *iso) internal(t int32, reads map[string][]read) {
 		case history.MicroRead:
 			var list []string
 			if isList && m.Value != nil {
-				var ok bool
-				if list, ok = elements(m.Value); !ok {
+				if list = m.List; list == nil {
 					list = []string{canon(m.Value)}
 				}
 			}
@@ -548,12 +562,11 @@ func (s *iso) inferRegister(k string, rs []read) {
 		}
 	}
 	var roots []int32 // installed versions with no known predecessor but the initial state
-	for wk, w := range s.writers {
-		if wk.k == k && w.final && s.txns[w.t].status != aborted && !hasPrev[w.t] {
-			roots = append(roots, w.t)
+	for _, t := range s.installs[k] {
+		if s.txns[t].status != aborted && !hasPrev[t] {
+			roots = append(roots, t)
 		}
 	}
-	slices.Sort(roots)
 	for _, r := range rs {
 		if s.b.spent() {
 			return

@@ -499,8 +499,8 @@ func TestIsolationWriteSkewStore(t *testing.T) {
 // serializable; b.N runs of each size (growth is the ratio of ns/op).
 func BenchmarkIsolation(b *testing.B) {
 	for _, n := range []int{100_000, 200_000, 500_000} {
-		ops := genSerializable(1, n, 1000, 4)
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			ops := genSerializable(1, n, 1000, 4)
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := Run(context.Background(), Spec{Model: "txn", Checker: Serializability, Timeout: 10 * time.Minute}, ops, nil)

@@ -34,6 +34,9 @@ type MicroOp struct {
 	F     string
 	Key   string
 	Value json.RawMessage
+	// List is a read result that is a list, as its elements' JSON text
+	// (set by ParseTxn; nil otherwise). Checkers compare these.
+	List []string
 }
 
 // MarshalJSON writes the triple [f, key, value].
@@ -118,8 +121,8 @@ func parseMicro(raw json.RawMessage, side string, output bool) ([]MicroOp, error
 	if raw == nil {
 		return nil, fmt.Errorf("txn %s: null (want a list of [f, key, value] micro-ops)", side)
 	}
-	var steps []json.RawMessage
-	if err := json.Unmarshal(raw, &steps); err != nil {
+	steps, ok := splitList(raw)
+	if !ok {
 		return nil, fmt.Errorf("txn %s: want a list of [f, key, value] micro-ops", side)
 	}
 	if len(steps) > maxMicroOps {
@@ -127,13 +130,22 @@ func parseMicro(raw json.RawMessage, side string, output bool) ([]MicroOp, error
 	}
 	ms := make([]MicroOp, len(steps))
 	for i, s := range steps {
-		var parts []json.RawMessage
-		if err := json.Unmarshal(s, &parts); err != nil || len(parts) != 3 {
+		parts, ok := splitList(s)
+		if !ok || len(parts) != 3 {
 			return nil, fmt.Errorf("txn %s[%d]: want [f, key, value], got %s", side, i, s)
 		}
 		var m MicroOp
-		if err := json.Unmarshal(parts[0], &m.F); err != nil {
-			return nil, fmt.Errorf("txn %s[%d]: f must be \"r\", \"w\" or \"append\"", side, i)
+		switch string(parts[0]) { // the common spellings without a decode
+		case `"r"`:
+			m.F = MicroRead
+		case `"w"`:
+			m.F = MicroWrite
+		case `"append"`:
+			m.F = MicroAppend
+		default:
+			if err := json.Unmarshal(parts[0], &m.F); err != nil {
+				return nil, fmt.Errorf("txn %s[%d]: f must be \"r\", \"w\" or \"append\"", side, i)
+			}
 		}
 		switch m.F {
 		case MicroRead, MicroWrite, MicroAppend:
@@ -152,8 +164,12 @@ func parseMicro(raw json.RawMessage, side string, output bool) ([]MicroOp, error
 			return nil, fmt.Errorf("txn %s[%d]: %s of null (a write needs a value)", side, i, m.F)
 		case m.F != MicroRead && !scalar(v):
 			return nil, fmt.Errorf("txn %s[%d]: %s value must be a string or number, got %s", side, i, m.F, v)
-		case m.F == MicroRead && output && !null && !scalar(v) && !scalarList(v):
-			return nil, fmt.Errorf("txn %s[%d]: read result must be null, a scalar or a list of scalars, got %s", side, i, v)
+		case m.F == MicroRead && output && !null && !scalar(v):
+			list, ok := scalarList(v)
+			if !ok {
+				return nil, fmt.Errorf("txn %s[%d]: read result must be null, a scalar or a list of scalars, got %s", side, i, v)
+			}
+			m.List = list
 		}
 		if !null {
 			m.Value = v
@@ -164,6 +180,9 @@ func parseMicro(raw json.RawMessage, side string, output bool) ([]MicroOp, error
 }
 
 func microKey(raw json.RawMessage) (string, error) {
+	if n := len(raw); n > 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 {
+		return string(raw[1 : n-1]), nil
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if s == "" {
@@ -188,17 +207,130 @@ func scalar(v json.RawMessage) bool {
 	return false
 }
 
-func scalarList(v json.RawMessage) bool {
-	var elems []json.RawMessage
-	if json.Unmarshal(v, &elems) != nil {
-		return false
+// splitList splits a JSON array into its top-level elements (slices of
+// v), tracking brackets and strings only: the syntax was checked when the
+// line was read. ok is false for anything but an array.
+func splitList(v json.RawMessage) ([]json.RawMessage, bool) {
+	i := 0
+	for i < len(v) && isSpace(v[i]) {
+		i++
 	}
-	for _, e := range elems {
-		if !scalar(e) {
-			return false
+	if i >= len(v) || v[i] != '[' {
+		return nil, false
+	}
+	i++
+	var out []json.RawMessage
+	depth, start, inStr, seen := 0, i, false, false
+	for ; i < len(v); i++ {
+		c := v[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr, seen = true, true
+		case '[', '{':
+			depth++
+			seen = true
+		case '}':
+			depth--
+		case ']':
+			if depth == 0 {
+				if seen {
+					out = append(out, bytes.TrimSpace(v[start:i]))
+				}
+				for i++; i < len(v) && isSpace(v[i]); i++ {
+				}
+				return out, i == len(v)
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, bytes.TrimSpace(v[start:i]))
+				start = i + 1
+			}
+		default:
+			if !isSpace(c) {
+				seen = true
+			}
 		}
 	}
-	return true
+	return nil, false
+}
+
+// scalarList splits a JSON list of scalars into its elements' text. The
+// history reader has checked the syntax already, so this only walks
+// tokens: list reads grow with the history, and encoding/json was most of
+// a list-append check's time. A string with escapes is decoded the slow
+// way and re-encoded, so equal strings compare equal.
+func scalarList(v json.RawMessage) ([]string, bool) {
+	i := 0
+	ws := func() {
+		for i < len(v) && isSpace(v[i]) {
+			i++
+		}
+	}
+	ws()
+	if i >= len(v) || v[i] != '[' {
+		return nil, false
+	}
+	i++
+	ws()
+	out := []string{}
+	if i < len(v) && v[i] == ']' {
+		return out, true
+	}
+	for i < len(v) {
+		start := i
+		switch c := v[i]; {
+		case c == '"':
+			esc := false
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					esc = true
+					i++
+				}
+			}
+			if i >= len(v) {
+				return nil, false
+			}
+			i++
+			tok := string(v[start:i])
+			if esc {
+				var s string
+				if json.Unmarshal(v[start:i], &s) != nil {
+					return nil, false
+				}
+				b, _ := json.Marshal(s)
+				tok = string(b)
+			}
+			out = append(out, tok)
+		case c == '-' || c >= '0' && c <= '9':
+			for i < len(v) && v[i] != ',' && v[i] != ']' && !isSpace(v[i]) {
+				i++
+			}
+			out = append(out, string(v[start:i]))
+		default:
+			return nil, false
+		}
+		ws()
+		if i < len(v) && v[i] == ',' {
+			i++
+			ws()
+			continue
+		}
+		if i < len(v) && v[i] == ']' {
+			return out, true
+		}
+		return nil, false
+	}
+	return nil, false
 }
 
 // InvokeTxn stamps the invoke time of a transaction by process: micro are

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,25 @@ func TestRecorderTxn(t *testing.T) {
 	}
 	if ops[0].OpType != OpTxn || ops[1].Error != "aborted" || !ops[2].TimeoutMarker {
 		t.Errorf("outcomes not recorded: %+v", ops)
+	}
+}
+
+func TestScalarList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // nil: not a list of scalars
+	}{
+		{`[]`, []string{}},
+		{`[ 1 , -2.5e3,"a"]`, []string{"1", "-2.5e3", `"a"`}},
+		{`["a\u0041","b\"c"]`, []string{`"aA"`, `"b\"c"`}},
+		{`[[1]]`, nil},
+		{`[true]`, nil},
+		{`{"a":1}`, nil},
+	}
+	for _, tt := range tests {
+		got, ok := scalarList(json.RawMessage(tt.in))
+		if ok != (tt.want != nil) || ok && !slices.Equal(got, tt.want) {
+			t.Errorf("scalarList(%s) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
 	}
 }
