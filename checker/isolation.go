@@ -166,12 +166,12 @@ type iso struct {
 	// installs lists, per register key, the transactions whose last
 	// write to it is a version (aborted ones included; filtered on use).
 	installs map[string][]int32
-	edges   []edge
-	an      anomalies
-	allowed map[string]int
-	dirty   []DirtyRead
-	micro   int
-	cycles  []cycle
+	edges    []edge
+	an       anomalies
+	allowed  map[string]int
+	dirty    []DirtyRead
+	micro    int
+	cycles   []cycle
 }
 
 type step struct {
