@@ -525,3 +525,66 @@ func BenchmarkIsolation(b *testing.B) {
 		})
 	}
 }
+
+// elleTx writes a committed transaction in the short notation of Elle's
+// list-append tests: "ax1" appends 1 to x, "rx12" reads x = [1, 2], "rx"
+// reads x = [].
+func elleTx(s string) tx {
+	var in, out []string
+	for i := 0; i < len(s); {
+		f, k := s[i], s[i+1]
+		i += 2
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		digits := s[i:j]
+		i = j
+		if f == 'a' {
+			m := fmt.Sprintf(`["append","%c",%s]`, k, digits)
+			in, out = append(in, m), append(out, m)
+			continue
+		}
+		elems := make([]string, len(digits))
+		for d := range digits {
+			elems[d] = digits[d : d+1]
+		}
+		in = append(in, fmt.Sprintf(`["r","%c",null]`, k))
+		out = append(out, fmt.Sprintf(`["r","%c",[%s]]`, k, strings.Join(elems, ",")))
+	}
+	return tx{input: "[" + strings.Join(in, ",") + "]", output: "[" + strings.Join(out, ",") + "]"}
+}
+
+// TestIsolationElleCases restates cases of Elle's own list-append test
+// suite (jepsen-io/elle, test/elle/list_append_test.clj) with the anomaly
+// classes and counts Elle reports for them, as an outside reference.
+func TestIsolationElleCases(t *testing.T) {
+	fail := func(x tx) tx { x.output, x.err = "", "aborted"; return x }
+	tests := []struct {
+		name string
+		txs  []tx
+		want map[string]int
+	}{
+		{"G0 pure write cycle", []tx{elleTx("ax1ay1"), elleTx("ax2ay2"), elleTx("rx12ry21")}, map[string]int{classG0: 1}},
+		{"G1c circular information flow", []tx{elleTx("ax1ry1"), elleTx("ax2ay1"), elleTx("rx12")}, map[string]int{classG1c: 1}},
+		{"G2 anti-dependency cycle", []tx{elleTx("rxay1"), elleTx("ryax1"), elleTx("rx1ry1")}, map[string]int{classG2Item: 1}},
+		{"G1a two reads of an aborted append", []tx{elleTx("rx1ax2"), elleTx("rx12"), fail(elleTx("ax1"))}, map[string]int{classG1a: 2}},
+		{"G1b intermediate append read alone", []tx{elleTx("rx1"), elleTx("rx12"), elleTx("ax1ax2"), elleTx("rx123"), elleTx("ax3")}, map[string]int{classG1b: 1}},
+		{"internal read-append-read", []tx{elleTx("ax1ax2"), elleTx("rx12ax3rx12"), elleTx("rx12ax4rx124"), elleTx("rx12ax5rx1254"), elleTx("rx12ax6rx1")}, map[string]int{classInternal: 3}},
+		{"internal append-read", []tx{elleTx("ax7rx"), elleTx("ax8rx128")}, map[string]int{classInternal: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runIso(t, Serializable, txnOps(tt.txs...))
+			got := map[string]int{}
+			for _, a := range res.Anomalies {
+				got[a.Kind]++
+			}
+			for k, n := range tt.want {
+				if got[k] != n {
+					t.Errorf("%s: %d, want %d (all: %v; %+v)", k, got[k], n, got, res.Anomalies)
+				}
+			}
+		})
+	}
+}
