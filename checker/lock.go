@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,33 +192,59 @@ type hold struct {
 // invoke), and, for a lease, at the grant's invoke plus lifetime (the
 // earliest the lease can expire on the history's clock).
 func definiteHolds(b *budget, ls []lockOp, lifetime int64) []hold {
-	releases := map[int][]*lockOp{}
+	releases := map[int]*releaseHeap{}
+	var grants []*lockOp
 	for i := range ls {
-		if l := &ls[i]; l.kind == kRelease && l.state != gNo {
-			releases[l.proc] = append(releases[l.proc], l)
+		switch l := &ls[i]; {
+		case l.kind == kRelease && l.state != gNo:
+			if releases[l.proc] == nil {
+				releases[l.proc] = &releaseHeap{}
+			}
+			releases[l.proc].ops = append(releases[l.proc].ops, l.op)
+		case (l.kind == kAcquire || l.kind == kRenew) && l.state == gYes:
+			grants = append(grants, l)
 		}
 	}
-	var hs []hold
-	for i := range ls {
+	for _, rh := range releases {
+		heap.Init(rh)
+	}
+	// In invoke order, a release that ended before a grant's invoke ends no
+	// later grant of its process either: the heap drops it for good, so
+	// each grant's first ender is its process's top release.
+	sort.SliceStable(grants, func(i, j int) bool { return grants[i].op.InvokeTS < grants[j].op.InvokeTS })
+	hs := make([]hold, 0, len(grants))
+	for _, g := range grants {
 		if b.spent() {
 			return hs
-		}
-		g := &ls[i]
-		if (g.kind != kAcquire && g.kind != kRenew) || g.state != gYes {
-			continue
 		}
 		h := hold{grant: g, grantFrom: g.op.InvokeTS, start: *g.op.CompleteTS, end: forever}
 		if lifetime >= 0 {
 			h.end = satAdd(g.op.InvokeTS, lifetime)
 		}
-		for _, r := range releases[g.proc] {
-			if end(r.op) > g.op.InvokeTS && r.op.InvokeTS < h.end {
-				h.end, h.ender = r.op.InvokeTS, r.op
+		if rh := releases[g.proc]; rh != nil {
+			for rh.Len() > 0 && end(rh.ops[0]) <= g.op.InvokeTS {
+				heap.Pop(rh)
+			}
+			if rh.Len() > 0 && rh.ops[0].InvokeTS < h.end {
+				h.end, h.ender = rh.ops[0].InvokeTS, rh.ops[0]
 			}
 		}
 		hs = append(hs, h)
 	}
 	return hs
+}
+
+// releaseHeap orders one process's releases by invoke, earliest first.
+type releaseHeap struct{ ops []*history.Op }
+
+func (r *releaseHeap) Len() int           { return len(r.ops) }
+func (r *releaseHeap) Less(i, j int) bool { return r.ops[i].InvokeTS < r.ops[j].InvokeTS }
+func (r *releaseHeap) Swap(i, j int)      { r.ops[i], r.ops[j] = r.ops[j], r.ops[i] }
+func (r *releaseHeap) Push(x any)         { r.ops = append(r.ops, x.(*history.Op)) }
+func (r *releaseHeap) Pop() any {
+	x := r.ops[len(r.ops)-1]
+	r.ops = r.ops[:len(r.ops)-1]
+	return x
 }
 
 func satAdd(a, b int64) int64 {
@@ -427,8 +454,35 @@ func mutexModel(stop func() bool) porcupine.Model {
 }
 
 // checkMutex runs porcupine's mutex model over one key's ops; ok is false
-// when the time limit stopped it.
+// when the time limit stopped it. pops are all the ops that took or may
+// have taken effect, for the caller's evidence.
+//
+// It first tries without the timed-out acquires, which stay open to the
+// end of the history and multiply porcupine's search. That is exact when
+// it passes: a timed-out op's step always succeeds and its return is after
+// every other event, so any order of the rest extends to one of the whole
+// history by placing the timed-out acquires last. When it fails, the
+// whole history decides (a timed-out acquire can be what makes a later
+// re-entrant grant with the same token legal).
 func checkMutex(ctx context.Context, ls []lockOp) (res porcupine.CheckResult, pops []porcupine.Operation, ok bool) {
+	pops = mutexOps(ls, true)
+	if fewer := mutexOps(ls, false); len(fewer) < len(pops) {
+		r, decided := runMutex(ctx, fewer)
+		if !decided {
+			return porcupine.Unknown, pops, false
+		}
+		if r == porcupine.Ok {
+			return r, pops, true
+		}
+	}
+	r, decided := runMutex(ctx, pops)
+	return r, pops, decided
+}
+
+// mutexOps converts one key's lock ops for porcupine: those that did not
+// take effect constrain nothing and are left out, and so are timed-out
+// acquires unless withOpen.
+func mutexOps(ls []lockOp, withOpen bool) []porcupine.Operation {
 	var maxTS int64
 	for i := range ls {
 		maxTS = max(maxTS, ls[i].op.InvokeTS)
@@ -436,10 +490,11 @@ func checkMutex(ctx context.Context, ls []lockOp) (res porcupine.CheckResult, po
 			maxTS = max(maxTS, *ls[i].op.CompleteTS)
 		}
 	}
+	var pops []porcupine.Operation
 	for i := range ls {
 		l := &ls[i]
-		if l.state == gNo || l.kind == kServed {
-			continue // did not take effect: constrains nothing
+		if l.state == gNo || l.kind == kServed || (!withOpen && l.state == gMaybe && l.kind == kAcquire) {
+			continue
 		}
 		ret := maxTS + 1
 		if l.op.CompleteTS != nil && l.state != gMaybe {
@@ -447,18 +502,24 @@ func checkMutex(ctx context.Context, ls []lockOp) (res porcupine.CheckResult, po
 		}
 		pops = append(pops, porcupine.Operation{ClientId: l.proc, Input: mutexIn{l}, Call: l.op.InvokeTS, Return: ret})
 	}
+	return pops
+}
+
+// runMutex is one porcupine search under ctx's limit; decided is false
+// when the limit stopped it.
+func runMutex(ctx context.Context, pops []porcupine.Operation) (porcupine.CheckResult, bool) {
 	var stop atomic.Bool
 	cancel := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer cancel()
 	limit := timeLeft(ctx, 0)
 	if _, has := ctx.Deadline(); has && limit <= 0 {
-		return porcupine.Unknown, pops, false
+		return porcupine.Unknown, false
 	}
 	r := porcupine.CheckOperationsTimeout(mutexModel(stop.Load), pops, limit)
 	if stop.Load() || ctx.Err() != nil {
-		return porcupine.Unknown, pops, false
+		return porcupine.Unknown, false
 	}
-	return r, pops, r != porcupine.Unknown
+	return r, r != porcupine.Unknown
 }
 
 // blocker names the op porcupine could not place: outside the longest

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/fileline"
 )
@@ -297,4 +299,67 @@ func hasKind(res Result, kind string) bool {
 		}
 	}
 	return false
+}
+
+func TestLockLeaseRegistration(t *testing.T) {
+	fields := []struct {
+		text string
+		want []string
+	}{
+		{"mutual exclusion with fencing tokens", []string{MutualExclusion}},
+		{"mutex checker", []string{MutualExclusion}},
+		{"lease-safety (ttl 10s)", []string{LeaseSafety}},
+		{"final-state invariant", []string{Invariant}},
+	}
+	for _, f := range fields {
+		if got := ParseCheckerField(f.text); !slices.Equal(got, f.want) {
+			t.Errorf("ParseCheckerField(%q) = %v, want %v", f.text, got, f.want)
+		}
+	}
+	mismatch := []struct {
+		model, checker string
+		want           bool
+	}{
+		{"lock", MutualExclusion, false},
+		{"mutex", MutualExclusion, false},
+		{"lease", LeaseSafety, false},
+		{"lease", MutualExclusion, true}, // a lock never expires: every expiry hand-off would look like an overlap
+		{"register", MutualExclusion, true},
+		{"lock", LeaseSafety, true},
+	}
+	for _, m := range mismatch {
+		if got := Mismatched(m.model, m.checker); got != m.want {
+			t.Errorf("Mismatched(%q, %q) = %v, want %v", m.model, m.checker, got, m.want)
+		}
+	}
+	for _, c := range []string{MutualExclusion, LeaseSafety} {
+		if n := Needs(c, "lock"); !n.MonotonicClock || !n.TimeoutMarkers {
+			t.Errorf("Needs(%s) = %+v: holds are compared across processes, so the clock must be monotonic and timeouts marked", c, n)
+		}
+	}
+}
+
+// TestMutexOpenAcquiresPassExact: checking first without the timed-out
+// acquires gives porcupine's answer on the whole history, on correct and
+// broken simulated services alike.
+func TestMutexOpenAcquiresPassExact(t *testing.T) {
+	counts := map[bool]int{}
+	for seed := uint64(1); seed <= 300; seed++ {
+		for _, bug := range []int{bugNone, bugDoubleGrant, bugStaleToken} {
+			s := &lockSim{rng: rand.New(rand.NewPCG(seed, 100+uint64(bug)))}
+			_, byKey, _, err := lockKeys("h", s.run(120, 3, bug), false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, ok1 := checkMutex(context.Background(), byKey["L"])
+			want, ok2 := runMutex(context.Background(), mutexOps(byKey["L"], true))
+			if !ok1 || !ok2 || got != want {
+				t.Fatalf("seed %d bug %d: two-phase %v (decided %v), whole history %v (decided %v)", seed, bug, got, ok1, want, ok2)
+			}
+			counts[want == porcupine.Ok]++
+		}
+	}
+	if counts[true] == 0 || counts[false] == 0 {
+		t.Fatalf("verdicts %v: the comparison needs both legal and illegal histories", counts)
+	}
 }
