@@ -240,7 +240,7 @@ func TestPick(t *testing.T) {
 		{"queue", "ordering", Prefix, true},
 		{"counter", "safety", Linearizability, true},
 		{"anything", "fairness", Fairness, true},
-		{"map", "isolation", Linearizability, false}, // serializability not shipped
+		{"map", "isolation", Serializability, true},
 		{"kv", "", Linearizability, true},
 		{"lock", "safety", MutualExclusion, true},
 		{"mutex", "", MutualExclusion, true},
@@ -300,7 +300,7 @@ func TestParseCheckerField(t *testing.T) {
 		{"linearizability (Porcupine) per key", []string{Linearizability}},
 		{"no-lost-ack + exactly-once dedup checker on the business request-id", []string{NoLostAck, ExactlyOnce}},
 		{"session-consistency / monotonic-read", []string{Session, MonotonicReads}},
-		{"serializability (Elle), per-key and cross-key", []string{serializability}},
+		{"serializability (Elle), per-key and cross-key", []string{Serializability}},
 		{"prefix / order checker", []string{Prefix}},
 		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
 		{"exclusion property + invariant-over-final-state", []string{MutualExclusion, Invariant}},
