@@ -95,7 +95,7 @@ func newRootCmd() *cobra.Command {
 		// deploy: the SUT and the workload driver on the hosts
 		newDeployCmd(), newSUTCmd(), newBenchCmd(), newRebootCmd(),
 		// analyzer
-		newCheckCmd(), newAnalyzeCmd(),
+		newCheckCmd(), newAnalyzeCmd(), newReduceCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd()) // help also prints the docs/ reference pages
 	return withVersion(root)
