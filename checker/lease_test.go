@@ -255,3 +255,26 @@ func TestLeaseSafetySimulated(t *testing.T) {
 	}
 	t.Logf("planted and caught: grant over a valid lease %d/%d seeds, write after expiry %d/%d", caught[bugOverGrant], seeds, caught[bugLateWrite], seeds)
 }
+
+// TestLockAndLeaseCutShortNeverPass: a limit that passes in the middle of
+// the check (at its first look after the start) leaves a correct history
+// Unknown, never Valid.
+func TestLockAndLeaseCutShortNeverPass(t *testing.T) {
+	lock := (&lockSim{rng: rand.New(rand.NewPCG(7, 0))}).run(5000, 4, bugNone)
+	lease := (&leaseSim{rng: rand.New(rand.NewPCG(7, 0))}).run(5000, 4, 400, 20, bugNone)
+	params := map[string]string{"ttl": "400", "uncertainty": "20", "guarded": "write"}
+	checks := map[string]func(ctx context.Context) (Result, error){
+		MutualExclusion: func(ctx context.Context) (Result, error) { return checkLock(ctx, Spec{}, lock) },
+		LeaseSafety:     func(ctx context.Context) (Result, error) { return checkLease(ctx, Spec{Params: params}, lease) },
+	}
+	for id, check := range checks {
+		res, err := check(context.Background())
+		if err != nil || res.Outcome != "" || len(res.Anomalies) != 0 {
+			t.Fatalf("%s in time: %s %v %+v, want no anomaly", id, res.Outcome, err, res.Anomalies)
+		}
+		res, err = check(&cutCtx{Context: context.Background(), n: 1})
+		if err != nil || res.Outcome != Unknown || !strings.Contains(res.Reason, "time limit") {
+			t.Fatalf("%s cut short: %s %q %v, want unknown citing the time limit", id, res.Outcome, res.Reason, err)
+		}
+	}
+}
