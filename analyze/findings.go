@@ -5,6 +5,7 @@ package analyze
 // stages 0–2.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/reduce"
 )
 
 // BlamePending is the interim reduction class of docs/verdicts.md §9: analyze
@@ -282,6 +284,9 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 		}
 		f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %d ops. Not minimised: analyze does not reduce (reduced from %d events to %d events over 0 re-runs)",
 			viol.run.Seed, viol.rel, fs, len(viol.ops), len(viol.ops)+len(seq), len(viol.ops)+len(seq))
+		if red, ok := reduceLin(viol); ok {
+			f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %s", viol.run.Seed, viol.rel, fs, red)
+		}
 		if u.model != nil && u.model.Reduction != "" {
 			f.Reproducer += "; plan's reduction plan: " + u.model.Reduction
 		}
@@ -346,4 +351,28 @@ func dirtyFinding(u *unit, t *ScenarioResult) (Finding, bool) {
 		RootCause:  "the SUT's data dir was not empty at the start of the run and the workload reused keys",
 		NextAction: checker.DirtyAdvice + "; then re-run",
 	}, true
+}
+
+// reduceBound is the time analyze gives the reduction of one FAIL.
+const reduceBound = 10 * time.Second
+
+// reduceLin reduces a run's history when a linearizability checker found
+// the violation (package reduce), bounded by reduceBound: "reduced from N
+// ops to k ops (keys …, window …)", plus the run's fault windows the
+// reduced window overlaps. ok is false when no linearizability result
+// failed or the reduction refused (it then stays "not minimised").
+func reduceLin(lr *loadedRun) (string, bool) {
+	for _, res := range lr.results {
+		if res.Outcome != checker.Invalid || res.Checker != checker.Linearizability || len(lr.ops) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), reduceBound)
+		defer cancel()
+		red, err := reduce.Reduce(ctx, checker.Spec{Model: res.Model, Checker: res.Checker, Timeout: reduceBound}, lr.ops, nil)
+		if err != nil {
+			return "", false
+		}
+		return red.Describe(red.FaultWindows(lr.run.FaultWindows)), true
+	}
+	return "", false
 }

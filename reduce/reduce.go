@@ -113,12 +113,21 @@ func reduce(ctx context.Context, spec checker.Spec, ops []history.Op, final *che
 
 // Summary is the Reproducer line: "reduced from N ops to k ops (keys …,
 // window …)", plus that it stopped early when it did.
-func (r Result) Summary() string {
+func (r Result) Summary() string { return r.Describe(nil) }
+
+// Describe is Summary naming the fault windows the reduced window overlaps
+// (from FaultWindows) inside the parentheses: "…, window …, fault windows
+// f1 (partition))".
+func (r Result) Describe(faultWindows []string) string {
 	keys := strings.Join(quoteAll(r.Keys), ", ")
 	if keys == "" {
 		keys = "none"
 	}
-	s := fmt.Sprintf("reduced from %d ops to %d ops (keys %s, window %d..%d ns)", r.From, len(r.Ops), keys, r.WindowStart, r.WindowEnd)
+	fw := ""
+	if len(faultWindows) > 0 {
+		fw = ", fault windows " + strings.Join(faultWindows, ", ")
+	}
+	s := fmt.Sprintf("reduced from %d ops to %d ops (keys %s, window %d..%d ns%s)", r.From, len(r.Ops), keys, r.WindowStart, r.WindowEnd, fw)
 	if r.Stopped != "" {
 		s += "; " + r.Stopped
 	}

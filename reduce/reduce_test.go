@@ -195,8 +195,13 @@ func TestFaultWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := Result{Ops: []history.Op{{OpID: "1", FaultEpoch: tt.epoch}}, WindowStart: tt.lo, WindowEnd: tt.hi}
-			if got := r.FaultWindows(windows); !slices.Equal(got, tt.want) {
+			got := r.FaultWindows(windows)
+			if !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			line := r.Describe(got)
+			if len(got) > 0 && !strings.HasSuffix(line, ", fault windows "+strings.Join(tt.want, ", ")+")") {
+				t.Errorf("line %q does not name the fault windows", line)
 			}
 		})
 	}

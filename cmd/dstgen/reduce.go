@@ -92,15 +92,14 @@ a run.json whose fault windows the reduced window overlaps.`,
 				return badInput(fmt.Errorf("reduce: write the reduced history: %w", err))
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%s\n", res.Summary())
-			fmt.Fprintf(w, "reduced=%s class=%s checks=%d\n", out, res.Class, res.Checks)
+			var fw []string
 			if run != nil {
-				fw := res.FaultWindows(run.FaultWindows)
-				if len(fw) == 0 {
-					fmt.Fprintf(w, "fault_windows=none (of %d in %s)\n", len(run.FaultWindows), runPath)
-				} else {
-					fmt.Fprintf(w, "fault_windows=%s\n", strings.Join(fw, ", "))
-				}
+				fw = res.FaultWindows(run.FaultWindows)
+			}
+			fmt.Fprintf(w, "%s\n", res.Describe(fw))
+			fmt.Fprintf(w, "reduced=%s class=%s checks=%d\n", out, res.Class, res.Checks)
+			if run != nil && len(fw) == 0 {
+				fmt.Fprintf(w, "fault_windows=none (none of the %d in %s overlaps)\n", len(run.FaultWindows), runPath)
 			}
 			if res.Anomaly.Message != "" {
 				fmt.Fprintf(w, "anomaly %s: %s\n", res.Anomaly.Kind, res.Anomaly.Message)
