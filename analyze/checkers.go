@@ -12,9 +12,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dstgen/dstgen/checker"
-	"github.com/dstgen/dstgen/plan"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // runCheckers runs every serious unit's §7.M checkers over each run's
@@ -61,8 +63,20 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 				var mu sync.Mutex
 				for _, name := range names {
 					eg.Go(func() error {
+						var params map[string]string
+						if name == checker.Serializability {
+							if !hasTxn(lr.ops) {
+								// A history of single-key ops cannot show a
+								// cross-key cycle: judge what it can show
+								// (per-key linearizability); the scope is then
+								// narrower than the claim (narrowerScope).
+								name = checker.Linearizability
+							} else if lvl, ok := checker.IsolationLevel(isolationText(u)); ok {
+								params = map[string]string{"level": lvl}
+							}
+						}
 						spec := checker.Spec{Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes,
-							Fairness: fairnessOf(u), SLO: sloOf(u)}
+							Fairness: fairnessOf(u), SLO: sloOf(u), Params: params, History: lr.histRel}
 						if u.model != nil {
 							spec.Model = u.model.Model
 						}
@@ -163,4 +177,29 @@ func firstCategory(u *unit) string {
 		return cs[0]
 	}
 	return ""
+}
+
+// hasTxn reports whether a history records transactions: only then can
+// the isolation checker see a cycle.
+func hasTxn(ops []history.Op) bool {
+	for i := range ops {
+		if ops[i].OpType == history.OpTxn {
+			return true
+		}
+	}
+	return false
+}
+
+// isolationText is where a plan states the isolation level it claims:
+// the §7.M Checker field, then the falsified claims' text (docs/verdicts.md
+// §9 keeps the level the claim names).
+func isolationText(u *unit) string {
+	var b strings.Builder
+	if u.model != nil {
+		b.WriteString(u.model.Checker + "\n")
+	}
+	if u.ps != nil {
+		b.WriteString(u.ps.Oracle + "\n")
+	}
+	return b.String()
 }
