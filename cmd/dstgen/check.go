@@ -55,7 +55,9 @@ line=FILE:N and exits 2: an environment problem, not an anomaly; the other
 keys are still checked, and a violation on them still exits 1.
 --model txn --checker serializability judges transactions (op_type txn)
 at --level read-committed, snapshot-isolation, serializable (default) or
-strict-serializable; --html then draws each cycle found.`,
+strict-serializable; --html then draws each cycle found. --model lock (or
+mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
+--model lease checks lease safety with --param ttl=D [--param uncertainty=D].`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -156,7 +158,8 @@ strict-serializable; --html then draws each cycle found.`,
 	f.StringVar(&spec.Model, "model", "", "model under test: register, kv|map, counter, log, set, queue, session, ledger, membership-table, ...")
 	f.StringVar(&spec.Checker, "checker", "", "checker id (default: picked from the model): "+strings.Join([]string{
 		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
-		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness, checker.Serializability}, ", "))
+		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness, checker.Serializability,
+		checker.MutualExclusion, checker.LeaseSafety}, ", "))
 	f.StringVar(&level, "level", "", "isolation level for serializability: read-committed, snapshot-isolation, serializable (default), strict-serializable")
 	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
 	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write the violation's visualization here: porcupine's, or the isolation cycles (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
