@@ -30,7 +30,7 @@ func newTaskCmd() *cobra.Command {
 	var list bool
 	cmd := &cobra.Command{
 		Use:   "task NAME [VAR=val ...] [--dir DIR]",
-		Short: "Run a task of the generated Taskfile.yml through go-task's library (no task binary needed)",
+		Short: "Run a task of the generated Taskfile.yml through go-task's library in dstgen-task (no task binary needed)",
 		Long: `task runs one task of DIR/Taskfile.yml (default: the current directory)
 the way "task -x NAME VAR=val" would, using go-task's own library in the
 companion command dstgen-task (found beside this dstgen binary, else on
