@@ -98,7 +98,16 @@ var rawKVModel = porcupine.Model{
 	},
 }
 
+// rawOps is the history as a porcupine user would hand it over: a
+// timed-out op returns after every other event.
 func rawOps(ops []history.Op) []porcupine.Operation {
+	var end int64
+	for i := range ops {
+		end = max(end, ops[i].InvokeTS)
+		if c := ops[i].CompleteTS; c != nil {
+			end = max(end, *c)
+		}
+	}
 	out := make([]porcupine.Operation, len(ops))
 	ids := map[string]int{}
 	for i, o := range ops {
@@ -111,8 +120,12 @@ func rawOps(ops []history.Op) []porcupine.Operation {
 		if o.Output != nil {
 			res = string(o.Output)
 		}
+		ret := end + 1
+		if o.CompleteTS != nil {
+			ret = *o.CompleteTS
+		}
 		out[i] = porcupine.Operation{ClientId: id, Input: rawIn{o.OpType == "write", o.Key, string(o.Input)}, Output: res,
-			Call: o.InvokeTS, Return: *o.CompleteTS}
+			Call: o.InvokeTS, Return: ret}
 	}
 	return out
 }

@@ -12,38 +12,6 @@ import (
 	"github.com/dstgen/dstgen/history"
 )
 
-// rawOpsTimeouts is rawOps for a history with timed-out writes: their
-// return is after every other event, as a porcupine user would write it.
-func rawOpsTimeouts(ops []history.Op) []porcupine.Operation {
-	var end int64
-	for i := range ops {
-		end = max(end, ops[i].InvokeTS)
-		if c := ops[i].CompleteTS; c != nil {
-			end = max(end, *c)
-		}
-	}
-	out := make([]porcupine.Operation, len(ops))
-	ids := map[string]int{}
-	for i, o := range ops {
-		id, ok := ids[o.ProcessID]
-		if !ok {
-			id = len(ids)
-			ids[o.ProcessID] = id
-		}
-		res := "null"
-		if o.Output != nil {
-			res = string(o.Output)
-		}
-		ret := end + 1
-		if o.CompleteTS != nil {
-			ret = *o.CompleteTS
-		}
-		out[i] = porcupine.Operation{ClientId: id, Input: rawIn{o.OpType == "write", o.Key, string(o.Input)}, Output: res,
-			Call: o.InvokeTS, Return: ret}
-	}
-	return out
-}
-
 // staleRead makes one completed read return the value of a write that a
 // later completed write overwrote before the read began: a stale read, not
 // a value nobody wrote (which the phantom scan finds without search), so
@@ -93,7 +61,7 @@ func BenchmarkPrunePaired(b *testing.B) {
 					staleRead(b, ops)
 					want, wantRaw = Invalid, porcupine.Illegal
 				}
-				raw := rawOpsTimeouts(ops)
+				raw := rawOps(ops)
 				var ours, noPass, theirs time.Duration
 				noPassCapped, rawCapped := false, false
 				for i := 0; i < b.N; i++ {
