@@ -224,6 +224,13 @@ func TestHostileTargets(t *testing.T) {
 		{"manifest", "go.mod", nil, "manifest go.mod"},
 		{"manifest-nested", "sub/package.json", nil, "manifest package.json"},
 		{"git", ".git/hooks/x.go", nil, "inside .git"},
+		{"git-case", ".GIT/x_test.go", nil, "inside .git"},
+		{"symlink-dir-into-git", "hk/x_test.go", func(t *testing.T, sut, _ string) {
+			if err := os.MkdirAll(filepath.Join(sut, ".git", "hooks"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mustSymlink(t, ".git/hooks", filepath.Join(sut, "hk"))
+		}, "symlink on the way"},
 		{"wrong-language", "kv/x_test.py", nil, "does not end in .go"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

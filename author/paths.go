@@ -49,7 +49,8 @@ func cleanTarget(target string, lang language) (string, error) {
 		return "", fmt.Errorf("target %q is the SUT's manifest %s; author mode never writes it", t, base)
 	}
 	for _, part := range strings.Split(rel, "/") {
-		if part == ".git" {
+		// Case-insensitive: on a case-insensitive file system .GIT is .git.
+		if strings.EqualFold(part, ".git") {
 			return "", fmt.Errorf("target %q is inside .git", t)
 		}
 	}
@@ -69,6 +70,27 @@ func cleanTarget(target string, lang language) (string, error) {
 // os.Root, a directory on the way that leaves the tree. It returns whether
 // the target exists.
 func checkNoSymlink(root *os.Root, rel string) (bool, error) {
+	// A symlinked directory on the way, even one that stays inside the
+	// tree, could lead into .git or onto a manifest's directory under a
+	// name the checks above never saw: author mode writes only through
+	// real directories.
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := root.Lstat(filepath.FromSlash(dir))
+		if errors.Is(err, fs.ErrNotExist) {
+			break // created below, as a real directory
+		}
+		if err != nil {
+			return false, fmt.Errorf("target %q: %w", rel, rootErr(err))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if _, err := root.Stat(filepath.FromSlash(dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("target %q: %w", rel, rootErr(err)) // it leaves the tree
+			}
+			return false, fmt.Errorf("target %q: %s is a symlink on the way; author mode writes only through real directories", rel, dir)
+		}
+	}
 	fi, err := root.Lstat(filepath.FromSlash(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory part may still be a symlink out of the tree:

@@ -280,6 +280,9 @@ func TestInstallArtifactAndMissingBinary(t *testing.T) {
 		ok                  bool
 	}{
 		{"artifact", "{artifact: mysut, version: " + wd + "/bin/mysut}", "version='mysut 1.2.3'", true},
+		// What dstgen init writes for a built artifact: binary and version
+		// are per-host templates.
+		{"artifact, templated binary", `{artifact: mysut, binary: "{{ .Host.Workdir }}/bin/mysut", version: "{{ .Host.Workdir }}/bin/mysut"}`, "binary=" + wd + "/bin/mysut present=yes version='mysut 1.2.3'", true},
 		{"missing binary", "{binary: /nonexistent/bin/mysut}", "binary /nonexistent/bin/mysut not found (set sut.install.package or sut.install.artifact", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -92,7 +92,7 @@ func (d *Deployer) UploadDriver(ctx context.Context, hs []Host) error {
 	defer os.RemoveAll(tmp)
 	built := map[string]string{}
 	for _, h := range hs {
-		uname, err := d.sh(ctx, h, "uname -sm")
+		uname, err := d.Run(ctx, h, "uname -sm")
 		if err != nil {
 			return fmt.Errorf("host %s: uname: %w", h.Name, err)
 		}

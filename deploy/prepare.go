@@ -63,6 +63,8 @@ type Host struct {
 	RunsSUT bool     // the host has a role of sut.roles
 	Configs []Config // SUT hosts only
 	Command string   // SUT hosts only: sut.command rendered
+	Binary  string   // SUT hosts only: sut.install.binary rendered
+	Version string   // SUT hosts only: sut.install.version rendered
 	Health  []Health // one per role of the host that declares one
 }
 
@@ -111,12 +113,24 @@ func Prepare(e *env.Env) ([]Host, error) {
 }
 
 func prepareSUT(e *env.Env, dh *Host, sources []string) error {
-	if strings.TrimSpace(e.SUT.Command) != "" {
-		s, err := env.Render("sut.command", e.SUT.Command, dh.Facts)
+	// Every per-host value is rendered here, once, so a template error
+	// stops the deploy before any host is touched.
+	for _, v := range []struct {
+		name, text string
+		dst        *string
+	}{
+		{"sut.command", e.SUT.Command, &dh.Command},
+		{"sut.install.binary", e.SUT.Install.Binary, &dh.Binary},
+		{"sut.install.version", e.SUT.Install.Version, &dh.Version},
+	} {
+		if strings.TrimSpace(v.text) == "" {
+			continue
+		}
+		s, err := env.Render(v.name, v.text, dh.Facts)
 		if err != nil {
 			return err
 		}
-		dh.Command = strings.TrimSpace(s)
+		*v.dst = strings.TrimSpace(s)
 	}
 	seen := map[string]string{}
 	for i, c := range e.SUT.Configs {

@@ -82,9 +82,9 @@ func (d *Deployer) each(ctx context.Context, hs []Host, fn func(context.Context,
 	return errors.Join(errs...)
 }
 
-// sh runs script on h within one bounded round trip and returns its
+// Run runs script on h within one bounded round trip and returns its
 // stdout; a non-zero exit is an error carrying the first stderr line.
-func (d *Deployer) sh(ctx context.Context, h Host, script string) (string, error) {
+func (d *Deployer) Run(ctx context.Context, h Host, script string) (string, error) {
 	var out, errOut bytes.Buffer
 	res, err := d.Pool.Run(ctx, h.Host, script, nil, &out, &errOut)
 	if err != nil {
@@ -119,14 +119,24 @@ const asRoot = `if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; th
 // binary is what Install verifies: sut.install.binary, else the uploaded
 // artifact's name in <workdir>/bin.
 func (d *Deployer) binary(h Host) string {
-	in := d.Env.SUT.Install
-	if in.Binary != "" {
-		return in.Binary
+	if h.Binary != "" {
+		return h.Binary
 	}
-	if in.Artifact != "" {
-		return path.Join(h.Workdir, "bin", filepath.Base(in.Artifact))
+	if a := d.Env.SUT.Install.Artifact; a != "" {
+		return path.Join(h.Workdir, "bin", filepath.Base(a))
 	}
 	return ""
+}
+
+// BinaryPresent reports the binary Install verifies on h ("" when
+// sut.install names none) and whether h has it; err is a host that did
+// not answer, never "missing".
+func (d *Deployer) BinaryPresent(ctx context.Context, h Host) (bin string, ok bool, err error) {
+	if bin = d.binary(h); bin == "" {
+		return "", false, nil
+	}
+	ok, err = d.present(ctx, h, bin)
+	return bin, ok, err
 }
 
 // Install puts the SUT on every SUT host and verifies it: the artifact is
@@ -169,13 +179,13 @@ func (d *Deployer) Install(ctx context.Context) error {
 			return fmt.Errorf("binary %s not found (%s)", bin, hint)
 		}
 		version := ""
-		if in.Version != "" {
-			out, err := d.sh(ctx, h, "sh -c "+shell.Quote(in.Version)+" 2>&1 | head -n 1")
+		if h.Version != "" {
+			out, err := d.Run(ctx, h, "sh -c "+shell.Quote(h.Version)+" 2>&1 | head -n 1")
 			if err != nil {
-				return fmt.Errorf("version command %q: %w", in.Version, err)
+				return fmt.Errorf("version command %q: %w", h.Version, err)
 			}
 			if version = strings.TrimSpace(out); version == "" {
-				return fmt.Errorf("version command %q printed nothing", in.Version)
+				return fmt.Errorf("version command %q printed nothing", h.Version)
 			}
 		}
 		d.printf("host=%s binary=%s present=yes version=%s", h.Name, shell.Quote(bin), shell.Quote(version))
@@ -184,7 +194,7 @@ func (d *Deployer) Install(ctx context.Context) error {
 }
 
 func (d *Deployer) present(ctx context.Context, h Host, bin string) (bool, error) {
-	out, err := d.sh(ctx, h, "if command -v "+shell.Quote(bin)+" >/dev/null 2>&1; then echo yes; else echo no; fi")
+	out, err := d.Run(ctx, h, "if command -v "+shell.Quote(bin)+" >/dev/null 2>&1; then echo yes; else echo no; fi")
 	if err != nil {
 		return false, fmt.Errorf("look for %s: %w", bin, err)
 	}
@@ -261,7 +271,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // remote dir for all hosts, so hosts with different dirs go one by one.
 func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, locals ...string) error {
 	return d.each(ctx, hs, func(ctx context.Context, h Host) error {
-		if _, err := d.sh(ctx, h, "mkdir -p "+shell.Quote(dir(h))); err != nil {
+		if _, err := d.Run(ctx, h, "mkdir -p "+shell.Quote(dir(h))); err != nil {
 			return fmt.Errorf("create %s: %w", dir(h), err)
 		}
 		res, err := runner.Push(ctx, d.Pool, []env.Host{h.Host}, locals, dir(h), 1, nil)
@@ -291,7 +301,7 @@ func (d *Deployer) Configure(ctx context.Context) error {
 		for _, c := range h.Configs {
 			dirs = append(dirs, path.Dir(c.Dest))
 		}
-		if _, err := d.sh(ctx, h, "mkdir -p "+shell.QuoteArgs(dirs)); err != nil {
+		if _, err := d.Run(ctx, h, "mkdir -p "+shell.QuoteArgs(dirs)); err != nil {
 			return fmt.Errorf("create dirs: %w", err)
 		}
 		for i, c := range h.Configs {
@@ -337,7 +347,7 @@ func (d *Deployer) mode(ctx context.Context, h Host) (string, error) {
 	case RunSystemd, RunJob:
 		return m, nil
 	}
-	out, err := d.sh(ctx, h, `if [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] &&
+	out, err := d.Run(ctx, h, `if [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] &&
   [ -n "$(readlink /proc/1/ns/net 2>/dev/null)" ] && [ "$(readlink /proc/1/ns/net)" = "$(readlink /proc/self/ns/net)" ] &&
   command -v systemd-run >/dev/null 2>&1; then echo systemd; else echo job; fi`)
 	if err != nil {
@@ -371,7 +381,7 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 			fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", shell.Quote(u))
 		}
 		u := shell.Quote(d.unit())
-		out, err := d.sh(ctx, h, asRoot+stops.String()+`if systemctl is-active --quiet `+u+`; then echo already=1; else
+		out, err := d.Run(ctx, h, asRoot+stops.String()+`if systemctl is-active --quiet `+u+`; then echo already=1; else
 $SUDO systemctl reset-failed `+u+` 2>/dev/null
 $SUDO systemd-run --quiet --unit=`+u+` --property=Restart=on-failure --property=RestartSec=2 --working-directory=`+shell.Quote(h.Workdir)+` sh -c `+shell.Quote(h.Command)+` || exit $?
 fi
@@ -420,7 +430,7 @@ func (d *Deployer) Stop(ctx context.Context) error {
 		}
 		if mode == RunSystemd {
 			u := shell.Quote(d.unit())
-			out, err := d.sh(ctx, h, asRoot+`if systemctl is-active --quiet `+u+`; then $SUDO systemctl stop `+u+` || exit $?; echo was=running; else echo was=stopped; fi
+			out, err := d.Run(ctx, h, asRoot+`if systemctl is-active --quiet `+u+`; then $SUDO systemctl stop `+u+` || exit $?; echo was=running; else echo was=stopped; fi
 $SUDO systemctl reset-failed `+u+` 2>/dev/null; true`)
 			if err != nil {
 				return fmt.Errorf("stop %s: %w", d.unit(), err)
@@ -457,7 +467,7 @@ func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
 		s := Status{Host: h.Name, Mode: mode}
 		if mode == RunSystemd {
 			u := shell.Quote(d.unit())
-			o, err := d.sh(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
+			o, err := d.Run(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
 			if err != nil {
 				return err
 			}
@@ -524,7 +534,7 @@ func (d *Deployer) Health(ctx context.Context) []HealthResult {
 	var res []HealthResult
 	_ = d.each(ctx, d.Hosts, func(ctx context.Context, h Host) error {
 		for _, hc := range h.Health {
-			out, err := d.sh(ctx, h, "sh -c "+shell.Quote(hc.Command)+" 2>&1")
+			out, err := d.Run(ctx, h, "sh -c "+shell.Quote(hc.Command)+" 2>&1")
 			r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneLine(firstLine(out))}
 			if err != nil && r.Output == "" {
 				r.Output = oneLine(err.Error())
@@ -556,6 +566,11 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 	deadline := time.Now().Add(limit)
 	for {
 		res := d.Health(ctx)
+		if len(res) == 0 {
+			// Nothing can say the SUT answers: say so, and at least
+			// require that its process still runs.
+			return d.stillRunning(ctx)
+		}
 		bad := failing(res)
 		if len(bad) == 0 || time.Now().After(deadline) {
 			for _, r := range res {
@@ -570,6 +585,29 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// stillRunning is the readiness check of a SUT without health commands:
+// every SUT host's process is running a moment after the start.
+func (d *Deployer) stillRunning(ctx context.Context) error {
+	if err := sleep(ctx, 2*d.every()); err != nil {
+		return err
+	}
+	st, err := d.Status(ctx)
+	if err != nil {
+		return err
+	}
+	var down []string
+	for _, s := range st {
+		if s.State != "running" {
+			down = append(down, s.Host+" ("+s.State+" "+s.Detail+")")
+		}
+	}
+	d.printf("health=none reason=%s", shell.Quote("no sut.health command in "+d.Env.Path+": only the process is checked"))
+	if len(down) > 0 {
+		return fmt.Errorf("not running after start: %s", strings.Join(down, ", "))
+	}
+	return nil
 }
 
 func failing(res []HealthResult) []string {
@@ -610,7 +648,7 @@ func (d *Deployer) CleanData(ctx context.Context) error {
 			return fmt.Errorf("refusing to wipe data dir %s: too close to the root of the filesystem (set sut.data_dir)", dd)
 		}
 		q := shell.Quote(dd)
-		if _, err := d.sh(ctx, h, asRoot+"{ rm -rf -- "+q+" 2>/dev/null || $SUDO rm -rf -- "+q+"; } && mkdir -p "+q); err != nil {
+		if _, err := d.Run(ctx, h, asRoot+"{ rm -rf -- "+q+" 2>/dev/null || $SUDO rm -rf -- "+q+"; } && mkdir -p "+q); err != nil {
 			return fmt.Errorf("wipe %s: %w", dd, err)
 		}
 		d.printf("host=%s wiped=%s", h.Name, q)
@@ -639,7 +677,7 @@ func (d *Deployer) RotateData(ctx context.Context, stamp string) error {
 			return fmt.Errorf("refusing to rotate data dir %s: too close to the root of the filesystem", h.Facts.DataDir)
 		}
 		q, bak := shell.Quote(h.Facts.DataDir), shell.Quote(h.Facts.DataDir+".bak."+stamp)
-		out, err := d.sh(ctx, h, "if [ -d "+q+" ]; then mv -- "+q+" "+bak+" && echo rotated=1; fi; mkdir -p "+q)
+		out, err := d.Run(ctx, h, "if [ -d "+q+" ]; then mv -- "+q+" "+bak+" && echo rotated=1; fi; mkdir -p "+q)
 		if err != nil {
 			return fmt.Errorf("rotate %s: %w", h.Facts.DataDir, err)
 		}

@@ -171,12 +171,16 @@ func (e *Env) WorkloadEnv(in WorkloadInput) []string {
 	kv := []string{
 		"DSTGEN_RUN_ID=" + in.RunID,
 		"DSTGEN_HISTORY=" + in.HistoryPath,
-		fmt.Sprintf("DSTGEN_DURATION_S=%d", b.Duration),
 		"DSTGEN_RATE=" + strconv.FormatFloat(b.Rate, 'f', -1, 64),
 		"DSTGEN_MODE=" + b.Mode,
 		"DSTGEN_DATASET=" + b.Dataset,
 		"DSTGEN_SCENARIO=" + in.Scenario,
 		"DSTGEN_TIER=" + in.Tier,
+	}
+	// 0 means "not set": the driver keeps its own default rather than
+	// being told to run for no time at all.
+	if b.Duration > 0 {
+		kv = append(kv, fmt.Sprintf("DSTGEN_DURATION_S=%d", b.Duration))
 	}
 	if in.Seed != 0 {
 		kv = append(kv, fmt.Sprintf("DSTGEN_SEED=%d", in.Seed))

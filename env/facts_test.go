@@ -80,3 +80,23 @@ func TestWorkdirIsPlainAndShellQuote(t *testing.T) {
 		t.Errorf("shellQuote: %q, %v", out, err)
 	}
 }
+
+// An unset duration is not sent: a driver told DSTGEN_DURATION_S=0 would
+// refuse to run (or run for no time).
+func TestWorkloadEnvDuration(t *testing.T) {
+	e := &Env{}
+	for _, c := range []struct {
+		dur  int
+		want string
+	}{{0, ""}, {30, "DSTGEN_DURATION_S=30"}} {
+		got := ""
+		for _, kv := range e.WorkloadEnv(WorkloadInput{RunID: "r", Benchmark: Benchmark{Duration: c.dur}}) {
+			if strings.HasPrefix(kv, "DSTGEN_DURATION_S=") {
+				got = kv
+			}
+		}
+		if got != c.want {
+			t.Errorf("duration %d: %q, want %q", c.dur, got, c.want)
+		}
+	}
+}

@@ -296,10 +296,12 @@ func sutCheck(ctx context.Context, d *deploy.Deployer, w io.Writer) error {
 		fmt.Fprintf(w, "[%s] %s\n", tag, msg)
 	}
 	for _, h := range deploy.SUTHosts(d.Hosts) {
-		if bin := d.Env.SUT.Install.Binary; bin != "" {
-			var out strings.Builder
-			res, err := d.Pool.Run(ctx, h.Host, "command -v "+shell.Quote(bin), nil, &out, io.Discard)
-			line(err == nil && res.ExitCode == 0, fmt.Sprintf("%s: binary %s", h.Name, bin))
+		bin, ok, err := d.BinaryPresent(ctx, h)
+		switch {
+		case err != nil:
+			line(false, fmt.Sprintf("%s: unreachable: %v", h.Name, err))
+		case bin != "":
+			line(ok, fmt.Sprintf("%s: binary %s", h.Name, bin))
 		}
 	}
 	st, err := d.Status(ctx)
@@ -390,7 +392,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			for _, kv := range params {
 				lines = append(lines, kv[0]+"="+kv[1])
 			}
-			if _, err := d.Pool.Run(cmd.Context(), h.Host, "mkdir -p "+shell.Quote(outDir)+" && printf '%s\\n' "+shell.QuoteArgs(lines)+" >"+shell.Quote(path.Join(outDir, session.BenchParamsFile)), nil, io.Discard, io.Discard); err != nil {
+			if _, err := d.Run(cmd.Context(), h, "mkdir -p "+shell.Quote(outDir)+" && printf '%s\\n' "+shell.QuoteArgs(lines)+" >"+shell.Quote(path.Join(outDir, session.BenchParamsFile))); err != nil {
 				return withCode(exitNotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
 			}
 			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,

@@ -148,6 +148,9 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 			// The second run the way people run it: bench:run starts,
 			// polls (bench:wait) and stops in one task.
 			must("post_benchmark_collection_complete", append([]string{"bench:run", "RUN_ID=" + r.id}, r.sets...)...)
+			// bench:run goes on to bench:stop whatever the workload's exit
+			// code; the run counts only if the workload itself succeeded.
+			must("rc=0", "bench:status", "RUN_ID="+r.id)
 		} else {
 			must("benchmark_started pid=", append([]string{"bench:start", "RUN_ID=" + r.id}, r.sets...)...)
 			// A network blip on the bench host: its status is

@@ -48,7 +48,8 @@ are relative to (default: above the plan's docs/testing-plans/, else the
 current directory).
 
 Exit status: 0 when there are no errors (warnings allowed unless --strict),
-2 when the plan has errors or cannot be read.`,
+2 when the plan has errors or cannot be read, 1 when --drift finds drift
+(drift is looked for only in a plan that lints clean).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runLint(cmd, args[0], asJSON, strict); err != nil || !drift {
