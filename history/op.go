@@ -38,4 +38,9 @@ type Meta struct {
 	Clock    string `json:"clock,omitempty"`    // "monotonic" | "wall"
 	Recorder string `json:"recorder,omitempty"` // in-process | external probe | server-side audit | combined
 	Schema   string `json:"schema,omitempty"`
+	// OriginUnixNS is the wall-clock time (Unix ns, on the driver's host)
+	// of monotonic timestamp 0, so the orchestrator can place fault
+	// windows on the history's clock (docs/driver-contract.md §3.1). It is
+	// 0 for a wall clock, whose timestamps are Unix ns already.
+	OriginUnixNS int64 `json:"origin_unix_ns,omitempty"`
 }

@@ -37,6 +37,9 @@ func NewRecorder(w io.Writer, meta Meta) *Recorder {
 		meta.Recorder = "in-process"
 	}
 	r := &Recorder{w: w, start: time.Now()}
+	if meta.Clock == "monotonic" && meta.OriginUnixNS == 0 {
+		meta.OriginUnixNS = r.start.UnixNano()
+	}
 	r.buf = append(AppendMeta(r.buf[:0], meta), '\n')
 	if _, err := w.Write(r.buf); err != nil {
 		r.err = fmt.Errorf("write history header: %w", err)

@@ -33,6 +33,9 @@ type Run struct {
 	LogScan           *LogScan           `json:"log_scan,omitempty"`
 	Baseline          *Baseline          `json:"baseline,omitempty"`
 	Clock             string             `json:"clock,omitempty"`
+	Timeline          *Timeline          `json:"timeline,omitempty"`
+	Schedule          []ScheduledFault   `json:"schedule,omitempty"`
+	Heal              *HealRecord        `json:"heal,omitempty"`
 	Recorder          *Recorder          `json:"recorder,omitempty"`
 	Topologies        []string           `json:"topologies,omitempty"`
 	Failovers         *int               `json:"failovers,omitempty"`
@@ -117,6 +120,52 @@ func (w FaultWindow) AllTargets() []string {
 		out = append(out, w.Target)
 	}
 	return out
+}
+
+// Timeline is how the orchestrator put fault windows and ops on one clock
+// (docs/dst-run.md §4): each host's offset from the control node, measured
+// NTP-style on the open connection, and the history's origin.
+type Timeline struct {
+	// OriginUnixNS is the history's monotonic zero on the driver host's
+	// clock (the history header's origin_unix_ns); 0 = wall clock.
+	OriginUnixNS int64 `json:"origin_unix_ns,omitempty"`
+	// DriverHost is the host whose clock the history was taken on.
+	DriverHost string      `json:"driver_host,omitempty"`
+	Hosts      []HostClock `json:"hosts,omitempty"`
+	// StampedOps counts ops the orchestrator stamped with a fault_epoch;
+	// AmbiguousOps those within the uncertainty of a window edge, which
+	// are left unstamped and counted here rather than guessed.
+	StampedOps   int `json:"stamped_ops"`
+	AmbiguousOps int `json:"ambiguous_ops"`
+}
+
+// HostClock is one host's clock against the control node's.
+type HostClock struct {
+	Host          string `json:"host"`
+	OffsetNS      int64  `json:"offset_ns"`      // host clock − control clock
+	UncertaintyNS int64  `json:"uncertainty_ns"` // half the best round trip
+	Samples       int    `json:"samples"`
+}
+
+// ScheduledFault is one planned window of the fault schedule, a pure
+// function of the seed and scenarios.yml, recorded so a re-run replays it.
+type ScheduledFault struct {
+	FaultEpoch string            `json:"fault_epoch"`
+	Nemesis    string            `json:"nemesis"`
+	Targets    string            `json:"targets"` // the target expression
+	AtNS       int64             `json:"at_ns"`   // after workload start
+	ForNS      int64             `json:"for_ns"`
+	Params     map[string]string `json:"params,omitempty"`
+	// Pick is the seed-derived choice for random targets and partition
+	// shapes, so a re-run picks the same hosts.
+	Pick int64 `json:"pick"`
+}
+
+// HealRecord says what the final heal removed.
+type HealRecord struct {
+	At      time.Time `json:"at"`
+	Removed []string  `json:"removed,omitempty"`
+	Errors  []string  `json:"errors,omitempty"`
 }
 
 // Evidence is one landing signal with its raw values.

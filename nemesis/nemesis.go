@@ -1,0 +1,131 @@
+// Package nemesis owns the fault catalog of docs/nemesis.md: for each row
+// an inject, a heal, and the injector-side landing signal, read from the
+// object dstgen changed (a rule counter, a pid, a measured offset), never
+// from the injector's own "OK" (docs/nemesis.md §6).
+//
+// Every fault is tagged so that anyone can heal it later, after a crash of
+// the process that made it: before a fault is applied, its undo script is
+// written to <workdir>/nemesis/active/<epoch>.<kind>.sh on the host, and
+// HealAll runs and removes every such script, then sweeps what carries the
+// dstgen tag (the DSTGEN iptables chains, .dstgen-fill-* files). Nothing
+// without the tag is touched.
+//
+// Data flows down through the files of this package:
+//
+//	nemesis.go   the types, the catalog and the lookup
+//	tag.go       undo scripts on the host, HealAll
+//	network.go   iptables partitions and the target shapes
+//	netem.go     tc netem latency / loss / bandwidth where the kernel has it
+//	proxied.go   the same through `dstgen proxy` where it has not
+//	process.go   kill-9, kill-term, pause, restart
+//	storage.go   disk-full
+//	clock.go     clock-skew
+//	custom.go    commands written in scenarios.yml
+package nemesis
+
+import (
+	"context"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/session"
+)
+
+// Exec runs one shell script on a host, bounded by the transport's 30 s
+// ceiling, and returns its stdout. A non-zero exit is an error carrying
+// the first line of stderr. Scripts are run by /bin/sh as the SSH user;
+// the faults that need root say so in Info.Needs.
+type Exec interface {
+	Run(ctx context.Context, h env.Host, script string) (stdout string, err error)
+}
+
+// Host is a machine a fault can touch, with what the nemeses need to know
+// about the SUT on it.
+type Host struct {
+	env.Host
+	Workdir string // the host's remote work dir (env.HostWorkdir)
+	// SUT is nil when the host runs no SUT process.
+	SUT *SUT
+}
+
+// SUT says how to find and restart the SUT process on one host.
+type SUT struct {
+	// PIDFile holds the SUT's pid (a dstgen job's <workdir>/jobs/<id>/pid);
+	// Unit is the systemd unit when it runs under systemd; Pattern is a
+	// `pgrep -f` pattern used when neither is set. Namespaced hosts share
+	// one pid space, so a pattern must name something of this host only
+	// (its data dir, its address).
+	PIDFile string
+	Unit    string
+	Pattern string
+	// DataDir is where disk-full puts its fill file.
+	DataDir string
+	// Logs are the SUT's log files on the host (victim log markers).
+	Logs []string
+	// Start brings the SUT back on this host after a kill (deploy's
+	// job or unit); nil = it cannot be restarted by dstgen.
+	Start func(ctx context.Context) error
+}
+
+// Fault is one window to inject, with its targets already resolved.
+type Fault struct {
+	Epoch   string // fault_epoch, e.g. "S1-w1"
+	Nemesis string
+	Targets []Host // the hosts the fault is applied to
+	// Cluster is every SUT host (targets included), in env.yml order;
+	// partitions cut between Targets and the rest of Cluster, and the
+	// shapes (bridge, ring, minority) are drawn over it.
+	Cluster []Host
+	// Clients are the hosts that run the workload; partition-majority
+	// also cuts them off the majority ("from outside").
+	Clients []Host
+	Params  map[string]string
+	Custom  *scenarios.Custom
+	// Pick is the seed-derived number for any choice the nemesis makes
+	// (which half is which, which neighbour), so a re-run repeats it.
+	Pick int64
+	For  time.Duration // planned length; 0 = instantaneous (kill-9)
+}
+
+// Nemesis is one row of the catalog that dstgen can inject.
+type Nemesis interface {
+	Info() Info
+	// Inject applies f. The undo script is on the host before the fault
+	// is, so a crash between the two leaves something HealAll removes.
+	Inject(ctx context.Context, x Exec, f Fault) (Active, error)
+}
+
+// Active is a fault that has been applied.
+type Active interface {
+	// Evidence reads the injector-side signal now: the change since
+	// injection of the object the fault altered (docs/nemesis.md §7).
+	Evidence(ctx context.Context) (session.Evidence, error)
+	// TargetCheck is the proof that the fault hit the right object (the
+	// rule sits in a chain hooked from INPUT, the qdisc on the SUT's
+	// interface, the signalled pid is the SUT's); nil when not applicable.
+	TargetCheck(ctx context.Context) (*session.Evidence, error)
+	// Heal undoes the fault. It is idempotent.
+	Heal(ctx context.Context) error
+}
+
+// Info describes a row of docs/nemesis.md.
+type Info struct {
+	ID      string
+	Group   string // process | network | storage | time | cluster
+	Summary string
+	// BuiltIn is false for the rows dstgen lists but cannot inject by
+	// itself; Reason says why, and a scenario naming one needs a custom
+	// command (docs/nemesis.md §8).
+	BuiltIn bool
+	Reason  string
+	// Needs are the capabilities the probe checks before a run that uses
+	// it: "root", "iptables", "tc-netem", "proxy", "kill", "clock".
+	Needs []string
+	// Params are the knobs scenarios.yml faults[].params may set, with
+	// their defaults, as "name=default: meaning".
+	Params []string
+	// Injector and Victim name the evidence kinds it records.
+	Injector string
+	Victim   string
+}

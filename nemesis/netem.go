@@ -1,0 +1,3 @@
+package nemesis
+
+func netemNemeses() []Nemesis { return nil }

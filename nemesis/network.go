@@ -1,0 +1,3 @@
+package nemesis
+
+func networkNemeses() []Nemesis { return nil }

@@ -1,0 +1,3 @@
+package nemesis
+
+func storageNemeses() []Nemesis { return nil }

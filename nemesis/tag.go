@@ -1,0 +1,124 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/dstgen/dstgen/internal/shell"
+)
+
+// Tag marks what dstgen adds to a host: the iptables chain and rule
+// comments, fill-file names, proxy job ids. HealAll removes exactly what
+// carries it.
+const Tag = "dstgen"
+
+// Chain is the iptables chain (in the filter table) that holds every
+// partition rule; INPUT and OUTPUT jump to it from a rule commented Tag.
+const Chain = "DSTGEN"
+
+// epochRE is what a fault epoch (and an undo kind) may contain: it is part
+// of a file name and of an iptables comment.
+var epochRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// checkName refuses an epoch or kind that could leave the undo directory.
+func checkName(what, s string) error {
+	if !epochRE.MatchString(s) {
+		return fmt.Errorf("%s %q: want letters, digits, '.', '_' or '-' (at most 64)", what, s)
+	}
+	return nil
+}
+
+// undoDir is where a host keeps the undo scripts of its live faults.
+func undoDir(workdir string) string { return path.Join(workdir, "nemesis", "active") }
+
+// undoPath is the undo script of one fault on a host.
+func undoPath(workdir, epoch, kind string) string {
+	return path.Join(undoDir(workdir), epoch+"."+kind+".sh")
+}
+
+// armUndo writes the script that undoes a fault onto the host, before the
+// fault is applied. The script must be idempotent: HealAll may run it after
+// Heal already did, or before the fault was ever applied.
+func armUndo(ctx context.Context, x Exec, h Host, epoch, kind, script string) error {
+	if err := checkName("fault epoch", epoch); err != nil {
+		return err
+	}
+	if err := checkName("undo kind", kind); err != nil {
+		return err
+	}
+	p := undoPath(h.Workdir, epoch, kind)
+	cmd := fmt.Sprintf("mkdir -p %s && printf '%%s\\n' %s > %s.tmp && mv %s.tmp %s",
+		shell.Quote(undoDir(h.Workdir)), shell.Quote("# dstgen undo "+epoch+" "+kind+"\n"+script),
+		shell.Quote(p), shell.Quote(p), shell.Quote(p))
+	if _, err := x.Run(ctx, h.Host, cmd); err != nil {
+		return fmt.Errorf("%s: write undo script for %s: %w", h.Name, epoch, err)
+	}
+	return nil
+}
+
+// runUndo runs one fault's undo script and removes it once it succeeded.
+// A script that is not there has nothing left to undo.
+func runUndo(ctx context.Context, x Exec, h Host, epoch, kind string) error {
+	p := shell.Quote(undoPath(h.Workdir, epoch, kind))
+	cmd := fmt.Sprintf("[ -f %s ] || exit 0; sh %s && rm -f %s", p, p, p)
+	if _, err := x.Run(ctx, h.Host, cmd); err != nil {
+		return fmt.Errorf("%s: heal %s (%s): %w", h.Name, epoch, kind, err)
+	}
+	return nil
+}
+
+// Removed is one thing HealAll took away.
+type Removed struct {
+	Host string
+	What string // "undo S1-w1.iptables", "iptables chain DSTGEN", "fill file /data/.dstgen-fill-S3-w1"
+}
+
+// healAllScript runs every undo script, then sweeps what carries the tag
+// even without one (a crash between applying a fault and recording it
+// cannot happen, since the script comes first, but a hand-made rule
+// copied from a log can): the DSTGEN chain and its jumps, fill files in
+// the SUT data dir. It prints one "removed <what>" line per thing.
+func healAllScript(h Host) string {
+	var b strings.Builder
+	dir := shell.Quote(undoDir(h.Workdir))
+	fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
+	// iptables: the jumps first, then the chain. -w waits for the xtables lock.
+	fmt.Fprintf(&b, "if command -v iptables >/dev/null 2>&1 && iptables -w -S %s >/dev/null 2>&1; then\n", Chain)
+	fmt.Fprintf(&b, "  for c in INPUT OUTPUT FORWARD; do while iptables -w -D $c -j %s -m comment --comment %s 2>/dev/null; do echo \"removed iptables jump $c\"; done; done\n", Chain, Tag)
+	fmt.Fprintf(&b, "  iptables -w -F %s && iptables -w -X %s && echo \"removed iptables chain %s\"\n", Chain, Chain, Chain)
+	b.WriteString("fi\n")
+	if h.SUT != nil && h.SUT.DataDir != "" {
+		fmt.Fprintf(&b, "for f in %s/.%s-fill-*; do [ -e \"$f\" ] || continue; rm -f \"$f\" && echo \"removed fill file $f\"; done\n", shell.Quote(h.SUT.DataDir), Tag)
+	}
+	b.WriteString("exit 0\n")
+	return b.String()
+}
+
+// HealAll removes every fault dstgen may have left on the hosts, whoever
+// made it and whenever, and says what it removed. Hosts are healed one
+// after another so the output reads in env.yml order; an unreachable host
+// is an error naming it, and the others are still healed.
+func HealAll(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
+	var out []Removed
+	var errs []string
+	for _, h := range hosts {
+		stdout, err := x.Run(ctx, h.Host, healAllScript(h))
+		for _, line := range strings.Split(stdout, "\n") {
+			if what, ok := strings.CutPrefix(line, "removed "); ok {
+				out = append(out, Removed{Host: h.Name, What: what})
+			} else if what, ok := strings.CutPrefix(line, "failed "); ok {
+				errs = append(errs, fmt.Sprintf("%s: %s did not succeed", h.Name, what))
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", h.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("heal: %s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
