@@ -8,15 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/session"
 )
 
 // runCheckers runs every serious unit's §7.M checkers over each run's
@@ -74,6 +77,9 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 							} else if lvl, ok := checker.IsolationLevel(isolationText(u)); ok {
 								params = map[string]string{"level": lvl}
 							}
+						}
+						if name == checker.LeaseSafety {
+							params = leaseParams(isolationText(u), lr.run)
 						}
 						spec := checker.Spec{Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes,
 							Fairness: fairnessOf(u), SLO: sloOf(u), Params: params, History: lr.histRel}
@@ -193,6 +199,44 @@ func hasTxn(ops []history.Op) bool {
 // isolationText is where a plan states the isolation level it claims:
 // the §7.M Checker field, then the falsified claims' text (docs/verdicts.md
 // §9 keeps the level the claim names).
+// leaseTTLRE and leaseUncRE read the lease TTL and the declared clock
+// uncertainty from a plan's §7.M Checker or Oracle text ("lease TTL 10s",
+// "ttl=2s", "clock uncertainty 50ms").
+var (
+	leaseTTLRE = regexp.MustCompile(`(?i)\b(?:lease\s+)?(?:ttl|lease\s+(?:duration|length))\s*(?:=|:|of|is)?\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\b`)
+	leaseUncRE = regexp.MustCompile(`(?i)\buncertainty\s*(?:=|:|of|is|±)?\s*±?\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\b`)
+)
+
+// leaseParams gives lease-safety the TTL the plan states and the larger of
+// the plan's declared clock uncertainty and the one the run measured
+// (run.json timeline: the driver host's clock against the control node's),
+// so a lease is judged expired only beyond what the clocks can tell
+// (docs/history-and-checkers.md §5.18). Without a TTL in the plan the
+// checker says which param it needs.
+func leaseParams(text string, r *session.Run) map[string]string {
+	p := map[string]string{}
+	if m := leaseTTLRE.FindStringSubmatch(text); m != nil {
+		p["ttl"] = m[1] + m[2]
+	}
+	var unc time.Duration
+	if m := leaseUncRE.FindStringSubmatch(text); m != nil {
+		if d, err := time.ParseDuration(m[1] + strings.Replace(m[2], "µ", "u", 1)); err == nil {
+			unc = d
+		}
+	}
+	if r != nil && r.Timeline != nil {
+		for _, h := range r.Timeline.Hosts {
+			if d := time.Duration(h.UncertaintyNS); d > unc {
+				unc = d
+			}
+		}
+	}
+	if unc > 0 {
+		p["uncertainty"] = unc.String()
+	}
+	return p
+}
+
 func isolationText(u *unit) string {
 	var b strings.Builder
 	if u.model != nil {
