@@ -1,0 +1,133 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dstgen/dstgen/session"
+)
+
+// Session is one session directory being written: the layout of
+// session/doc.go, an append-only session-log.md, and run records written
+// atomically (a reader never sees half a run.json).
+type Session struct {
+	Dir string
+	// Out receives every progress line, as it is appended to the log.
+	Out io.Writer
+
+	mu sync.Mutex
+}
+
+// SessionDir is <root>/<slug>/<UTC stamp>: where a new session goes when
+// --out does not name one.
+func SessionDir(root, slug string, t time.Time) string {
+	if slug == "" {
+		slug = "scenarios"
+	}
+	return filepath.Join(root, slug, t.UTC().Format(session.StampLayout))
+}
+
+// OpenSession creates dir with logs/, metrics/ and artifacts/ and, when
+// it has none yet, the session log with its header (docs/report-format.md
+// §2: title, plan, session dir).
+func OpenSession(dir, planSlug, planPath string, out io.Writer) (*Session, error) {
+	for _, d := range []string{session.LogsDir, session.MetricsDir, session.ArtifactsDir} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("create session dir: %w", err)
+		}
+	}
+	s := &Session{Dir: dir, Out: out}
+	logPath := filepath.Join(dir, session.SessionLog)
+	if _, err := os.Stat(logPath); os.IsNotExist(err) {
+		if planSlug == "" {
+			planSlug = "(no plan)"
+		}
+		head := fmt.Sprintf("# Session log: %s @ %s\n\n**Plan:** %s\n**Session dir:** %s\n\n## Timeline\n\n",
+			planSlug, filepath.Base(dir), planPath, dir)
+		if err := os.WriteFile(logPath, []byte(head), 0o644); err != nil {
+			return nil, fmt.Errorf("create session log: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Logf appends one timestamped line to session-log.md and prints it to
+// Out. A log that cannot be written is reported on Out, never fatal: the
+// run record matters more than its diary.
+func (s *Session) Logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Out != nil {
+		fmt.Fprintln(s.Out, line)
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, session.SessionLog), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		if s.Out != nil {
+			fmt.Fprintf(s.Out, "warning: session log: %v\n", err)
+		}
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "- %s %s\n", time.Now().UTC().Format(time.RFC3339), line)
+}
+
+// ArtifactDir is artifacts/<ID>/ of a unit ("S4/api" → artifacts/S4/api/).
+func (s *Session) ArtifactDir(unit string) string {
+	return filepath.Join(s.Dir, session.ArtifactsDir, filepath.FromSlash(unit))
+}
+
+// RunFile is the run record's name for a seed: run.json for the only or
+// first seed of a unit, run-seed-<n>.json when the unit runs several
+// (session.RunFiles reads both).
+func RunFile(seed int64, multi bool) string {
+	if multi {
+		return fmt.Sprintf("run-seed-%d.json", seed)
+	}
+	return "run.json"
+}
+
+// HistoryFile is the history beside a run file (session.HistoryPath's
+// default): history.jsonl or history-seed-<n>.jsonl.
+func HistoryFile(runFile string) string {
+	return siblingName(runFile, "history", ".jsonl")
+}
+
+// FinalFile is the final-state dump beside a run file.
+func FinalFile(runFile string) string {
+	return siblingName(runFile, "final", ".json")
+}
+
+func siblingName(runFile, base, ext string) string {
+	if rest, ok := strings.CutPrefix(runFile, "run-seed-"); ok {
+		return base + "-seed-" + strings.TrimSuffix(rest, ".json") + ext
+	}
+	return base + ext
+}
+
+// WriteRun writes r as path atomically (temp file + rename), so a run
+// killed mid-write leaves the previous record.
+func WriteRun(path string, r *session.Run) error {
+	r.Schema = session.RunSchema
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
