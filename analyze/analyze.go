@@ -89,7 +89,7 @@ func Analyze(ctx context.Context, sessionDir string, p *plan.Plan, opts Options)
 		rep.Scenarios = append(rep.Scenarios, res)
 	}
 	rep.Warnings = append(rep.Warnings, tierWarnings(rep.Scenarios)...)
-	a.findings(units)
+	a.findings(ctx, units)
 	var vs []Verdict
 	for _, s := range rep.Scenarios {
 		vs = append(vs, s.Verdict)

@@ -141,7 +141,7 @@ func severity(tags []string) string {
 
 // findings raises one finding per FAIL scenario/arm and one review finding
 // per red flag 7 failure, numbering them F1… in report order.
-func (a *analysis) findings(groups map[string]*group) {
+func (a *analysis) findings(ctx context.Context, groups map[string]*group) {
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("F%d", n) }
 	// record files f under the scenario or arm t, and under its parent s
@@ -168,7 +168,7 @@ func (a *analysis) findings(groups map[string]*group) {
 		for k, t := range targets {
 			u := units[k]
 			if t.Verdict.IsFail() {
-				f := failFinding(u, t)
+				f := failFinding(ctx, u, t)
 				f.ID = next()
 				record(s, t, f)
 			}
@@ -196,7 +196,7 @@ func (a *analysis) findings(groups map[string]*group) {
 }
 
 // failFinding writes the docs/report-format.md §3.3 block for a FAIL.
-func failFinding(u *unit, t *ScenarioResult) Finding {
+func failFinding(ctx context.Context, u *unit, t *ScenarioResult) Finding {
 	var kinds, what, evidence, nemeses, notes []string
 	var viol *loadedRun
 	invalidHistory := false
@@ -284,7 +284,7 @@ func failFinding(u *unit, t *ScenarioResult) Finding {
 		}
 		f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %d ops. Not minimised: analyze does not reduce (reduced from %d events to %d events over 0 re-runs)",
 			viol.run.Seed, viol.rel, fs, len(viol.ops), len(viol.ops)+len(seq), len(viol.ops)+len(seq))
-		if red, ok := reduceLin(viol); ok {
+		if red, ok := reduceLin(ctx, viol); ok {
 			f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %s", viol.run.Seed, viol.rel, fs, red)
 		}
 		if u.model != nil && u.model.Reduction != "" {
@@ -361,12 +361,12 @@ const reduceBound = 10 * time.Second
 // ops to k ops (keys …, window …)", plus the run's fault windows the
 // reduced window overlaps. ok is false when no linearizability result
 // failed or the reduction refused (it then stays "not minimised").
-func reduceLin(lr *loadedRun) (string, bool) {
+func reduceLin(ctx context.Context, lr *loadedRun) (string, bool) {
 	for _, res := range lr.results {
 		if res.Outcome != checker.Invalid || res.Checker != checker.Linearizability || len(lr.ops) == 0 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), reduceBound)
+		ctx, cancel := context.WithTimeout(ctx, reduceBound)
 		defer cancel()
 		red, err := reduce.Reduce(ctx, checker.Spec{Model: res.Model, Checker: res.Checker, Timeout: reduceBound}, lr.ops, nil)
 		if err != nil {
