@@ -91,3 +91,14 @@ func killNetnsPids(ns string) {
 		}
 	}
 }
+
+// LockNet holds the lock NewNet takes until t's cleanup, for a test that
+// puts something else on 10.77.0.0/24 (the product's `dstgen testbed up`)
+// and must not overlap a NewNet of another test binary. Do not call NewNet
+// in the same test: flock locks are per open file, so the second lock
+// would wait on the first.
+func LockNet(t testing.TB) {
+	t.Helper()
+	Require(t)
+	t.Cleanup(flock(t, netLockPath, 120*time.Second))
+}
