@@ -7,12 +7,14 @@ package checker
 // list, of which every other read must be a prefix; for register keys the
 // unique written values, the initial state before them, and a
 // transaction's read of a key before its own write to it — then builds the
-// dependency graph (ww, wr, rw; real-time order at strict-serializable),
+// dependency graph (ww, wr, rw; real-time order at strict-serializable,
+// each process's own order at the strong-session levels),
 // finds its strongly connected components and, in each, the shortest cycle
 // through a node per anomaly class, and classifies it by its edges (Adya):
 // only ww is G0; ww and wr G1c; exactly one rw G-single; two or more rw
 // G2-item; a cycle that needs a real-time edge gets the class of its data
-// edges with "-realtime". G1a (aborted read), G1b (intermediate read),
+// edges with "-realtime", one that needs a process-order edge
+// "-process". G1a (aborted read), G1b (intermediate read),
 // internal inconsistency, duplicate elements, incompatible orders and lost
 // updates are found while inferring.
 
@@ -34,6 +36,12 @@ const (
 	SnapshotIsolation  = "snapshot-isolation"
 	Serializable       = "serializable"
 	StrictSerializable = "strict-serializable"
+	// The strong-session levels are snapshot isolation and serializability
+	// plus each process's own order: a process sees its own earlier
+	// transactions (Elle's strong-session-*; docs/history-and-checkers.md
+	// §5.16).
+	StrongSessionSI           = "strong-session-snapshot-isolation"
+	StrongSessionSerializable = "strong-session-serializable"
 )
 
 // Anomaly classes the isolation checker reports (Anomaly.Kind).
@@ -49,6 +57,7 @@ const (
 	classDuplicate   = "duplicate-elements"
 	classIncompat    = "incompatible-order"
 	suffixRealtime   = "-realtime"
+	suffixProcess    = "-process"
 	maxCycleClasses  = 8   // classes searched per component
 	maxRWStarts      = 128 // rw edges tried per component for G-single
 	maxPictureCycles = 20
@@ -61,6 +70,10 @@ func IsolationLevel(text string) (level string, ok bool) {
 	t := strings.ToLower(text)
 	t = strings.NewReplacer("-", " ", "_", " ").Replace(t)
 	switch {
+	case strings.Contains(t, "session seriali"):
+		return StrongSessionSerializable, true
+	case strings.Contains(t, "session snapshot") || strings.Contains(t, "session si"):
+		return StrongSessionSI, true
 	case strings.Contains(t, "strict seriali") || strings.Contains(t, "strong seriali"):
 		return StrictSerializable, true
 	case strings.Contains(t, "snapshot isolation") || strings.Contains(t, "snapshot") || strings.TrimSpace(t) == "si":
@@ -78,6 +91,12 @@ func IsolationLevel(text string) (level string, ok bool) {
 // that leave no single version order (duplicate elements, incompatible
 // orders, internal inconsistency) are forbidden at every level.
 func forbidden(level, class string) bool {
+	if base, ok := strings.CutSuffix(class, suffixProcess); ok {
+		// Process order is real-time order within one process, so the
+		// strict level forbids these too (its real-time edges include it).
+		return (level == StrictSerializable || sessionBase(level) != "") && forbidden(orBase(level), base)
+	}
+	level = orBase(level)
 	switch class {
 	case classG0, classG1a, classG1b, classG1c, classInternal, classDuplicate, classIncompat:
 		return true
@@ -89,13 +108,34 @@ func forbidden(level, class string) bool {
 	return level == StrictSerializable && strings.HasSuffix(class, suffixRealtime)
 }
 
+// sessionBase is the level a strong-session level adds process order to
+// ("" for the others); orBase maps a level to the one its data anomalies
+// are judged at.
+func sessionBase(level string) string {
+	switch level {
+	case StrongSessionSI:
+		return SnapshotIsolation
+	case StrongSessionSerializable:
+		return Serializable
+	}
+	return ""
+}
+
+func orBase(level string) string {
+	if b := sessionBase(level); b != "" {
+		return b
+	}
+	return level
+}
+
 func forbiddenList(level string) string {
-	all := []string{classG0, classG1a, classG1b, classG1c, classGSingle, classLostUpdate, classG2Item, "G2", "*" + suffixRealtime}
+	all := []string{classG0, classG1a, classG1b, classG1c, classGSingle, classLostUpdate, classG2Item, "G2", "*" + suffixRealtime, "*" + suffixProcess}
 	var out []string
 	for _, c := range all {
 		switch {
 		case c == "G2" && forbidden(level, classG2Item), forbidden(level, c),
-			c == "*"+suffixRealtime && level == StrictSerializable:
+			c == "*"+suffixRealtime && level == StrictSerializable,
+			c == "*"+suffixProcess && sessionBase(level) != "":
 			out = append(out, c)
 		}
 	}
@@ -108,6 +148,7 @@ const (
 	edgeWR
 	edgeRW
 	edgeRT
+	edgeProc
 	edgeData = edgeWW | edgeWR | edgeRW
 )
 
@@ -119,8 +160,10 @@ func edgeName(m uint8) string {
 		return "wr"
 	case m&edgeRW != 0:
 		return "rw"
+	case m&edgeRT != 0:
+		return "rt"
 	}
-	return "rt"
+	return "process"
 }
 
 type txnStatus uint8
@@ -203,6 +246,9 @@ func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, e
 	if level == StrictSerializable {
 		s.realtime()
 	}
+	if sessionBase(level) != "" {
+		s.processOrder()
+	}
 	s.findCycles()
 	res.Anomalies = s.an.done()
 	res.Dirty = s.dirty
@@ -218,8 +264,8 @@ func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, e
 		}
 	}
 	res.Scope = fmt.Sprintf("level %s forbids %s; %d transactions (%d committed, %d aborted, %d unknown), %d micro-ops, %d keys, %d dependency edges; "+
-		"item-level only: predicate reads and phantoms are not modelled, so G2 is judged as G2-item; version orders are only what reads reveal (list prefixes, the initial state, a read before a write in one transaction), so an anomaly no read exposes is not seen; process order is not used",
-		level, forbiddenList(level), len(s.txns), com, abo, ind, s.micro, len(s.keys), len(s.edges))
+		"item-level only: predicate reads and phantoms are not modelled, so G2 is judged as G2-item; version orders are only what reads reveal (list prefixes, the initial state, a read before a write in one transaction), so an anomaly no read exposes is not seen; %s",
+		level, forbiddenList(level), len(s.txns), com, abo, ind, s.micro, len(s.keys), len(s.edges), orderScope(level))
 	if len(s.allowed) > 0 {
 		var names []string
 		for c, n := range s.allowed {
@@ -618,6 +664,43 @@ func (s *iso) lostUpdates(k string, rs []read) {
 			s.report(classLostUpdate, Anomaly{Key: k, OpIDs: s.opIDs(ts...),
 				Message: fmt.Sprintf("key %q: %s all read %s and then wrote the key: all but one write is lost", k, strings.Join(names, ", "), v)})
 		}
+	}
+}
+
+// orderScope says which order between transactions beyond their data the
+// check used.
+func orderScope(level string) string {
+	switch {
+	case level == StrictSerializable:
+		return "real-time order used (it includes each process's own order)"
+	case sessionBase(level) != "":
+		return "each process's own order used, real-time order across processes not"
+	}
+	return "neither real-time nor process order is used"
+}
+
+// processOrder adds an edge from each committed transaction to the next
+// committed one of the same process (by invocation; a process runs one
+// at a time, so this is its program order). Consecutive pairs suffice:
+// the graph is searched for paths, and order is transitive.
+func (s *iso) processOrder() {
+	last := map[string]int32{}
+	idx := make([]int32, 0, len(s.txns))
+	for t := range s.txns {
+		if s.txns[t].status == committed {
+			idx = append(idx, int32(t))
+		}
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return s.txns[idx[i]].op.InvokeTS < s.txns[idx[j]].op.InvokeTS })
+	for _, t := range idx {
+		if s.b.spent() {
+			return
+		}
+		p := s.txns[t].op.ProcessID
+		if prev, ok := last[p]; ok {
+			s.addEdge(prev, t, edgeProc, -1)
+		}
+		last[p] = t
 	}
 }
 

@@ -225,7 +225,7 @@ func (s *iso) edgeFrom(g *graph, e int32) int32 {
 // as its weakest-needed one: ww before wr before rw, so a cycle is given
 // the strongest class its edges allow.
 func classify(steps []step) string {
-	rw, wr, rt := 0, 0, false
+	rw, wr, rt, proc := 0, 0, false, false
 	for _, st := range steps {
 		switch {
 		case st.mask&edgeWW != 0:
@@ -233,8 +233,10 @@ func classify(steps []step) string {
 			wr++
 		case st.mask&edgeRW != 0:
 			rw++
-		default:
+		case st.mask&edgeRT != 0:
 			rt = true
+		default:
+			proc = true
 		}
 	}
 	c := classG0
@@ -246,8 +248,11 @@ func classify(steps []step) string {
 	case wr > 0:
 		c = classG1c
 	}
-	if rt {
+	switch {
+	case rt:
 		c += suffixRealtime
+	case proc:
+		c += suffixProcess
 	}
 	return c
 }
@@ -262,6 +267,9 @@ func (s *iso) findCycles() {
 	all := edgeData
 	if s.level == StrictSerializable {
 		all |= edgeRT
+	}
+	if sessionBase(s.level) != "" {
+		all |= edgeProc
 	}
 	n := len(s.txns)
 	comp, multi := s.sccs(g, newSCCState(n), all, nil, nil)
@@ -308,9 +316,9 @@ func (s *iso) findCycles() {
 				}
 			}
 		}
-		// Any data cycle (G2-item), then with real time.
+		// Any data cycle (G2-item), then with real-time or process order.
 		for _, allow := range []uint8{edgeData, all} {
-			if allow == edgeData || s.level == StrictSerializable {
+			if allow == edgeData || all != edgeData {
 				sub, subs := s.sccs(g, scratch, allow, members, inC)
 				for _, sm := range subs {
 					try(s.path(g, sub, sub[sm[0]], sm[0], sm[0], allow, prev))

@@ -143,6 +143,14 @@ func TestIsolationAnomalyClasses(t *testing.T) {
 			[]tx{{inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
 				{inv: 15, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
 				{inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}}},
+		{"own write unseen is G-single-process", StrongSessionSerializable,
+			[]tx{{proc: "p", inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
+				{proc: "p", inv: 30, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
+				{proc: "q", inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}},
+			classGSingle + suffixProcess,
+			[]tx{{proc: "p", inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
+				{proc: "q", inv: 30, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
+				{proc: "q", inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -586,5 +594,43 @@ func TestIsolationElleCases(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Process order is what the strong-session levels add: the same history —
+// a process that does not see its own committed append — is serializable
+// (the read can be ordered first), a G-single-process at
+// strong-session-serializable, and a real-time anomaly at strict.
+func TestIsolationProcessOrderByLevel(t *testing.T) {
+	h := []tx{{proc: "p", inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
+		{proc: "p", inv: 30, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
+		{proc: "q", inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}}
+	for _, c := range []struct {
+		level, want string
+	}{
+		{Serializable, ""},
+		{SnapshotIsolation, ""},
+		{StrongSessionSI, classGSingle + suffixProcess},
+		{StrongSessionSerializable, classGSingle + suffixProcess},
+		{StrictSerializable, classGSingle + suffixRealtime},
+	} {
+		res := runIso(t, c.level, txnOps(h...))
+		if c.want == "" {
+			if res.Outcome != Valid {
+				t.Errorf("%s: outcome %s %v, want valid (no process order at this level)", c.level, res.Outcome, kinds(res))
+			}
+			continue
+		}
+		if res.Outcome != Invalid || !slices.Contains(kinds(res), c.want) {
+			t.Errorf("%s: outcome %s kinds %v, want %s", c.level, res.Outcome, kinds(res), c.want)
+		}
+	}
+	for text, want := range map[string]string{
+		"strong session serializable": StrongSessionSerializable, "Strong-Session Snapshot Isolation": StrongSessionSI,
+		"strict serializability": StrictSerializable, "serializable": Serializable,
+	} {
+		if got, ok := IsolationLevel(text); !ok || got != want {
+			t.Errorf("IsolationLevel(%q) = %q %v, want %q", text, got, ok, want)
+		}
 	}
 }
