@@ -84,11 +84,11 @@ func reduce(ctx context.Context, spec checker.Spec, ops []history.Op, final *che
 	// Keys: the anomaly's own key first (per-key checkers fail on one key),
 	// then delta debugging over the keys left.
 	if k := first.Anomalies[0].Key; k != "" {
-		if only := filter(cur, func(o *history.Op) bool { return o.Key == k }); len(only) < len(cur) && r.repro(only) {
+		if only := filter(cur, func(o *history.Op) bool { return r.within(o, map[string]bool{k: true}) }); len(only) < len(cur) && r.repro(only) {
 			cur = only
 		}
 	}
-	cur = r.byGroup(cur, func(o *history.Op) string { return o.Key })
+	cur = r.byKeys(cur)
 	cur = r.byGroup(cur, func(o *history.Op) string { return o.ProcessID })
 	cur = r.window(cur)
 	cur = ddmin(r, cur)
@@ -97,7 +97,7 @@ func reduce(ctx context.Context, spec checker.Spec, ops []history.Op, final *che
 	if r.stopped {
 		res.Stopped = fmt.Sprintf("stopped early: %v after %d checks; not every remaining op is shown necessary", context.Cause(ctx), r.checks)
 	}
-	res.Keys = distinct(cur, func(o *history.Op) string { return o.Key })
+	res.Keys = r.keyUnion(cur)
 	res.Processes = distinct(cur, func(o *history.Op) string { return o.ProcessID })
 	res.WindowStart, res.WindowEnd = span(cur)
 	// The reduced history's own anomaly (its message names the reduced
@@ -179,6 +179,7 @@ type reducer struct {
 	// observed maps a read-like op's id to the values it returned.
 	writers  map[string][]string
 	observed map[string][]string
+	txnKeys  map[string][]string // op id → keys of its micro-ops (keysOf)
 }
 
 // index records who wrote and who observed each value, so that no
@@ -293,6 +294,79 @@ func (r *reducer) byGroup(ops []history.Op, group func(*history.Op) string) []hi
 		in[s] = true
 	}
 	return filter(ops, func(o *history.Op) bool { return in[group(o)] })
+}
+
+// keysOf is the keys an op touches: its key, or for a transaction the
+// keys of its micro-ops (docs/history-and-checkers.md §2.5), parsed once
+// per op id. A transaction that does not parse touches the key "" only,
+// so it stays with the ops it came with.
+func (r *reducer) keysOf(o *history.Op) []string {
+	if o.OpType != history.OpTxn {
+		return []string{o.Key}
+	}
+	if ks, ok := r.txnKeys[o.OpID]; ok {
+		return ks
+	}
+	var ks []string
+	if micro, err := history.ParseTxn(o); err == nil {
+		for _, m := range micro {
+			if !slices.Contains(ks, m.Key) {
+				ks = append(ks, m.Key)
+			}
+		}
+	}
+	if len(ks) == 0 {
+		ks = []string{""}
+	}
+	if r.txnKeys == nil {
+		r.txnKeys = map[string][]string{}
+	}
+	r.txnKeys[o.OpID] = ks
+	return ks
+}
+
+// within reports whether every key op o touches is in keys.
+func (r *reducer) within(o *history.Op, keys map[string]bool) bool {
+	for _, k := range r.keysOf(o) {
+		if !keys[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *reducer) keyUnion(ops []history.Op) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range ops {
+		for _, k := range r.keysOf(&ops[i]) {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// byKeys is delta debugging over the keys: a kept subset keeps the ops
+// whose keys all lie in it, so a transaction over several keys goes as a
+// whole (its micro-ops are never split: that would change what it read
+// and wrote).
+func (r *reducer) byKeys(ops []history.Op) []history.Op {
+	names := r.keyUnion(ops)
+	if len(names) < 2 {
+		return ops
+	}
+	pick := func(sub []string) []history.Op {
+		in := make(map[string]bool, len(sub))
+		for _, s := range sub {
+			in[s] = true
+		}
+		return filter(ops, func(o *history.Op) bool { return r.within(o, in) })
+	}
+	return pick(ddminSet(r, names, pick))
 }
 
 // window narrows the time window by halves: the latest first op (by

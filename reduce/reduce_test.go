@@ -206,3 +206,44 @@ func TestFaultWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestReduceTxnWriteSkew: a write skew (G2-item) between two transactions
+// over keys x and y, hidden among serializable single-key transactions on
+// other keys, reduces to exactly those two: key reduction reads the keys
+// of each transaction's micro-ops and never splits a transaction.
+func TestReduceTxnWriteSkew(t *testing.T) {
+	var ops []history.Op
+	add := func(proc, micro, out string) {
+		i := len(ops)
+		inv := int64(i * 10)
+		comp := inv + 5
+		ops = append(ops, history.Op{OpID: strconv.Itoa(i + 1), ProcessID: proc, InvokeTS: inv, CompleteTS: &comp,
+			OpType: history.OpTxn, Input: json.RawMessage(micro), Output: json.RawMessage(out), Line: i + 1})
+	}
+	for i := 0; i < 200; i++ {
+		k := "k" + strconv.Itoa(i%20)
+		if i%2 == 0 {
+			add("p"+strconv.Itoa(i%4), fmt.Sprintf(`[["w",%q,%d]]`, k, i), fmt.Sprintf(`[["w",%q,%d]]`, k, i))
+		} else {
+			add("p"+strconv.Itoa(i%4), fmt.Sprintf(`[["r",%q,null]]`, k), fmt.Sprintf(`[["r",%q,%d]]`, k, i-1-((i-1)%2)))
+		}
+		if i == 100 {
+			add("p0", `[["r","x",null],["r","y",null],["w","x",1]]`, `[["r","x",null],["r","y",null],["w","x",1]]`)
+			add("p1", `[["r","x",null],["r","y",null],["w","y",2]]`, `[["r","x",null],["r","y",null],["w","y",2]]`)
+		}
+	}
+	spec := checker.Spec{Model: "txn", Checker: checker.Serializability, Params: map[string]string{"level": checker.Serializable}}
+	res, err := Reduce(context.Background(), spec, ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Class != "G2-item" {
+		t.Fatalf("class %q, want G2-item", res.Class)
+	}
+	if got := ids(res.Ops); !slices.Equal(got, []string{"102", "103"}) {
+		t.Errorf("reduced to ops %v, want the two write-skew transactions [102 103]", got)
+	}
+	if !slices.Equal(res.Keys, []string{"x", "y"}) {
+		t.Errorf("keys %v, want [x y]", res.Keys)
+	}
+}
