@@ -2,44 +2,431 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/session"
 )
 
-// HistorySignal is the victim-side evidence read from the history.
+// Evidence kinds of the victim-side signals the orchestrator captures
+// (docs/nemesis.md §7); the injector-side kinds belong to the nemeses.
+const (
+	KindHistoryErrorRate = "history_error_rate"
+	KindLogMarker        = "log_marker"
+	KindMetric           = "metric"
+	KindLeaderChange     = "leader_change"
+)
+
+// HistorySignal is the victim-side evidence read from the history: the
+// error+timeout rate of ops invoked during the window against the rate in
+// the equally long span just before it (w's times on the history clock).
+//
+// Verdict: changed when the window has ≥ 2 failed ops and at least twice
+// the before-rate (any rate above a before-rate of 0 counts); unchanged
+// otherwise; ambiguous when ≥ 2 ops failed in the window but no op was
+// invoked before it (no baseline to compare with); absent when the window
+// was never injected or no op was invoked in it. A window never reverted
+// runs to the last op.
 func HistorySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
-	return session.Evidence{Kind: "history_error_rate", Verdict: session.SignalAbsent}
+	ev := session.Evidence{Kind: KindHistoryErrorRate, Name: w.FaultEpoch, Verdict: session.SignalAbsent}
+	if w.InjectedAtNS == nil {
+		ev.Raw = "window never injected"
+		return ev
+	}
+	lo := *w.InjectedAtNS
+	hi := int64(math.MinInt64)
+	if w.RevertedAtNS != nil {
+		hi = *w.RevertedAtNS
+	} else {
+		for i := range ops {
+			hi = max(hi, ops[i].InvokeTS)
+		}
+	}
+	if hi < lo {
+		hi = lo
+	}
+	before := lo - (hi - lo)
+	if hi == lo {
+		before = lo - 1 // an instantaneous window: compare with nothing wider
+	}
+	var nIn, fIn, nBefore, fBefore int
+	for i := range ops {
+		op := &ops[i]
+		failed := op.TimeoutMarker || op.Error != ""
+		switch t := op.InvokeTS; {
+		case t >= lo && t <= hi:
+			nIn++
+			if failed {
+				fIn++
+			}
+		case t >= before && t < lo:
+			nBefore++
+			if failed {
+				fBefore++
+			}
+		}
+	}
+	ev.Raw = fmt.Sprintf("window: %d of %d ops failed; the %s before: %d of %d", fIn, nIn, time.Duration(hi-lo), fBefore, nBefore)
+	if nIn == 0 {
+		return ev
+	}
+	rIn := float64(fIn) / float64(nIn)
+	rBefore := 0.0
+	if nBefore > 0 {
+		rBefore = float64(fBefore) / float64(nBefore)
+	}
+	ev.Before, ev.After = jsonNumber(rBefore), jsonNumber(rIn)
+	d := rIn - rBefore
+	ev.Delta = &d
+	switch {
+	case fIn < 2:
+		ev.Verdict = session.SignalUnchanged
+	case nBefore == 0:
+		ev.Verdict = session.SignalAmbiguous
+	case rIn > rBefore && rIn >= 2*rBefore:
+		ev.Verdict = session.SignalChanged
+	default:
+		ev.Verdict = session.SignalUnchanged
+	}
+	return ev
 }
 
-// LogSizes records the current size of each log file on each host.
+// hostResult is one host's answer of a per-host round trip.
+type hostResult struct {
+	out string
+	err error
+}
+
+// eachHost runs script(h) on every host at once (one round trip each) and
+// returns the outputs by index; a host whose script is "" is skipped.
+func eachHost(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, script func(nemesis.Host) string) []hostResult {
+	res := make([]hostResult, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		s := script(h)
+		if s == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := x.Run(ctx, h.Host, s)
+			if err != nil {
+				err = fmt.Errorf("host %s: %w", h.Name, err)
+			}
+			res[i] = hostResult{out: out, err: err}
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+func logsOf(h nemesis.Host) []string {
+	if h.SUT == nil {
+		return nil
+	}
+	return h.SUT.Logs
+}
+
+// LogSizes records the current size in bytes of each SUT log file
+// (Host.SUT.Logs) on each host, one round trip per host; a file that does
+// not exist yet counts as 0, so all of it is new to LogSignal. Hosts
+// without logs are left out of the map (host name → log path → size).
 func LogSizes(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host) (map[string]map[string]int64, error) {
-	return nil, nil
+	res := eachHost(ctx, x, hosts, func(h nemesis.Host) string {
+		var b strings.Builder
+		for _, f := range logsOf(h) {
+			fmt.Fprintf(&b, "{ wc -c < %s; } 2>/dev/null || echo 0\n", shell.Quote(f))
+		}
+		return b.String()
+	})
+	out := map[string]map[string]int64{}
+	var errs []error
+	for i, h := range hosts {
+		logs := logsOf(h)
+		if len(logs) == 0 {
+			continue
+		}
+		if res[i].err != nil {
+			errs = append(errs, fmt.Errorf("log sizes: %w", res[i].err))
+			continue
+		}
+		lines := strings.Fields(res[i].out)
+		if len(lines) != len(logs) {
+			errs = append(errs, fmt.Errorf("log sizes: host %s: want %d sizes, got %q", h.Name, len(logs), firstLine(res[i].out, 120)))
+			continue
+		}
+		m := make(map[string]int64, len(logs))
+		for j, f := range logs {
+			n, err := strconv.ParseInt(lines[j], 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("log sizes: host %s: %s: size %q is not a number", h.Name, f, lines[j]))
+				continue
+			}
+			m[f] = n
+		}
+		out[h.Name] = m
+	}
+	return out, errors.Join(errs...)
 }
 
-// LogSignal counts lines matching re written since the sizes LogSizes took.
+// maxMarkerLine bounds the first matching line kept as raw evidence.
+const maxMarkerLine = 300
+
+// LogSignal counts the lines matching the extended regular expression re
+// (grep -E) written to each host's SUT logs since the sizes LogSizes took
+// (`tail -c +N | grep -cE`), one round trip per host, every value quoted.
+// A log shorter than its recorded size was rotated or truncated and is
+// read from its start. Kind "log_marker", Name the regex, Before 0, After
+// the count, Verdict changed when ≥ 1, unchanged when 0 on every host,
+// absent when no host has a log to read, ambiguous when a host could not be
+// read and nothing matched elsewhere; Raw the first matching line per host.
+// A regex grep rejects is an error.
 func LogSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since map[string]map[string]int64, re string) (session.Evidence, error) {
-	return session.Evidence{Kind: "log_marker", Name: re, Verdict: session.SignalAbsent}, nil
+	ev := session.Evidence{Kind: KindLogMarker, Name: re, Before: json.RawMessage("0"), Verdict: session.SignalAbsent}
+	qre := shell.Quote(re)
+	res := eachHost(ctx, x, hosts, func(h nemesis.Host) string {
+		var b strings.Builder
+		for _, f := range logsOf(h) {
+			start := since[h.Name][f] + 1
+			qf := shell.Quote(f)
+			// Two lines per log: the count (or ERR when grep rejects the
+			// regex) and the first match, cut and flattened.
+			fmt.Fprintf(&b, "s=$( { wc -c < %s; } 2>/dev/null || echo 0); n=%d; [ \"$s\" -lt $((n-1)) ] && n=1\n", qf, start)
+			fmt.Fprintf(&b, "c=$(tail -c +\"$n\" %s 2>/dev/null | grep -cE -e %s); st=$?; [ \"$st\" -gt 1 ] && c=ERR\n", qf, qre)
+			fmt.Fprintf(&b, "m=$(tail -c +\"$n\" %s 2>/dev/null | grep -m1 -E -e %s 2>/dev/null | head -c %d | tr -d '\\r\\n')\n", qf, qre, maxMarkerLine)
+			b.WriteString("printf '%s\\n%s\\n' \"$c\" \"$m\"\n")
+		}
+		return b.String()
+	})
+	var (
+		total int
+		raw   []string
+		errs  []error
+		read  bool
+	)
+	for i, h := range hosts {
+		logs := logsOf(h)
+		if len(logs) == 0 {
+			continue
+		}
+		if res[i].err != nil {
+			errs = append(errs, fmt.Errorf("log marker %q: %w", re, res[i].err))
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(res[i].out, "\n"), "\n")
+		if len(lines) != 2*len(logs) {
+			errs = append(errs, fmt.Errorf("log marker %q: host %s: unexpected output %q", re, h.Name, firstLine(res[i].out, 120)))
+			continue
+		}
+		first := ""
+		for j := range logs {
+			c := strings.TrimSpace(lines[2*j])
+			if c == "ERR" {
+				return ev, fmt.Errorf("log marker %q: grep -E rejects the regular expression on host %s", re, h.Name)
+			}
+			n, err := strconv.Atoi(c)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("log marker %q: host %s: count %q is not a number", re, h.Name, c))
+				continue
+			}
+			read = true
+			total += n
+			if first == "" && lines[2*j+1] != "" {
+				first = lines[2*j+1]
+			}
+		}
+		if first != "" {
+			raw = append(raw, h.Name+": "+first)
+		}
+	}
+	ev.After = jsonNumber(float64(total))
+	d := float64(total)
+	ev.Delta = &d
+	ev.Raw = strings.Join(raw, "\n")
+	switch {
+	case total > 0:
+		ev.Verdict = session.SignalChanged
+	case len(errs) > 0:
+		ev.Verdict = session.SignalAmbiguous
+	case read:
+		ev.Verdict = session.SignalUnchanged
+	}
+	return ev, errors.Join(errs...)
 }
 
-// MetricValue runs cmd on each host and sums the number it prints.
+// MetricValue runs cmd (the scenario's own shell command, run as written)
+// on each host at once and sums the number each prints on its last
+// non-empty line (first field). A host that fails or prints no number is
+// an error naming it.
 func MetricValue(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, cmd string) (float64, error) {
-	return 0, nil
+	if strings.TrimSpace(cmd) == "" {
+		return 0, errors.New("metric: empty command")
+	}
+	res := eachHost(ctx, x, hosts, func(nemesis.Host) string { return cmd })
+	var sum float64
+	var errs []error
+	for i, h := range hosts {
+		if res[i].err != nil {
+			errs = append(errs, fmt.Errorf("metric: %w", res[i].err))
+			continue
+		}
+		v, err := lastNumber(res[i].out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("metric: host %s: %w", h.Name, err))
+			continue
+		}
+		sum += v
+	}
+	return sum, errors.Join(errs...)
 }
 
-// MetricSignal compares two readings with expect rise|fall|change.
+// lastNumber parses the first field of the last non-empty line of out.
+func lastNumber(out string) (float64, error) {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	f := strings.Fields(lines[len(lines)-1])
+	if len(f) == 0 {
+		return 0, errors.New("the command printed nothing")
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("the command printed %q, not a number", firstLine(lines[len(lines)-1], 80))
+	}
+	return v, nil
+}
+
+// MetricSignal compares two readings of a metric: expect "rise" (the
+// default, ""), "fall" or "change". Kind "metric", Name name, Before and
+// After the readings, Delta after − before; Verdict changed when the
+// reading moved the expected way, unchanged otherwise, ambiguous for an
+// unknown expect.
 func MetricSignal(name string, before, after float64, expect string) session.Evidence {
-	return session.Evidence{Kind: "metric", Name: name}
+	d := after - before
+	ev := session.Evidence{Kind: KindMetric, Name: name, Before: jsonNumber(before), After: jsonNumber(after), Delta: &d, Verdict: session.SignalUnchanged}
+	var moved bool
+	switch expect {
+	case "", "rise":
+		moved = after > before
+	case "fall":
+		moved = after < before
+	case "change":
+		moved = after != before
+	default:
+		ev.Verdict = session.SignalAmbiguous
+		ev.Raw = fmt.Sprintf("unknown expect %q (rise, fall or change)", expect)
+		return ev
+	}
+	if moved {
+		ev.Verdict = session.SignalChanged
+	}
+	return ev
 }
 
-// LeaderSignal compares the leader before and after injection.
+// LeaderSignal compares the leader named before injection with the one
+// named after: Kind "leader_change", Before/After the names, Verdict
+// changed when after differs from before, unchanged when it is the same,
+// absent when no leader could be read after.
 func LeaderSignal(before, after string) session.Evidence {
-	return session.Evidence{Kind: "leader_change"}
+	ev := session.Evidence{Kind: KindLeaderChange, Before: jsonString(before), After: jsonString(after)}
+	switch {
+	case after == "":
+		ev.Verdict = session.SignalAbsent
+	case after != before:
+		ev.Verdict = session.SignalChanged
+	default:
+		ev.Verdict = session.SignalUnchanged
+	}
+	return ev
 }
 
-// Throughput fills the run.json workload fields from the history.
+// maxIntervals bounds the throughput series; a longer run gets a wider
+// interval (recorded in interval_ns) rather than an unbounded array.
+const maxIntervals = 100000
+
+// Throughput fills the run.json workload fields from the history:
+// ops_produced, first_op_ns (the earliest invoke), last_op_ns (the latest
+// invoke or completion), interval_ns (interval, 1 s when ≤ 0) and the
+// throughput[] series {start_ns, ops, errors, p50_ms, p95_ms, p99_ms}, ops
+// bucketed by invoke time from first_op_ns rounded down to the interval,
+// as the analyzer's charts are. Errors count errors and timeouts;
+// percentiles are over completed ops. Other workload fields are left zero.
 func Throughput(ops []history.Op, interval time.Duration) session.Workload {
-	return session.Workload{}
+	step := int64(interval)
+	if step <= 0 {
+		step = int64(time.Second)
+	}
+	w := session.Workload{OpsProduced: len(ops)}
+	if len(ops) == 0 {
+		w.IntervalNS = step
+		return w
+	}
+	lo, hi, last := int64(math.MaxInt64), int64(math.MinInt64), int64(math.MinInt64)
+	for i := range ops {
+		t := ops[i].InvokeTS
+		lo, hi, last = min(lo, t), max(hi, t), max(last, t)
+		if c := ops[i].CompleteTS; c != nil {
+			last = max(last, *c)
+		}
+	}
+	w.FirstOpNS, w.LastOpNS = &lo, &last
+	start := floorTo(lo, step)
+	// (hi-start)/step can overflow for garbage timestamps: widen in
+	// floating point first.
+	if span := float64(hi) - float64(start); span/float64(step) >= maxIntervals {
+		step = int64(math.Ceil(span/maxIntervals)) + 1
+		start = floorTo(lo, step)
+	}
+	w.IntervalNS = step
+	n := int((hi-start)/step) + 1
+	series := make([]session.Interval, n)
+	lats := make([][]float64, n)
+	for i := range ops {
+		op := &ops[i]
+		b := int((op.InvokeTS - start) / step)
+		series[b].Ops++
+		if op.TimeoutMarker || op.Error != "" {
+			series[b].Errors++
+		}
+		if op.CompleteTS != nil {
+			lats[b] = append(lats[b], float64(*op.CompleteTS-op.InvokeTS)/1e6)
+		}
+	}
+	for b := range series {
+		series[b].StartNS = start + int64(b)*step
+		sort.Float64s(lats[b])
+		series[b].P50Ms = render.Percentile(lats[b], 0.50)
+		series[b].P95Ms = render.Percentile(lats[b], 0.95)
+		series[b].P99Ms = render.Percentile(lats[b], 0.99)
+	}
+	w.Throughput = series
+	return w
+}
+
+// floorTo rounds v down to a multiple of step (also for negative v).
+func floorTo(v, step int64) int64 {
+	r := v % step
+	if r < 0 {
+		r += step
+	}
+	return v - r
+}
+
+func jsonNumber(v float64) json.RawMessage {
+	return json.RawMessage(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // a string always marshals
+	return b
 }

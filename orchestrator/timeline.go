@@ -1,21 +1,252 @@
 package orchestrator
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/session"
 )
 
-// ToHistory converts a control-node wall time (Unix ns) to the history's clock.
+// ToHistory converts a control-node wall time (Unix ns) to the history's
+// clock: + the driver host's offset (host − control) − the history's origin
+// (origin 0 = the history is on the wall clock already).
 func ToHistory(controlUnixNS int64, driver session.HostClock, originUnixNS int64) int64 {
 	return controlUnixNS + driver.OffsetNS - originUnixNS
 }
 
-// Stamp sets fault_epoch on unstamped ops overlapping a window.
+// Stamp sets fault_epoch on every op the driver left unstamped whose
+// [invoke_ts, complete_ts] overlaps a window [injected_at_ns,
+// reverted_at_ns] (both on the history clock). An op without complete_ts
+// (outcome unknown) may have taken effect at any later time, so its span
+// is open-ended; a window never reverted stays open; a window never
+// injected stamps nothing.
+//
+// Clock conversion is only good to ± uncertaintyNS, so an op is stamped
+// only when it overlaps the window with both edges moved inward by the
+// uncertainty; an op that overlaps with the edges moved outward but not
+// inward could lie on either side and is left unstamped and counted
+// ambiguous. When an op certainly overlaps several windows, the first in
+// the slice wins. Ops the driver stamped itself are kept and not counted.
 func Stamp(ops []history.Op, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int) {
-	return 0, 0
+	u := max(uncertaintyNS, 0)
+	for i := range ops {
+		op := &ops[i]
+		if op.FaultEpoch != "" {
+			continue
+		}
+		end := int64(math.MaxInt64)
+		if op.CompleteTS != nil {
+			end = max(*op.CompleteTS, op.InvokeTS)
+		}
+		unsure := false
+		for _, w := range windows {
+			if w.InjectedAtNS == nil {
+				continue
+			}
+			lo, hi := *w.InjectedAtNS, int64(math.MaxInt64)
+			if w.RevertedAtNS != nil {
+				hi = max(*w.RevertedAtNS, lo)
+			}
+			// One clock offset error e in [-u, u] moves both edges together:
+			// the op meets [lo+e, hi+e] for every e iff it meets
+			// [lo+u, hi-u] in this sense (for a window shorter than 2u, only
+			// an op covering the whole uncertain zone does).
+			if overlaps(op.InvokeTS, end, sat(lo, u), sat(hi, -u)) {
+				op.FaultEpoch = w.FaultEpoch
+				stamped++
+				unsure = false
+				break
+			}
+			if overlaps(op.InvokeTS, end, sat(lo, -u), sat(hi, u)) {
+				unsure = true
+			}
+		}
+		if unsure {
+			ambiguous++
+		}
+	}
+	return stamped, ambiguous
 }
 
-// StampFile rewrites a dst-history/1 file in place with Stamp applied.
+// overlaps reports whether the op span [a, b] meets [lo, hi]: a <= hi and
+// b >= lo (with lo > hi, only a span covering [hi, lo] does).
+func overlaps(a, b, lo, hi int64) bool {
+	return a <= hi && b >= lo
+}
+
+// sat adds d to t, saturating at the int64 bounds (MaxInt64 means open).
+func sat(t, d int64) int64 {
+	if t == math.MaxInt64 {
+		return t
+	}
+	if d > 0 && t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	if d < 0 && t < math.MinInt64-d {
+		return math.MinInt64
+	}
+	return t + d
+}
+
+// MalformedLinesError is what StampFile returns when some lines of the
+// history are not valid ops: the file was still stamped and written, and
+// those lines were kept as they were (the analyzer reports them again with
+// file:line).
+type MalformedLinesError struct {
+	Path  string
+	Lines []error // one *fileline.Error per bad line
+}
+
+// Error names the first bad line and how many there are.
+func (e *MalformedLinesError) Error() string {
+	if len(e.Lines) == 1 {
+		return fmt.Sprintf("stamp %s: kept 1 malformed line as it was: %v", e.Path, e.Lines[0])
+	}
+	return fmt.Sprintf("stamp %s: kept %d malformed lines as they were, the first: %v", e.Path, len(e.Lines), e.Lines[0])
+}
+
+// RawPath is where StampFile keeps the driver's original history:
+// history.jsonl → history.raw.jsonl beside it.
+func RawPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".raw.jsonl"
+}
+
+// epochField finds the fault_epoch column holding null or "".
+var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
+
+// StampFile rewrites a dst-history/1 file in place with Stamp applied,
+// after saving the driver's original as <name>.raw.jsonl beside it (see
+// RawPath). When the .raw.jsonl already exists it is the source, so
+// stamping twice gives the same file and the original is never lost.
+//
+// The header, blank lines, malformed lines and every op Stamp did not
+// change are kept byte for byte; a stamped op keeps its bytes except the
+// fault_epoch value, and falls back to the history package's writer when
+// the line has no plain fault_epoch column to fill. A malformed line is
+// kept as it is and reported in a *MalformedLinesError, with the file
+// written all the same. The rewrite goes through a temporary file and a
+// rename, so a crash leaves either the old or the new history.
 func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int, err error) {
-	return 0, 0, nil
+	raw := RawPath(path)
+	data, err := os.ReadFile(raw)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		data, err = os.ReadFile(path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("stamp history: %w", err)
+		}
+		if err := writeAtomic(raw, data); err != nil {
+			return 0, 0, fmt.Errorf("stamp history: save the driver's original: %w", err)
+		}
+	case err != nil:
+		return 0, 0, fmt.Errorf("stamp history: read the driver's original: %w", err)
+	}
+	// Positions name the file the user knows; the bytes are the original's.
+	_, ops, bad := history.ReadBytes(data, path)
+	stamped, ambiguous = Stamp(ops, windows, uncertaintyNS)
+	byLine := make(map[int]*history.Op, stamped)
+	for i := range ops {
+		if ops[i].FaultEpoch != "" {
+			byLine[ops[i].Line] = &ops[i]
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(data) + stamped*16)
+	rest := data
+	for line := 1; len(rest) > 0; line++ {
+		cur, next, found := bytes.Cut(rest, []byte{'\n'})
+		rest = next
+		op := byLine[line]
+		if op == nil || lineStamped(cur) {
+			out.Write(cur)
+		} else {
+			out.Write(stampLine(cur, op))
+		}
+		if found {
+			out.WriteByte('\n')
+		}
+	}
+	if err := writeAtomic(path, out.Bytes()); err != nil {
+		return stamped, ambiguous, fmt.Errorf("stamp history: %w", err)
+	}
+	if len(bad) > 0 {
+		return stamped, ambiguous, &MalformedLinesError{Path: path, Lines: bad}
+	}
+	return stamped, ambiguous, nil
+}
+
+// lineStamped reports whether the original line already carried a
+// fault_epoch (the op was the driver's, not one Stamp set).
+func lineStamped(line []byte) bool {
+	_, ops, _ := history.ReadBytes(line, "")
+	return len(ops) == 1 && ops[0].FaultEpoch != ""
+}
+
+// stampLine returns line with op's fault_epoch written into it, touching
+// nothing else when the line has exactly one empty fault_epoch column or
+// none; otherwise (or when the edit would not read back as op) it is the
+// history writer's rendering of op.
+func stampLine(line []byte, op *history.Op) []byte {
+	cr := bytes.HasSuffix(line, []byte{'\r'})
+	body := bytes.TrimSuffix(line, []byte{'\r'})
+	epoch := history.AppendJSON(nil, &history.Op{FaultEpoch: op.FaultEpoch})
+	epoch = epoch[bytes.LastIndex(epoch, []byte(`"fault_epoch":`)) : len(epoch)-1]
+	var edited []byte
+	switch locs := epochField.FindAllIndex(body, -1); {
+	case len(locs) == 1:
+		edited = append(append(append([]byte(nil), body[:locs[0][0]]...), epoch...), body[locs[0][1]:]...)
+	case len(locs) == 0 && !bytes.Contains(body, []byte(`"fault_epoch"`)):
+		end := bytes.LastIndexByte(body, '}')
+		if end > 0 {
+			edited = append(append(append(append([]byte(nil), body[:end]...), ','), epoch...), body[end:]...)
+		}
+	}
+	if edited == nil || !sameOp(edited, op) {
+		edited = history.AppendJSON(nil, op)
+	}
+	if cr {
+		edited = append(edited, '\r')
+	}
+	return edited
+}
+
+// sameOp reports whether line reads back as op.
+func sameOp(line []byte, op *history.Op) bool {
+	_, ops, bad := history.ReadBytes(line, "")
+	if len(ops) != 1 || len(bad) != 0 {
+		return false
+	}
+	got := ops[0]
+	return bytes.Equal(history.AppendJSON(nil, &got), history.AppendJSON(nil, op))
+}
+
+// writeAtomic writes data to path through a temporary file and a rename.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
