@@ -284,7 +284,7 @@ func failFinding(ctx context.Context, u *unit, t *ScenarioResult) Finding {
 		}
 		f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %d ops. Not minimised: analyze does not reduce (reduced from %d events to %d events over 0 re-runs)",
 			viol.run.Seed, viol.rel, fs, len(viol.ops), len(viol.ops)+len(seq), len(viol.ops)+len(seq))
-		if red, ok := reduceLin(ctx, viol); ok {
+		if red, ok := reduceFail(ctx, u, viol); ok {
 			f.Reproducer = fmt.Sprintf("seed %d with the config of %s; fault sequence: %s; %s", viol.run.Seed, viol.rel, fs, red)
 		}
 		if u.model != nil && u.model.Reduction != "" {
@@ -356,19 +356,30 @@ func dirtyFinding(u *unit, t *ScenarioResult) (Finding, bool) {
 // reduceBound is the time analyze gives the reduction of one FAIL.
 const reduceBound = 10 * time.Second
 
-// reduceLin reduces a run's history when a linearizability checker found
-// the violation (package reduce), bounded by reduceBound: "reduced from N
-// ops to k ops (keys …, window …)", plus the run's fault windows the
-// reduced window overlaps. ok is false when no linearizability result
-// failed or the reduction refused (it then stays "not minimised").
-func reduceLin(ctx context.Context, lr *loadedRun) (string, bool) {
+// reduceFail reduces a run's history when a linearizability or an
+// isolation checker found the violation (package reduce), bounded by
+// reduceBound and ctx: "reduced from N ops to k ops (keys …, window …)",
+// plus the run's fault windows the reduced window overlaps. The isolation
+// check is re-run at the level the plan states. ok is false when no such
+// result failed or the reduction refused (it then stays "not minimised").
+func reduceFail(ctx context.Context, u *unit, lr *loadedRun) (string, bool) {
 	for _, res := range lr.results {
-		if res.Outcome != checker.Invalid || res.Checker != checker.Linearizability || len(lr.ops) == 0 {
+		if res.Outcome != checker.Invalid || len(lr.ops) == 0 {
+			continue
+		}
+		spec := checker.Spec{Model: res.Model, Checker: res.Checker, Timeout: reduceBound}
+		switch res.Checker {
+		case checker.Linearizability:
+		case checker.Serializability:
+			if lvl, ok := checker.IsolationLevel(isolationText(u)); ok {
+				spec.Params = map[string]string{"level": lvl}
+			}
+		default:
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, reduceBound)
 		defer cancel()
-		red, err := reduce.Reduce(ctx, checker.Spec{Model: res.Model, Checker: res.Checker, Timeout: reduceBound}, lr.ops, nil)
+		red, err := reduce.Reduce(ctx, spec, lr.ops, nil)
 		if err != nil {
 			return "", false
 		}
