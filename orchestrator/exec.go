@@ -93,3 +93,12 @@ func byName(hs []nemesis.Host, names []string) []nemesis.Host {
 	}
 	return out
 }
+
+// toEnv is the env.Host of each host.
+func toEnv(hs []nemesis.Host) []env.Host {
+	out := make([]env.Host, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, h.Host)
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/session"
+)
+
+// capCheck is how pre-flight proves one nemesis need on a host: a script
+// that exits 0 when it is there, and the hint recorded when it is not.
+type capCheck struct {
+	script string // "" = nothing to check on the host
+	hint   string
+}
+
+// capChecks maps nemesis.Info.Needs to host checks. "kill" is always
+// there; "tc-netem" and "proxy" are the nemesis's own business (netem
+// falls back to the proxy where the kernel has no netem).
+func capChecks() map[string]capCheck {
+	return map[string]capCheck{
+		"root":     {`[ "$(id -u)" = 0 ]`, "log in as root (env.yml user: root) or run as a user the faults may need root for"},
+		"iptables": {`iptables -w -S >/dev/null 2>&1`, "install iptables (apt-get install iptables) and log in as root"},
+		"kill":     {},
+		"tc-netem": {},
+		"proxy":    {},
+	}
+}
+
+// ClockOptIn is the fault param that allows clock-skew to change a real
+// clock: clock needs it set to "yes" on the fault (docs/nemesis.md).
+const ClockOptIn = "opt_in"
+
+// Lookup finds the nemesis a fault names: its custom commands when it has
+// them (under the row's id), else the built-in row. A row that is not
+// built in yields a MissingCapability (INCONCLUSIVE-env), an unknown id an
+// error (bad input).
+func Lookup(f scenarios.Fault) (nemesis.Nemesis, *session.MissingCapability, error) {
+	if f.Custom != nil {
+		return nemesis.Custom(f.Nemesis), nil, nil
+	}
+	n, err := nemesis.Lookup(f.Nemesis)
+	if err == nil {
+		return n, nil, nil
+	}
+	for _, info := range nemesis.Catalog() {
+		if info.ID == f.Nemesis {
+			return nil, &session.MissingCapability{Requirement: "nemesis " + f.Nemesis,
+				Reason: fmt.Sprintf("%v (scenarios.yml:%d)", err, f.Line)}, nil
+		}
+	}
+	return nil, nil, err
+}
+
+// Preflight checks that every host answers and that the needs of the
+// unit's nemeses hold on the SUT hosts. It returns the capability rows
+// (one per need and host) and the first missing one, or nil.
+func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut []nemesis.Host, faults []scenarios.Fault) ([]session.Capability, *session.MissingCapability, error) {
+	var caps []session.Capability
+	for _, r := range runner.ProbeReach(ctx, pool, toEnv(all)) {
+		caps = append(caps, session.Capability{Requirement: "reach " + r.Host, Present: r.Reachable, Source: "ssh"})
+		if !r.Reachable {
+			return caps, &session.MissingCapability{Requirement: "reach " + r.Host,
+				Reason: fmt.Sprintf("host %s does not answer over SSH: %s (check env.yml and `dstgen probe --reach`)", r.Host, r.Err)}, nil
+		}
+	}
+	needs := map[string]bool{}
+	for _, f := range faults {
+		n, missing, err := Lookup(f)
+		if err != nil {
+			return caps, nil, err
+		}
+		if missing != nil {
+			return caps, missing, nil
+		}
+		for _, need := range n.Info().Needs {
+			needs[need] = true
+			if need == "clock" && f.Params[ClockOptIn] != "yes" {
+				return caps, &session.MissingCapability{Requirement: "clock",
+					Reason: fmt.Sprintf("scenarios.yml:%d: %s changes a real clock; set params: {%s: \"yes\"} on the fault to allow it", f.Line, f.Nemesis, ClockOptIn)}, nil
+			}
+		}
+	}
+	names := make([]string, 0, len(needs))
+	for n := range needs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, need := range names {
+		c, known := capChecks()[need]
+		if need == "clock" {
+			c = capChecks()["root"]
+			known = true
+		}
+		if !known || c.script == "" {
+			caps = append(caps, session.Capability{Requirement: need, Present: true, Source: "not probed: the nemesis checks it itself"})
+			continue
+		}
+		for _, h := range sut {
+			_, err := x.Run(ctx, h.Host, c.script)
+			caps = append(caps, session.Capability{Requirement: need + " on " + h.Name, Present: err == nil, Source: "pre-flight"})
+			if err != nil {
+				return caps, &session.MissingCapability{Requirement: need,
+					Reason: fmt.Sprintf("%s on %s: missing; %s", need, h.Name, c.hint)}, nil
+			}
+		}
+	}
+	return caps, nil, nil
+}
+
+// MeasureClocks measures every host's clock against this machine's
+// (runner.MeasureClock); a host whose measurement fails is left out and
+// named in the returned error, which the caller logs.
+func MeasureClocks(ctx context.Context, pool *runner.Pool, hosts []nemesis.Host) ([]session.HostClock, error) {
+	var out []session.HostClock
+	var errs []string
+	for _, h := range hosts {
+		cs, err := runner.MeasureClock(ctx, pool, h.Host, runner.ClockSamples)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out = append(out, session.HostClock{Host: h.Name, OffsetNS: int64(cs.Offset), UncertaintyNS: int64(cs.Uncertainty), Samples: cs.Samples})
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
