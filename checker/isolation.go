@@ -11,8 +11,9 @@ package checker
 // each process's own order at the strong-session levels),
 // finds its strongly connected components and, in each, the shortest cycle
 // through a node per anomaly class, and classifies it by its edges (Adya):
-// only ww is G0; ww and wr G1c; exactly one rw G-single; two or more rw
-// G2-item; a cycle that needs a real-time edge gets the class of its data
+// only ww is G0; ww and wr G1c; exactly one rw G-single; two or more rw,
+// no two of them adjacent, G-nonadjacent (snapshot isolation forbids it);
+// any other G2-item; a cycle that needs a real-time edge gets the class of its data
 // edges with "-realtime", one that needs a process-order edge
 // "-process". G1a (aborted read), G1b (intermediate read),
 // internal inconsistency, duplicate elements, incompatible orders and lost
@@ -52,6 +53,7 @@ const (
 	classG1c         = "G1c"
 	classGSingle     = "G-single"
 	classG2Item      = "G2-item"
+	classGNonadj     = "G-nonadjacent"
 	classLostUpdate  = "lost-update"
 	classInternal    = "internal"
 	classDuplicate   = "duplicate-elements"
@@ -100,7 +102,7 @@ func forbidden(level, class string) bool {
 	switch class {
 	case classG0, classG1a, classG1b, classG1c, classInternal, classDuplicate, classIncompat:
 		return true
-	case classGSingle, classLostUpdate:
+	case classGSingle, classGNonadj, classLostUpdate:
 		return level != ReadCommitted
 	case classG2Item:
 		return level == Serializable || level == StrictSerializable
@@ -129,7 +131,7 @@ func orBase(level string) string {
 }
 
 func forbiddenList(level string) string {
-	all := []string{classG0, classG1a, classG1b, classG1c, classGSingle, classLostUpdate, classG2Item, "G2", "*" + suffixRealtime, "*" + suffixProcess}
+	all := []string{classG0, classG1a, classG1b, classG1c, classGSingle, classGNonadj, classLostUpdate, classG2Item, "G2", "*" + suffixRealtime, "*" + suffixProcess}
 	var out []string
 	for _, c := range all {
 		switch {

@@ -241,6 +241,8 @@ func classify(steps []step) string {
 	}
 	c := classG0
 	switch {
+	case rw >= 2 && !adjacentRW(steps):
+		c = classGNonadj
 	case rw >= 2:
 		c = classG2Item
 	case rw == 1:
@@ -255,6 +257,20 @@ func classify(steps []step) string {
 		c += suffixProcess
 	}
 	return c
+}
+
+// adjacentRW reports whether two rw edges follow each other somewhere in
+// the cycle (the last step is followed by the first). Snapshot isolation
+// allows such cycles (write skew) but not those whose rw edges are all
+// separated by other edges (Elle's G-nonadjacent).
+func adjacentRW(steps []step) bool {
+	isRW := func(st step) bool { return st.mask&(edgeWW|edgeWR) == 0 && st.mask&edgeRW != 0 }
+	for i, st := range steps {
+		if isRW(st) && isRW(steps[(i+1)%len(steps)]) {
+			return true
+		}
+	}
+	return false
 }
 
 // findCycles searches each strongly connected component for cycles of each

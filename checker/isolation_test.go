@@ -143,6 +143,12 @@ func TestIsolationAnomalyClasses(t *testing.T) {
 			[]tx{{inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
 				{inv: 15, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
 				{inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}}},
+		{"non-adjacent rw edges are G-nonadjacent", SnapshotIsolation,
+			[]tx{okTx(`[["r","x",READ],["r","u",READ]]`, "null", "1"), okTx(`[["w","x",1],["w","y",1]]`),
+				okTx(`[["r","y",READ],["w","y",2],["r","z",READ]]`, "1", "null"), okTx(`[["w","z",1],["w","u",1]]`)},
+			classGNonadj,
+			// Write skew: the two rw edges are adjacent, which SI allows.
+			[]tx{okTx(`[["r","x",READ],["r","y",READ],["w","x",1]]`, "null", "null"), okTx(`[["r","x",READ],["r","y",READ],["w","y",2]]`, "null", "null")}},
 		{"own write unseen is G-single-process", StrongSessionSerializable,
 			[]tx{{proc: "p", inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
 				{proc: "p", inv: 30, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
