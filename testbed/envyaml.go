@@ -1,0 +1,169 @@
+package testbed
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/fileline"
+	"go.yaml.in/yaml/v4"
+)
+
+// envFileLimit bounds the env.yml EnvInto reads.
+const envFileLimit = 4 << 20
+
+// EnvYAML is the env.yml of st: its ssh: and hosts: sections, nothing else
+// (docs/testbed.md §3).
+func EnvYAML(st *State) ([]byte, error) {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	sshKey, sshVal := sshSection(st)
+	sshKey.HeadComment = fmt.Sprintf("Written by `dstgen testbed up %d --dir %s`: %d network namespace(s) on bridge %s (%s).\n"+
+		"`dstgen testbed env --into testing/env.yml` puts these two sections into an existing env.yml.", st.N, st.Dir, st.N, st.Bridge, Subnet)
+	hostsKey, hostsVal := hostsSection(st)
+	root.Content = append(root.Content, sshKey, sshVal, hostsKey, hostsVal)
+	return encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}})
+}
+
+// EnvInto rewrites the ssh: and hosts: sections of the env.yml at path
+// with st's, keeping every other section and comment. When path does not
+// exist, the env.example.yml beside it (what `dstgen init` writes) is the
+// starting point. remote: and bastion:, the single-host spellings of
+// hosts: and ssh.jump, are dropped. The result must load with env.Parse;
+// otherwise nothing is written and the error has its file:line.
+func EnvInto(path string, st *State) error {
+	src := path
+	data, err := fileline.ReadBounded(src, envFileLimit)
+	if errors.Is(err, fs.ErrNotExist) {
+		src = filepath.Join(filepath.Dir(path), "env.example.yml")
+		data, err = fileline.ReadBounded(src, envFileLimit)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: no such file, and no env.example.yml beside it (dstgen init writes one)", path)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("read env.yml: %w", err)
+	}
+	out, err := rewriteEnv(src, data, st)
+	if err != nil {
+		return err
+	}
+	if _, err := env.Parse(path, out); err != nil {
+		return fmt.Errorf("the rewritten env.yml does not load: %w", err)
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(src); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return writeAtomic(path, out, mode)
+}
+
+// rewriteEnv is EnvInto on bytes: name is for error messages.
+func rewriteEnv(name string, data []byte, st *State) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, fileline.Errorf(name, root.Line, "top level must be a mapping (key: value)")
+	}
+	sshKey, sshVal := sshSection(st)
+	hostsKey, hostsVal := hostsSection(st)
+	var kept []*yaml.Node
+	placed := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "ssh", "hosts":
+			if placed[k.Value] {
+				continue // a duplicate key: env.Parse would refuse the file anyway
+			}
+			placed[k.Value] = true
+			nv := sshVal
+			if k.Value == "hosts" {
+				nv = hostsVal
+			}
+			// The key node keeps its comments; the value's own comments
+			// describe values that are gone, except the line comment.
+			nv.LineComment = v.LineComment
+			kept = append(kept, k, nv)
+		case "remote", "bastion":
+			continue
+		default:
+			kept = append(kept, k, v)
+		}
+	}
+	if !placed["ssh"] {
+		kept = append(kept, sshKey, sshVal)
+	}
+	if !placed["hosts"] {
+		kept = append(kept, hostsKey, hostsVal)
+	}
+	root.Content = kept
+	return encode(&doc)
+}
+
+func encode(doc *yaml.Node) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("encode env.yml: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode env.yml: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// sshSection is `ssh: {user, key, known_hosts, config: none}`: the
+// testbed's own files, and no ~/.ssh/config that could redirect 10.77.0.x.
+func sshSection(st *State) (*yaml.Node, *yaml.Node) {
+	m := mapping(
+		str("user"), str(st.User),
+		str("key"), str(st.Key),
+		str("known_hosts"), str(st.KnownHosts),
+		str("config"), str("none"),
+	)
+	return str("ssh"), m
+}
+
+// hostsSection is one entry per host: name, address, port, roles, workdir
+// and vars.data_dir.
+func hostsSection(st *State) (*yaml.Node, *yaml.Node) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, h := range st.Hosts {
+		roles := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, r := range h.Roles {
+			roles.Content = append(roles.Content, str(r))
+		}
+		vars := mapping(str("data_dir"), str(h.DataDir))
+		vars.Style = yaml.FlowStyle
+		hm := mapping(
+			str("name"), str(h.Name),
+			str("address"), str(h.Address),
+			str("port"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(h.Port)},
+			str("roles"), roles,
+			str("workdir"), str(h.Workdir),
+			str("vars"), vars,
+		)
+		hm.Content[1].LineComment = "netns " + h.NS + ", tmpfs " + strconv.Itoa(st.DataMiB) + " MiB on data_dir"
+		seq.Content = append(seq.Content, hm)
+	}
+	return str("hosts"), seq
+}
+
+// mapping builds a block mapping from key, value node pairs.
+func mapping(kv ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Content: kv}
+}
+
+func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
