@@ -16,9 +16,11 @@ import (
 )
 
 // opMix is the share of reads and writes in every 10 ops; the rest are cas.
+// fresh is the fresh-puts mode: every op puts a key no op wrote before.
 type opMix struct {
 	name        string
 	read, write int
+	fresh       bool
 }
 
 // mixFor maps DSTGEN_MODE / -mode onto an op mix. Every mix keeps some
@@ -31,8 +33,31 @@ func mixFor(mode string) (opMix, bool) {
 		return opMix{name: m, read: 1, write: 7}, true
 	case "mixed":
 		return opMix{name: m, read: 4, write: 3}, true
+	case "fresh-puts":
+		return opMix{name: m, write: 10, fresh: true}, true
 	}
 	return opMix{}, false
+}
+
+// parseMix reads -mix R/W/C: reads, writes and cas out of every 10 ops
+// (S1's 50% get / 40% put / 10% cas is 5/4/1).
+func parseMix(s string) (opMix, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 {
+		return opMix{}, fmt.Errorf("-mix %q: want reads/writes/cas out of 10, e.g. 5/4/1", s)
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 {
+			return opMix{}, fmt.Errorf("-mix %q: %q is not a count ≥ 0", s, p)
+		}
+		n[i] = v
+	}
+	if n[0]+n[1]+n[2] != 10 {
+		return opMix{}, fmt.Errorf("-mix %q: the three counts sum to %d, want 10", s, n[0]+n[1]+n[2])
+	}
+	return opMix{name: "mix " + s, read: n[0], write: n[1]}, nil
 }
 
 // Value layout: a JSON integer below 2^53, so every JSON parser (and every
@@ -65,6 +90,15 @@ type config struct {
 	prefix    string
 	rate      float64 // total ops/s across clients; 0: unlimited
 	mix       opMix
+	// serializable makes every read a serializable range, served from the
+	// member's local state and so possibly stale: the negative control.
+	serializable bool
+	// final is where the final-state dump goes ("" = none); finalOnly
+	// skips the workload and only dumps; finalTimeout bounds the dump,
+	// the wait for the members to converge included.
+	final        string
+	finalOnly    bool
+	finalTimeout time.Duration
 }
 
 // key is the n-th key of the run, inside its prefix.
@@ -73,6 +107,26 @@ func (c *config) key(n int) string {
 		return "k" + strconv.Itoa(n)
 	}
 	return c.prefix + "/k" + strconv.Itoa(n)
+}
+
+// freshKey is the key of a client's seq-th op in fresh-puts mode:
+// <prefix>/s2/<client>/<seq>, never written by another op of the run.
+func (c *config) freshKey(client, seq int) string {
+	k := "s2/" + strconv.Itoa(client) + "/" + strconv.Itoa(seq)
+	if c.prefix == "" {
+		return k
+	}
+	return c.prefix + "/" + k
+}
+
+// keyRange is the etcd range [start, end) holding every key of the run:
+// the whole prefix, or the whole keyspace when the prefix is empty.
+func (c *config) keyRange() (start, end string) {
+	if c.prefix == "" {
+		return "\x00", "\x00" // etcd: key \0 with range_end \0 is every key
+	}
+	// '/'+1 is '0': [prefix/, prefix0) is exactly the keys under prefix/.
+	return c.prefix + "/", c.prefix + "0"
 }
 
 // hash64 is a stable 64-bit hash of s. SHA-256 rather than FNV: FNV's high
@@ -141,7 +195,7 @@ func normalizeEndpoint(e string) string {
 // one-line reason naming the flag or variable at fault.
 func configFrom(args []string, getenv func(string) string, notes io.Writer) (config, error) {
 	var cfg config
-	var endpoints, mode string
+	var endpoints, mode, mixSpec, consistency string
 	var clientPort int
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a bad flag is one line from realMain, not the usage
@@ -159,7 +213,12 @@ func configFrom(args []string, getenv func(string) string, notes io.Writer) (con
 	fs.StringVar(&cfg.runID, "run-id", "", "run id (env DSTGEN_RUN_ID; default local-<UTC time>-<pid>)")
 	fs.StringVar(&cfg.prefix, "prefix", "", "key prefix; keys are <prefix>/k<n> (default dstgen/<run id>; empty when given: bare k<n>)")
 	fs.Float64Var(&cfg.rate, "rate", 0, "target ops/s across all clients; 0: as fast as the clients go (env DSTGEN_RATE)")
-	fs.StringVar(&mode, "mode", "mixed", "op mix: read (mostly reads), write (mostly writes) or mixed (env DSTGEN_MODE)")
+	fs.StringVar(&mode, "mode", "mixed", "op mix: read (mostly reads), write (mostly writes), mixed, or fresh-puts (every op puts a new key; env DSTGEN_MODE)")
+	fs.StringVar(&mixSpec, "mix", "", "reads/writes/cas out of every 10 ops (e.g. 5/4/1); wins over the mode's mix")
+	fs.StringVar(&consistency, "consistency", "l", "reads: l (linearizable) or s (serializable: local, possibly stale; the negative control)")
+	fs.StringVar(&cfg.final, "final", "", "write the final-state dump (every member's range of the prefix) here when the run ends (env DSTGEN_FINAL)")
+	fs.BoolVar(&cfg.finalOnly, "final-only", false, "run no workload: only write the final-state dump of the run's prefix")
+	fs.DurationVar(&cfg.finalTimeout, "final-timeout", 20*time.Second, "bound on the final-state dump, the wait for the members to converge included")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(notes)
@@ -221,9 +280,28 @@ func configFrom(args []string, getenv func(string) string, notes io.Writer) (con
 	}
 	mix, ok := mixFor(mode)
 	if !ok {
-		return cfg, fmt.Errorf("%s %q: unknown mode (want read, write or mixed)", modeSrc, mode)
+		return cfg, fmt.Errorf("%s %q: unknown mode (want read, write, mixed or fresh-puts)", modeSrc, mode)
 	}
+	var err error
 	cfg.mix = mix
+	if given["mix"] {
+		if mix.fresh {
+			return cfg, fmt.Errorf("-mix %q: does not apply to %s fresh-puts (every op is a put)", mixSpec, modeSrc)
+		}
+		if cfg.mix, err = parseMix(mixSpec); err != nil {
+			return cfg, err
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(consistency)) {
+	case "l", "linearizable":
+	case "s", "serializable":
+		cfg.serializable = true
+	default:
+		return cfg, fmt.Errorf("-consistency %q: want l (linearizable) or s (serializable)", consistency)
+	}
+	if v, ok := env("final", "DSTGEN_FINAL"); ok {
+		cfg.final = v
+	}
 	if v, ok := env("keys", "DSTGEN_DATASET"); ok {
 		n, err := strconv.Atoi(v)
 		switch {
@@ -250,9 +328,25 @@ func configFrom(args []string, getenv func(string) string, notes io.Writer) (con
 		cfg.endpoints = []string{normalizeEndpoint(endpoints)}
 	}
 
+	if len(cfg.endpoints) > 0 && cfg.clients < len(cfg.endpoints) {
+		if !given["clients"] {
+			// Each client is pinned to one endpoint: with fewer clients
+			// than endpoints some member would serve nobody, and a stale
+			// read there would go unseen.
+			cfg.clients = len(cfg.endpoints)
+		} else {
+			fmt.Fprintf(notes, "workload: note: -clients %d < %d endpoints: %s get no client\n",
+				cfg.clients, len(cfg.endpoints), strings.Join(cfg.endpoints[cfg.clients:], ","))
+		}
+	}
+
 	switch {
 	case len(cfg.endpoints) == 0:
 		return cfg, errors.New("no endpoint: -endpoints or DSTGEN_SUT_HOSTS lists none")
+	case cfg.finalOnly && cfg.final == "":
+		return cfg, errors.New("-final-only: no dump path (-final or DSTGEN_FINAL)")
+	case cfg.finalTimeout <= 0:
+		return cfg, fmt.Errorf("-final-timeout %v: want a positive duration", cfg.finalTimeout)
 	case cfg.clients < 1 || cfg.clients > maxClients:
 		return cfg, fmt.Errorf("-clients %d: want 1..%d", cfg.clients, maxClients)
 	case cfg.keys < 1:

@@ -87,6 +87,9 @@ func (s *stats) total() int64 { return s.ok.Load() + s.failed.Load() + s.unknown
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal ends the workload (the history is closed and the
+	// final state dumped); a second one kills at once, as by default.
+	go func() { <-ctx.Done(); stop() }()
 	code := realMain(ctx, os.Args[1:], os.Getenv, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -102,6 +105,9 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		fmt.Fprintf(stderr, "workload: %v\n", err)
 		return 2
+	}
+	if cfg.finalOnly {
+		return finalMain(ctx, cfg, stderr)
 	}
 	if dir := filepath.Dir(cfg.out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -126,6 +132,11 @@ func realMain(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		fmt.Fprintf(stderr, "workload: %v\n", err)
 		return 1
+	}
+	if cfg.final != "" {
+		// After the duration or a stop signal alike: the dump gets its own
+		// bound (-final-timeout), not the run's spent context.
+		return finalMain(context.WithoutCancel(ctx), cfg, stderr)
 	}
 	return 0
 }
@@ -194,7 +205,7 @@ func run(ctx context.Context, cfg config, w io.Writer) (*stats, error) {
 			defer wg.Done()
 			cl := &client{hc: hc, endpoint: cfg.endpoints[c%len(cfg.endpoints)], timeout: cfg.timeout,
 				rng: rand.New(rand.NewPCG(uint64(cfg.seed), uint64(c))), id: c, base: base, mix: cfg.mix,
-				seen: map[string]json.RawMessage{}}
+				seen: map[string]json.RawMessage{}, serializable: cfg.serializable}
 			for ctx.Err() == nil {
 				if lim != nil && lim.Wait(ctx) != nil {
 					return
@@ -235,6 +246,8 @@ type client struct {
 	base     uint64 // the run's bits of every value
 	mix      opMix
 	seen     map[string]json.RawMessage // last value this client saw per key, for cas
+	// serializable: reads skip the quorum check (-consistency s).
+	serializable bool
 }
 
 func (c *client) process() string { return fmt.Sprintf("c%d.%d", c.id, c.gen) }
@@ -242,12 +255,20 @@ func (c *client) process() string { return fmt.Sprintf("c%d.%d", c.id, c.gen) }
 func (c *client) step(ctx context.Context, rec *history.Recorder, cfg *config, st *stats) {
 	key := cfg.key(c.rng.IntN(cfg.keys))
 	c.seq++
+	if c.mix.fresh {
+		key = cfg.freshKey(c.id, c.seq)
+	}
 	val := json.RawMessage(strconv.FormatUint(opValue(c.base, c.id, c.seq), 10)) // unique per op
 	var p *history.Pending
 	var err error
 	opCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	switch r := c.rng.IntN(10); {
+	case c.mix.fresh:
+		p = rec.Invoke(c.process(), "write", key, val).SetNode(c.endpoint)
+		if err = c.put(opCtx, key, val); err == nil {
+			err = p.Ok(nil)
+		}
 	case r < c.mix.read:
 		p = rec.Invoke(c.process(), "read", key, nil).SetNode(c.endpoint)
 		var v json.RawMessage
@@ -348,13 +369,24 @@ func (c *client) put(ctx context.Context, key string, val json.RawMessage) error
 	return c.call(ctx, "/v3/kv/put", map[string]string{"key": b64([]byte(key)), "value": b64(val)}, nil)
 }
 
+// rangeBody is the gateway's RangeRequest for one key. serializable asks
+// the member to answer from its local state without confirming with a
+// quorum (clientv3.WithSerializable()), which is what can be stale.
+func rangeBody(key string, serializable bool) map[string]any {
+	body := map[string]any{"key": b64([]byte(key))}
+	if serializable {
+		body["serializable"] = true
+	}
+	return body
+}
+
 func (c *client) get(ctx context.Context, key string) (json.RawMessage, error) {
 	var out struct {
 		Kvs []struct {
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	if err := c.call(ctx, "/v3/kv/range", map[string]string{"key": b64([]byte(key))}, &out); err != nil {
+	if err := c.call(ctx, "/v3/kv/range", rangeBody(key, c.serializable), &out); err != nil {
 		return nil, err
 	}
 	if len(out.Kvs) == 0 {
