@@ -94,6 +94,10 @@ func newRootCmd() *cobra.Command {
 		newExecCmd(), newJobCmd(), newPushCmd(), newCollectCmd(), newProbeCmd(),
 		// deploy: the SUT and the workload driver on the hosts
 		newDeployCmd(), newSUTCmd(), newBenchCmd(), newRebootCmd(),
+		// scenario runs: the orchestrator, heal, the fault catalog by hand
+		newRunCmd(), newHealCmd(), newNemesisCmd(),
+		// the userspace TCP fault proxy (Toxiproxy) for hosts without netem
+		newProxyCmd(),
 		// analyzer
 		newCheckCmd(), newAnalyzeCmd(), newReduceCmd(),
 		// testbed: simulated hosts on this machine
