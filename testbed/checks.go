@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"strings"
 )
 
 // ErrNeedsRoot is what CheckRoot returns for any uid but 0.
@@ -22,7 +20,7 @@ func CheckRoot(euid int) error {
 
 // Tool is a program the testbed runs and the Debian package that has it.
 type Tool struct {
-	Name    string // looked up on PATH, or the absolute path itself
+	Name    string // looked up on PATH; an absolute path is checked as it is
 	Package string
 }
 
@@ -41,13 +39,8 @@ func RequiredTools() []Tool {
 // package; lookPath is exec.LookPath (a parameter so tests can hide tools).
 func CheckTools(lookPath func(string) (string, error)) error {
 	for _, t := range RequiredTools() {
-		var err error
-		if strings.HasPrefix(t.Name, "/") {
-			_, err = os.Stat(t.Name)
-		} else {
-			_, err = lookPath(t.Name)
-		}
-		if err != nil {
+		// LookPath checks an absolute path (sshd's) as it is.
+		if _, err := lookPath(t.Name); err != nil {
 			return fmt.Errorf("%s missing: apt-get install %s", t.Name, t.Package)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/fileline"
@@ -26,7 +27,11 @@ func EnvYAML(st *State) ([]byte, error) {
 		"`dstgen testbed env --into testing/env.yml` puts these two sections into an existing env.yml.", st.N, st.Dir, st.N, st.Bridge, Subnet)
 	hostsKey, hostsVal := hostsSection(st)
 	root.Content = append(root.Content, sshKey, sshVal, hostsKey, hostsVal)
-	return encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}})
+	out, err := encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}})
+	if err != nil {
+		return nil, err
+	}
+	return spaceSections(out), nil
 }
 
 // EnvInto rewrites the ssh: and hosts: sections of the env.yml at path
@@ -77,38 +82,95 @@ func rewriteEnv(name string, data []byte, st *State) ([]byte, error) {
 	}
 	sshKey, sshVal := sshSection(st)
 	hostsKey, hostsVal := hostsSection(st)
+	section := map[string][2]*yaml.Node{"ssh": {sshKey, sshVal}, "hosts": {hostsKey, hostsVal}}
+	has := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		has[root.Content[i].Value] = true
+	}
+	// remote: is the single-host spelling of hosts:, bastion: of ssh.jump;
+	// the new section takes the place of the one it replaces.
+	standsFor := map[string]string{"remote": "hosts", "bastion": "ssh"}
 	var kept []*yaml.Node
 	placed := map[string]bool{}
+	carry := "" // head comments of dropped keys, for the next kept key
+	keep := func(k, v *yaml.Node) {
+		if carry != "" {
+			k.HeadComment = strings.TrimSpace(carry + "\n" + k.HeadComment)
+			carry = ""
+		}
+		kept = append(kept, k, v)
+	}
+	place := func(name string, old *yaml.Node, oldVal *yaml.Node) {
+		placed[name] = true
+		k, v := section[name][0], section[name][1]
+		// The key's comments stay; the old value's comments describe values
+		// that are gone, except its line comment.
+		k.HeadComment, k.LineComment, k.FootComment = old.HeadComment, old.LineComment, old.FootComment
+		v.LineComment = oldVal.LineComment
+		keep(k, v)
+	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		switch k.Value {
+		switch name := k.Value; name {
 		case "ssh", "hosts":
-			if placed[k.Value] {
-				continue // a duplicate key: env.Parse would refuse the file anyway
+			if !placed[name] { // a duplicate key: env.Parse refuses the file anyway
+				place(name, k, v)
 			}
-			placed[k.Value] = true
-			nv := sshVal
-			if k.Value == "hosts" {
-				nv = hostsVal
-			}
-			// The key node keeps its comments; the value's own comments
-			// describe values that are gone, except the line comment.
-			nv.LineComment = v.LineComment
-			kept = append(kept, k, nv)
 		case "remote", "bastion":
-			continue
+			if s := standsFor[name]; !has[s] && !placed[s] {
+				place(s, k, &yaml.Node{})
+				continue
+			}
+			if k.HeadComment != "" {
+				carry = strings.TrimSpace(carry + "\n" + k.HeadComment)
+			}
 		default:
-			kept = append(kept, k, v)
+			keep(k, v)
 		}
 	}
-	if !placed["ssh"] {
-		kept = append(kept, sshKey, sshVal)
-	}
-	if !placed["hosts"] {
-		kept = append(kept, hostsKey, hostsVal)
+	for _, name := range []string{"ssh", "hosts"} {
+		if !placed[name] {
+			keep(section[name][0], section[name][1])
+		}
 	}
 	root.Content = kept
-	return encode(&doc)
+	out, err := encode(&doc)
+	if err != nil {
+		return nil, err
+	}
+	return spaceSections(out), nil
+}
+
+// spaceSections puts a blank line before every top-level section (a key at
+// column 0 with the comment lines right above it) that lacks one: the YAML
+// encoder keeps comments but drops blank lines, and env.yml files are
+// written with a blank line between sections.
+func spaceSections(data []byte) []byte {
+	lines := strings.Split(string(data), "\n")
+	blankBefore := make([]bool, len(lines))
+	for i, l := range lines {
+		if l == "" || l[0] == ' ' || l[0] == '#' || l[0] == '-' {
+			continue
+		}
+		j := i
+		for j > 0 && strings.HasPrefix(lines[j-1], "#") {
+			j--
+		}
+		if j > 0 && lines[j-1] != "" {
+			blankBefore[j] = true
+		}
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if blankBefore[i] {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+		if i < len(lines)-1 {
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
 }
 
 func encode(doc *yaml.Node) ([]byte, error) {
