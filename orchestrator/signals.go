@@ -359,8 +359,9 @@ const maxIntervals = 100000
 // invoke or completion), interval_ns (interval, 1 s when ≤ 0) and the
 // throughput[] series {start_ns, ops, errors, p50_ms, p95_ms, p99_ms}, ops
 // bucketed by invoke time from first_op_ns rounded down to the interval,
-// as the analyzer's charts are. Errors count errors and timeouts;
-// percentiles are over completed ops. Other workload fields are left zero.
+// as the analyzer's charts are; a run longer than 100000 intervals gets a
+// wider interval. Errors count errors and timeouts; percentiles are over
+// completed ops. Other workload fields are left zero.
 func Throughput(ops []history.Op, interval time.Duration) session.Workload {
 	step := int64(interval)
 	if step <= 0 {
@@ -380,11 +381,17 @@ func Throughput(ops []history.Op, interval time.Duration) session.Workload {
 		}
 	}
 	w.FirstOpNS, w.LastOpNS = &lo, &last
+	// Timestamps this far from zero are recorder garbage (history
+	// validation reports them): no series rather than an overflow, as the
+	// analyzer's charts do.
+	const limit = int64(1) << 60
+	if lo < -limit || hi > limit {
+		w.IntervalNS = step
+		return w
+	}
 	start := floorTo(lo, step)
-	// (hi-start)/step can overflow for garbage timestamps: widen in
-	// floating point first.
-	if span := float64(hi) - float64(start); span/float64(step) >= maxIntervals {
-		step = int64(math.Ceil(span/maxIntervals)) + 1
+	if (hi-start)/step >= maxIntervals {
+		step = (hi-start)/maxIntervals + 1
 		start = floorTo(lo, step)
 	}
 	w.IntervalNS = step

@@ -129,7 +129,7 @@ var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
 // The header, blank lines, malformed lines and every op Stamp did not
 // change are kept byte for byte; a stamped op keeps its bytes except the
 // fault_epoch value, and falls back to the history package's writer when
-// the line has no plain fault_epoch column to fill. A malformed line is
+// its fault_epoch cannot be filled in place. A malformed line is
 // kept as it is and reported in a *MalformedLinesError, with the file
 // written all the same. The rewrite goes through a temporary file and a
 // rename, so a crash leaves either the old or the new history.
@@ -150,10 +150,14 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 	}
 	// Positions name the file the user knows; the bytes are the original's.
 	_, ops, bad := history.ReadBytes(data, path)
-	stamped, ambiguous = Stamp(ops, windows, uncertaintyNS)
-	byLine := make(map[int]*history.Op, stamped)
+	unstamped := make([]bool, len(ops))
 	for i := range ops {
-		if ops[i].FaultEpoch != "" {
+		unstamped[i] = ops[i].FaultEpoch == ""
+	}
+	stamped, ambiguous = Stamp(ops, windows, uncertaintyNS)
+	byLine := make(map[int]*history.Op, stamped) // the ops Stamp changed
+	for i := range ops {
+		if unstamped[i] && ops[i].FaultEpoch != "" {
 			byLine[ops[i].Line] = &ops[i]
 		}
 	}
@@ -164,7 +168,7 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 		cur, next, found := bytes.Cut(rest, []byte{'\n'})
 		rest = next
 		op := byLine[line]
-		if op == nil || lineStamped(cur) {
+		if op == nil {
 			out.Write(cur)
 		} else {
 			out.Write(stampLine(cur, op))
@@ -182,31 +186,19 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 	return stamped, ambiguous, nil
 }
 
-// lineStamped reports whether the original line already carried a
-// fault_epoch (the op was the driver's, not one Stamp set).
-func lineStamped(line []byte) bool {
-	_, ops, _ := history.ReadBytes(line, "")
-	return len(ops) == 1 && ops[0].FaultEpoch != ""
-}
-
 // stampLine returns line with op's fault_epoch written into it, touching
-// nothing else when the line has exactly one empty fault_epoch column or
-// none; otherwise (or when the edit would not read back as op) it is the
-// history writer's rendering of op.
+// nothing else when the line has exactly one empty fault_epoch column (the
+// reader requires the column, so a valid op has at least one); otherwise,
+// or when the edit would not read back as op, it is the history writer's
+// rendering of op.
 func stampLine(line []byte, op *history.Op) []byte {
 	cr := bytes.HasSuffix(line, []byte{'\r'})
 	body := bytes.TrimSuffix(line, []byte{'\r'})
 	epoch := history.AppendJSON(nil, &history.Op{FaultEpoch: op.FaultEpoch})
 	epoch = epoch[bytes.LastIndex(epoch, []byte(`"fault_epoch":`)) : len(epoch)-1]
 	var edited []byte
-	switch locs := epochField.FindAllIndex(body, -1); {
-	case len(locs) == 1:
+	if locs := epochField.FindAllIndex(body, -1); len(locs) == 1 {
 		edited = append(append(append([]byte(nil), body[:locs[0][0]]...), epoch...), body[locs[0][1]:]...)
-	case len(locs) == 0 && !bytes.Contains(body, []byte(`"fault_epoch"`)):
-		end := bytes.LastIndexByte(body, '}')
-		if end > 0 {
-			edited = append(append(append(append([]byte(nil), body[:end]...), ','), epoch...), body[end:]...)
-		}
 	}
 	if edited == nil || !sameOp(edited, op) {
 		edited = history.AppendJSON(nil, op)
