@@ -207,3 +207,157 @@ func TestHeaderCarriesRunIDAndTier(t *testing.T) {
 		t.Errorf("header %v: want run_id r9 and no empty tier", h)
 	}
 }
+
+// The flags the scenario runs use (S1's mix, S2's fresh puts and final
+// dump, the serializable negative control) and their variables.
+func TestConfigScenarioFlags(t *testing.T) {
+	three := "http://h1:2379,http://h2:2379,http://h3:2379"
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(t *testing.T, c config, notes string)
+	}{
+		{"defaults: linearizable, no dump", nil, nil, func(t *testing.T, c config, _ string) {
+			if c.serializable || c.final != "" || c.finalOnly || c.finalTimeout != 20*time.Second || c.mix.fresh {
+				t.Errorf("%+v", c)
+			}
+		}},
+		{"consistency s", []string{"-consistency", "s"}, nil, func(t *testing.T, c config, _ string) {
+			if !c.serializable {
+				t.Error("-consistency s: reads not serializable")
+			}
+		}},
+		{"consistency spelled out", []string{"--consistency=serializable"}, nil, func(t *testing.T, c config, _ string) {
+			if !c.serializable {
+				t.Error("--consistency=serializable: reads not serializable")
+			}
+		}},
+		{"consistency l", []string{"-consistency", "L"}, nil, func(t *testing.T, c config, _ string) {
+			if c.serializable {
+				t.Error("-consistency L: reads serializable")
+			}
+		}},
+		{"mix 5/4/1", []string{"-mix", "5/4/1"}, nil, func(t *testing.T, c config, _ string) {
+			if c.mix.read != 5 || c.mix.write != 4 || c.mix.fresh {
+				t.Errorf("mix %+v", c.mix)
+			}
+		}},
+		{"mix wins over DSTGEN_MODE", []string{"-mix", "0/10/0"}, map[string]string{"DSTGEN_MODE": "read"}, func(t *testing.T, c config, _ string) {
+			if c.mix.read != 0 || c.mix.write != 10 {
+				t.Errorf("mix %+v", c.mix)
+			}
+		}},
+		{"mode fresh-puts", []string{"--mode", "fresh-puts"}, nil, func(t *testing.T, c config, _ string) {
+			if !c.mix.fresh || c.mix.name != "fresh-puts" {
+				t.Errorf("mix %+v", c.mix)
+			}
+		}},
+		{"DSTGEN_MODE fresh-puts", nil, map[string]string{"DSTGEN_MODE": "Fresh-Puts"}, func(t *testing.T, c config, _ string) {
+			if !c.mix.fresh {
+				t.Errorf("mix %+v", c.mix)
+			}
+		}},
+		{"DSTGEN_FINAL", nil, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
+			if c.final != "/r/final.json" {
+				t.Errorf("final %q", c.final)
+			}
+		}},
+		{"final flag wins", []string{"-final", "f.json", "-final-timeout", "3s"}, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
+			if c.final != "f.json" || c.finalTimeout != 3*time.Second {
+				t.Errorf("final %q timeout %v", c.final, c.finalTimeout)
+			}
+		}},
+		{"final-only", []string{"-final-only"}, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
+			if !c.finalOnly || c.final != "/r/final.json" {
+				t.Errorf("finalOnly %v final %q", c.finalOnly, c.final)
+			}
+		}},
+		{"clients raised to one per endpoint", []string{"-endpoints", three + ",http://h4:2379,http://h5:2379"}, nil, func(t *testing.T, c config, _ string) {
+			if c.clients != 5 {
+				t.Errorf("clients %d, want 5 (one per endpoint)", c.clients)
+			}
+		}},
+		{"clients given below endpoints: a note", []string{"-endpoints", three, "-clients", "2"}, nil, func(t *testing.T, c config, notes string) {
+			if c.clients != 2 || !strings.Contains(notes, "http://h3:2379 get no client") {
+				t.Errorf("clients %d notes %q", c.clients, notes)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"DSTGEN_RUN_ID": "r"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			var notes bytes.Buffer
+			c, err := configFrom(tt.args, envOf(env), &notes)
+			if err != nil {
+				t.Fatalf("configFrom: %v", err)
+			}
+			tt.check(t, c, notes.String())
+		})
+	}
+}
+
+// Bad values of the scenario flags: exit 2, one line naming the flag.
+func TestConfigRejectsBadScenarioFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown consistency", []string{"-consistency", "x"}, nil, `-consistency "x": want l (linearizable) or s (serializable)`},
+		{"mix of two", []string{"-mix", "5/5"}, nil, `-mix "5/5": want reads/writes/cas out of 10`},
+		{"mix not summing to 10", []string{"-mix", "5/4/2"}, nil, `-mix "5/4/2": the three counts sum to 11`},
+		{"mix not numbers", []string{"-mix", "a/b/c"}, nil, `-mix "a/b/c": "a" is not a count`},
+		{"mix negative", []string{"-mix", "-1/10/1"}, nil, `"-1" is not a count`},
+		{"mix with fresh-puts", []string{"-mix", "5/4/1", "-mode", "fresh-puts"}, nil, `-mix "5/4/1": does not apply to -mode fresh-puts`},
+		{"mix with DSTGEN_MODE fresh-puts", []string{"-mix", "5/4/1"}, map[string]string{"DSTGEN_MODE": "fresh-puts"}, `does not apply to DSTGEN_MODE fresh-puts`},
+		{"final-only without a path", []string{"-final-only"}, nil, "-final-only: no dump path (-final or DSTGEN_FINAL)"},
+		{"final timeout zero", []string{"-final-timeout", "0s"}, nil, "-final-timeout 0s"},
+		{"unknown mode names fresh-puts", []string{"-mode", "fresh"}, nil, `want read, write, mixed or fresh-puts`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{"DSTGEN_RUN_ID": "r", "DSTGEN_HISTORY": filepath.Join(dir, "h.jsonl")}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			var stderr bytes.Buffer
+			code := realMain(context.Background(), tt.args, envOf(env), &stderr)
+			out := stderr.String()
+			if code != 2 || !strings.Contains(out, tt.want) || strings.Count(out, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q: want exit 2 and one line containing %q", code, out, tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("bad input wrote %s", entries[0].Name())
+			}
+		})
+	}
+}
+
+func TestFreshKeysAndRange(t *testing.T) {
+	tests := []struct {
+		prefix, key, start, end string
+	}{
+		{"dstgen/r1", "dstgen/r1/s2/3/17", "dstgen/r1/", "dstgen/r10"},
+		{"", "s2/3/17", "\x00", "\x00"},
+	}
+	for _, tt := range tests {
+		c := config{prefix: tt.prefix}
+		if k := c.freshKey(3, 17); k != tt.key {
+			t.Errorf("prefix %q: fresh key %q, want %q", tt.prefix, k, tt.key)
+		}
+		start, end := c.keyRange()
+		if start != tt.start || end != tt.end {
+			t.Errorf("prefix %q: range [%q, %q), want [%q, %q)", tt.prefix, start, end, tt.start, tt.end)
+		}
+		// Every key of the run lies in the range; a sibling run's does not.
+		if tt.prefix != "" && (tt.key < start || tt.key >= end || "dstgen/r10/k1" < end) {
+			t.Errorf("range [%q, %q) misplaces keys", start, end)
+		}
+	}
+}
