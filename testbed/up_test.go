@@ -1,0 +1,206 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+		"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/runner"
+)
+
+const tmpfsMagic = 0x01021994
+
+// upForTest brings up an n-host testbed in a fresh dir while holding the
+// shared 10.77.0.0/24 lock; Down runs in cleanup whatever the test did.
+func upForTest(t *testing.T, ctx context.Context, n, dataMiB int) (string, *UpResult) {
+	t.Helper()
+	sshtest.LockNet(t)
+	if err := CheckTools(exec.LookPath); err != nil {
+		t.Skip("testbed:", err)
+	}
+	dir := filepath.Join(t.TempDir(), "tb")
+	t.Cleanup(func() {
+		if _, err := Down(context.Background(), dir); err != nil {
+			t.Errorf("cleanup down: %v", err)
+		}
+	})
+	res, err := Up(ctx, Config{Dir: dir, N: n, DataMiB: dataMiB})
+	if err != nil {
+		t.Fatalf("up %d: %v", n, err)
+	}
+	return dir, res
+}
+
+// TestUpDown: up 3 gives three hosts the OpenSSH client reaches as uid 0
+// with the written key and known_hosts (strict checking), that the env.yml
+// reaches through runner.Probe and Pool.Run, each with a tmpfs data dir of
+// the chosen size; up again is idempotent; up with another N is refused; a
+// killed sshd is restarted by up; down leaves no namespace, bridge, sshd,
+// mount, user or file, and down again finds nothing.
+func TestUpDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	dir, res := upForTest(t, ctx, 3, 16)
+	t.Logf("up 3 (lock wait included): %s", time.Since(start))
+	st := res.State
+	if res.AlreadyUp() || len(st.Hosts) != 3 || !st.BridgeCreated {
+		t.Fatalf("up made %v, state %+v", res.Made, st)
+	}
+	if fi, err := os.Stat(st.Key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("client key %s: %v, %v; want mode 0600", st.Key, fi, err)
+	}
+
+	// The OpenSSH client, strict host key checking against known_hosts.
+	for _, h := range st.Hosts {
+		out, err := exec.CommandContext(ctx, "ssh", "-i", st.Key, "-o", "UserKnownHostsFile="+st.KnownHosts,
+			"-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-F", "none",
+			User+"@"+h.Address, "id -u; stat -f -c %T "+h.DataDir).CombinedOutput()
+		if err != nil || string(out) != "0\ntmpfs\n" {
+			t.Errorf("ssh %s: %v: %q, want uid 0 and a tmpfs data dir", h.Name, err, out)
+		}
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(h.DataDir, &fs); err != nil || fs.Type != tmpfsMagic || fs.Blocks*uint64(fs.Bsize) != 16<<20 {
+			t.Errorf("%s: data dir statfs %+v, %v; want tmpfs of 16 MiB", h.Name, fs, err)
+		}
+	}
+
+	t.Logf("openssh: %s", time.Since(start))
+	// dstgen's own runner, through the written env.yml.
+	t.Setenv(env.SSHConfigEnv, "none")
+	e, err := env.Load(st.EnvFile)
+	if err != nil {
+		t.Fatalf("env.yml: %v", err)
+	}
+	pool := runner.NewPool(e, runner.Options{})
+	defer pool.Close()
+	for _, c := range runner.Probe(ctx, pool, e.Hosts) {
+		if !c.Reachable || c.UID != 0 {
+			t.Errorf("probe %s: reachable=%v uid=%d err=%s; want reachable as uid 0", c.Host, c.Reachable, c.UID, c.Err)
+		}
+	}
+	t.Logf("probe: %s", time.Since(start))
+	for _, h := range e.Hosts {
+		var out bytes.Buffer
+		if r, err := pool.Run(ctx, h, `echo "$(id -u) $DSTGEN_WORKDIR"`, nil, &out, nil); err != nil || r.ExitCode != 0 ||
+			out.String() != "0 "+filepath.Join(dir, "hosts", h.Name, "work")+"\n" {
+			t.Errorf("Pool.Run %s: %v %+v: %q", h.Name, err, r, out.String())
+		}
+	}
+	pool.Close()
+
+	t.Logf("ssh, probe, run: %s", time.Since(start))
+	// Idempotent: nothing made, same sshds.
+	again, err := Up(ctx, Config{Dir: dir, N: 3, DataMiB: 16})
+	if err != nil || !again.AlreadyUp() {
+		t.Fatalf("second up: made %v, %v; want nothing", again.Made, err)
+	}
+	for i, h := range again.State.Hosts {
+		if h.PID != st.Hosts[i].PID {
+			t.Errorf("%s: sshd pid %d after the second up, was %d", h.Name, h.PID, st.Hosts[i].PID)
+		}
+	}
+	if _, err := Up(ctx, Config{Dir: dir, N: 2}); err == nil || !strings.Contains(err.Error(), "has 3 host(s), not 2: dstgen testbed down --dir "+dir+" first") {
+		t.Errorf("up 2 over 3: %v", err)
+	}
+
+	// A dead sshd is started again.
+	dead := st.Hosts[1].PID
+	if err := stopPID(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	healed, err := Up(ctx, Config{Dir: dir, N: 3})
+	if err != nil || len(healed.Made) != 1 || !strings.HasPrefix(healed.Made[0], "sshd h2 pid=") {
+		t.Fatalf("up after killing h2's sshd: made %v, %v; want only h2's sshd", healed.Made, err)
+	}
+
+	// Down removes exactly what up made.
+	var pids []int
+	for _, h := range healed.State.Hosts {
+		pids = append(pids, h.PID)
+	}
+	removed, err := Down(ctx, dir)
+	if err != nil {
+		t.Fatalf("down: %v (removed %v)", err, removed)
+	}
+	for _, want := range []string{"sshd h1 pid=", "tmpfs " + st.Hosts[2].DataDir, "netns dstgen-tb-3", "bridge " + Bridge, "user " + User, "files " + dir} {
+		if !slices.ContainsFunc(removed, func(r string) bool { return strings.HasPrefix(r, want) }) {
+			t.Errorf("down removed %v, want %q among them", removed, want)
+		}
+	}
+	t.Logf("down: %s", time.Since(start))
+	assertNothingLeft(t, dir, st, pids)
+	if again, err := Down(ctx, dir); err != nil || len(again) != 0 {
+		t.Errorf("second down: %v, %v; want nothing to do", again, err)
+	}
+}
+
+// assertNothingLeft checks what TestUpDown's down must have removed.
+func assertNothingLeft(t *testing.T, dir string, st *State, pids []int) {
+	t.Helper()
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(out), nsPrefix) {
+		t.Errorf("namespaces left: %s", out)
+	}
+	if _, err := net.InterfaceByName(Bridge); err == nil {
+		t.Errorf("bridge %s left", Bridge)
+	}
+	for _, pid := range pids {
+		// Exited is enough: reaping the daemonized sshd is pid 1's job.
+		if !gone(context.Background(), pid, stopWait) {
+			t.Errorf("sshd pid %d left", pid)
+		}
+	}
+	for _, h := range st.Hosts {
+		if m, _ := isMountPoint(h.DataDir); m {
+			t.Errorf("mount on %s left", h.DataDir)
+		}
+	}
+	if err := exec.Command("id", "-u", User).Run(); err == nil {
+		t.Errorf("user %s left", User)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("testbed dir %s left", dir)
+	}
+}
+
+// TestUpRefusesSubnetInUse: an address of 10.77.0.0/24 on another
+// interface stops up before it makes anything, naming the interface.
+func TestUpRefusesSubnetInUse(t *testing.T) {
+	sshtest.LockNet(t)
+	if err := CheckTools(exec.LookPath); err != nil {
+		t.Skip("testbed:", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// A bridge, because the dummy driver is not in every kernel.
+	const dummy = "dstgen-tbtest"
+	if out, err := exec.Command("ip", "link", "add", dummy, "type", "bridge").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", dummy).Run() })
+	if out, err := exec.Command("ip", "addr", "add", "10.77.0.250/24", "dev", dummy).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "tb")
+	_, err := Up(ctx, Config{Dir: dir, N: 1})
+	if err == nil || err.Error() != "10.77.0.0/24 is already in use: 10.77.0.250/24 on "+dummy+" (remove it first)" {
+		t.Fatalf("up with the subnet in use: %v", err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("up made %s although it refused", dir)
+	}
+	if _, err := net.InterfaceByName(Bridge); err == nil {
+		t.Errorf("up made the bridge although it refused")
+	}
+}
