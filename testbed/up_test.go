@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-		"strings"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
