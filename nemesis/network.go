@@ -87,21 +87,16 @@ type dropRule struct {
 	port  string
 }
 
-// args is the rule's match and target, without chain and comment.
-func (r dropRule) args() []string {
-	var a []string
+// args is the rule's match, without chain, comment and target, ready for
+// the shell: the flags are literal, the values quoted.
+func (r dropRule) args() string {
+	side, portFlag := "-d", "--dport"
 	if r.in {
-		a = append(a, "-s", r.addr)
-	} else {
-		a = append(a, "-d", r.addr)
+		side, portFlag = "-s", "--sport"
 	}
+	a := side + " " + shell.Quote(r.addr)
 	if r.port != "" {
-		a = append(a, "-p", r.proto)
-		if r.in {
-			a = append(a, "--sport", r.port)
-		} else {
-			a = append(a, "--dport", r.port)
-		}
+		a += " -p " + shell.Quote(r.proto) + " " + portFlag + " " + shell.Quote(r.port)
 	}
 	return a
 }
@@ -424,7 +419,7 @@ func iptablesApply(chain string, hooks []string, epoch string, rules []dropRule)
 			h, c, Tag, h, c, Tag)
 	}
 	for _, r := range rules {
-		fmt.Fprintf(&b, "iptables -w -A %s %s -m comment --comment %s -j DROP\n", c, shell.QuoteArgs(r.args()), shell.Quote(comment(epoch)))
+		fmt.Fprintf(&b, "iptables -w -A %s %s -m comment --comment %s -j DROP\n", c, r.args(), shell.Quote(comment(epoch)))
 	}
 	return b.String()
 }
