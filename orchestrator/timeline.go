@@ -95,6 +95,30 @@ func sat(t, d int64) int64 {
 	return t + d
 }
 
+// ErrNoOrigin is StampFile's answer for a history whose ops cannot be put
+// on the fault windows' timeline (see Placeable): nothing was stamped and
+// the file was left as it was.
+var ErrNoOrigin = errors.New("monotonic history without origin_unix_ns in its header: its ops cannot be placed against the fault windows (docs/driver-contract.md §7.2)")
+
+// unixNSFloor is 2001-09-09 in Unix ns: a timestamp above it is a wall
+// clock's (a monotonic clock would have to run for 31 years to reach it).
+const unixNSFloor = int64(1e18)
+
+// Placeable reports whether the ops of a history with header meta can be
+// put on one timeline with the fault windows: the header gives
+// origin_unix_ns, or says clock "wall", or (no clock stated) the first op's
+// invoke_ts is plainly Unix ns. A monotonic history without an origin is
+// not, and must be neither stamped nor read for history signals.
+func Placeable(meta history.Meta, ops []history.Op) bool {
+	switch {
+	case meta.OriginUnixNS != 0 || meta.Clock == "wall":
+		return true
+	case meta.Clock == "" && len(ops) > 0:
+		return ops[0].InvokeTS > unixNSFloor
+	}
+	return false
+}
+
 // MalformedLinesError is what StampFile returns when some lines of the
 // history are not valid ops: the file was still stamped and written, and
 // those lines were kept as they were (the analyzer reports them again with
@@ -123,7 +147,8 @@ var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
 
 // StampFile rewrites a dst-history/1 file in place with Stamp applied,
 // after saving the driver's original as <name>.raw.jsonl beside it (see
-// RawPath). When the .raw.jsonl already exists it is the source, so
+// RawPath). A history that is not Placeable is not stamped: the error wraps
+// ErrNoOrigin. When the .raw.jsonl already exists it is the source, so
 // stamping twice gives the same file and the original is never lost.
 //
 // The header, blank lines, malformed lines and every op Stamp did not
@@ -149,7 +174,10 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 		return 0, 0, fmt.Errorf("stamp history: read the driver's original: %w", err)
 	}
 	// Positions name the file the user knows; the bytes are the original's.
-	_, ops, bad := history.ReadBytes(data, path)
+	meta, ops, bad := history.ReadBytes(data, path)
+	if len(ops) > 0 && !Placeable(meta, ops) {
+		return 0, 0, fmt.Errorf("stamp %s: %w", path, ErrNoOrigin)
+	}
 	unstamped := make([]bool, len(ops))
 	for i := range ops {
 		unstamped[i] = ops[i].FaultEpoch == ""

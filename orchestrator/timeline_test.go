@@ -161,7 +161,7 @@ func TestStampFileRoundTrip(t *testing.T) {
 // (written twice) is rewritten by the history writer, still as the same op.
 func TestStampFileOddLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h.jsonl")
-	line := `{"op_id":"1","process_id":"p","invoke_ts":5,"complete_ts":6,"op_type":"read","key":"k","input":{"fault_epoch":null},"output":null,"error":null,"timeout_marker":false,"node_seen":null,"fault_epoch":null}` + "\r\n"
+	line := `{"_meta":{"clock":"wall"}}` + "\n" + `{"op_id":"1","process_id":"p","invoke_ts":5,"complete_ts":6,"op_type":"read","key":"k","input":{"fault_epoch":null},"output":null,"error":null,"timeout_marker":false,"node_seen":null,"fault_epoch":null}` + "\r\n"
 	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -183,5 +183,45 @@ func TestStampFileMissing(t *testing.T) {
 	_, _, err := StampFile(filepath.Join(t.TempDir(), "none.jsonl"), nil, 0)
 	if err == nil || !strings.Contains(err.Error(), "stamp history") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+func TestPlaceable(t *testing.T) {
+	mono := []history.Op{op("1", 5_000, i64(6_000), "")}
+	wall := []history.Op{op("1", 1_700_000_000_000_000_000, nil, "")}
+	tests := []struct {
+		name string
+		meta history.Meta
+		ops  []history.Op
+		want bool
+	}{
+		{"monotonic with origin", history.Meta{Clock: "monotonic", OriginUnixNS: 1_700_000_000_000_000_000}, mono, true},
+		{"wall clock", history.Meta{Clock: "wall"}, wall, true},
+		{"no header, Unix ns timestamps", history.Meta{}, wall, true},
+		{"monotonic without origin", history.Meta{Clock: "monotonic"}, mono, false},
+		{"no header, small timestamps", history.Meta{}, mono, false},
+		{"monotonic without origin, Unix-like values", history.Meta{Clock: "monotonic"}, wall, false},
+	}
+	for _, tc := range tests {
+		if got := Placeable(tc.meta, tc.ops); got != tc.want {
+			t.Errorf("%s: Placeable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStampFileRefusesNoOrigin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	data := `{"_meta":{"clock":"monotonic","schema":"dst-history/1"}}
+{"op_id":"1","process_id":"p","invoke_ts":5,"complete_ts":6,"op_type":"read","key":"k","input":null,"output":null,"error":null,"timeout_marker":false,"node_seen":null,"fault_epoch":null}
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := StampFile(path, []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(0), RevertedAtNS: i64(10)}}, 0)
+	if !errors.Is(err, ErrNoOrigin) || n != 0 {
+		t.Fatalf("stamped %d, err %v; want ErrNoOrigin", n, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != data {
+		t.Fatal("a refused history was rewritten")
 	}
 }
