@@ -31,7 +31,24 @@
 //	-endpoints    DSTGEN_SUT_HOSTS    client URLs; from the hosts: http://<addr>:<-client-port> each
 //	-client-port                      etcd client port for DSTGEN_SUT_HOSTS (default 2379)
 //	-prefix                           key prefix (default dstgen/<run id>)
-//	-clients, -ops, -timeout          concurrency (1..256), op budget, per-op timeout
+//	-clients, -ops, -timeout          concurrency (1..256, at least one per endpoint unless given), op budget, per-op timeout
+//	-mix          (-mode's)           reads/puts/cas out of every 10 ops, e.g. 5/4/1
+//	-consistency                      reads: l linearizable (default) or s serializable (local, possibly stale)
+//	-final        DSTGEN_FINAL        after the run, dump every member's range of the prefix (final.json)
+//	-final-only, -final-timeout       only the dump, no ops; the dump's bound (default 20s)
+//
+// # Scenario modes
+//
+// -mode fresh-puts (DSTGEN_MODE=fresh-puts) makes every op a put of a key
+// no op wrote before, <prefix>/s2/<client>/<seq>, for the no-lost-ack
+// check. -consistency s is the negative control: a serializable read is
+// answered from the member's own state without a quorum check, so a member
+// cut off from the majority returns values the majority has overwritten,
+// which the linearizability checker must catch. The final-state dump reads
+// the whole prefix from every member with serializable ranges, paged at one
+// revision, once the members report the same revision (or half the bound
+// has passed); keys holds a key only when every member that answered has it
+// with the same value, replicas each member's own range, keyed by client URL.
 //
 // DSTGEN_HOSTS_<ROLE> (the hosts of each role) is part of the contract but
 // unused here: the SUT hosts are the etcd members.
