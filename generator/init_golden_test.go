@@ -16,6 +16,7 @@ import (
 	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/internal/golden"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/scenarios"
 )
 
 // goldenFixture is a SUT tree init is run on. plan is the plan file inside
@@ -269,8 +270,8 @@ func checkShellcheck(t *testing.T, out string) {
 // checkContracts checks a generated tree against the contracts other
 // packages rely on (internal/gotask's tests prove go-task compiles every
 // fixture's Taskfile): env.example.yml is exactly the
-// env.Env schema, scenarios.yml is exactly scenariosFile with one entry per
-// plan scenario, .gitignore is the two lines, README has its sections.
+// env.Env schema, scenarios.yml parses with scenarios.Parse (the loader
+// `dstgen run` uses) with one entry per plan scenario, .gitignore is the two lines, README has its sections.
 func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 
 	var e env.Env
@@ -290,8 +291,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 		t.Errorf("ssh.jump should default to null (documented in a comment)")
 	}
 
-	var sf scenariosFile
-	strictYAML(t, filepath.Join(out, "scenarios.yml"), &sf)
+	sf := loadScenarios(t, filepath.Join(out, "scenarios.yml"))
 	ids := expectedScenarioIDs(t, sut, fx)
 	if len(sf.Scenarios) != len(ids) {
 		t.Fatalf("scenarios.yml has %d entries, plan has %d", len(sf.Scenarios), len(ids))
@@ -351,6 +351,17 @@ func checkSectionsInOrder(t *testing.T, doc string, sections []string) {
 		}
 		at += i + len(s)
 	}
+}
+
+// loadScenarios parses a generated scenarios.yml with the loader `dstgen
+// run` uses: unknown keys, bad durations and duplicate ids fail the test.
+func loadScenarios(t *testing.T, path string) *scenarios.File {
+	t.Helper()
+	f, err := scenarios.Load(path)
+	if err != nil {
+		t.Fatalf("%s does not load: %v", filepath.Base(path), err)
+	}
+	return f
 }
 
 func strictYAML(t *testing.T, path string, v any) {

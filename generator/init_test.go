@@ -508,8 +508,7 @@ func TestInitNoPlanBenchmarkFramework(t *testing.T) {
 	if res.Plan != nil {
 		t.Fatalf("a plan was found: %s", res.PlanPath)
 	}
-	var sf scenariosFile
-	strictYAML(t, filepath.Join(res.Out, "scenarios.yml"), &sf)
+	sf := loadScenarios(t, filepath.Join(res.Out, "scenarios.yml"))
 	if sf.Scenarios == nil || len(sf.Scenarios) != 0 {
 		t.Errorf("want an empty scenarios list, got %#v", sf.Scenarios)
 	}

@@ -7,100 +7,8 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/scenarios"
 )
-
-// scenariosFile is the schema of the generated testing/scenarios.yml (no
-// dstgen command reads it yet; the tests hold every rendered file to it,
-// for the scenario runner to come). It is written from a template (so the plan's prose can
-// sit beside each entry as comments) and is guaranteed to unmarshal into
-// this type with unknown fields rejected.
-//
-// A string value that starts with "TODO(" is something the plan did not say
-// well enough to run; `task validate` refuses the file while one is left.
-type scenariosFile struct {
-	Version    int             `yaml:"version"`     // 1
-	Plan       string          `yaml:"plan"`        // plan path relative to testing/; "" = none
-	PlanSHA256 string          `yaml:"plan_sha256"` // of the plan generated from
-	Scenarios  []ScenarioEntry `yaml:"scenarios"`   // plan order
-}
-
-// ScenarioEntry is one plan scenario (§7).
-type ScenarioEntry struct {
-	ID             string               `yaml:"id"`
-	Name           string               `yaml:"name"`
-	Falsifies      []string             `yaml:"falsifies"`
-	Closes         []string             `yaml:"closes"`
-	Technique      string               `yaml:"technique"`
-	Serious        bool                 `yaml:"serious"` // a falsified claim needs §7.M
-	Tiers          map[string]TierEntry `yaml:"tiers"`   // smoke, hardening, release
-	Workload       WorkloadEntry        `yaml:"workload"`
-	Faults         []FaultEntry         `yaml:"faults"`
-	LandingSignals []string             `yaml:"landing_signals"`
-	Oracle         OracleEntry          `yaml:"oracle"`
-	Arms           []ArmEntry           `yaml:"arms,omitempty"`
-}
-
-// TierEntry is one budget tier: the plan text verbatim plus the numbers
-// plan.ParseTier could read (nil = not stated). A release disclosure keeps
-// its text and sets NotProvided, Reason and RevisitWhen.
-type TierEntry struct {
-	Text        string   `yaml:"text"`
-	NotProvided bool     `yaml:"not_provided,omitempty"`
-	Reason      string   `yaml:"reason,omitempty"`
-	RevisitWhen string   `yaml:"revisit_when,omitempty"`
-	Size        *float64 `yaml:"size"`
-	SizeUnit    string   `yaml:"size_unit"` // nodes | tenants | clients | keys | ""
-	DurationS   *float64 `yaml:"duration_s"`
-	Faults      *float64 `yaml:"faults"`
-	Seeds       *float64 `yaml:"seeds"`
-}
-
-// WorkloadEntry is what the client host runs.
-type WorkloadEntry struct {
-	Command string   `yaml:"command"`
-	Rate    *float64 `yaml:"rate"` // ops/s
-	// DurationS is the run length in seconds when the Workload prose
-	// states one ("for 5 min"); null means the run lasts the budget tier's
-	// duration (tiers.<tier>.duration_s).
-	DurationS *float64 `yaml:"duration_s"`
-}
-
-// FaultEntry is one fault of the schedule. Times are strings ("120s") or a
-// TODO; Nemesis is an id of docs/nemesis.md.
-type FaultEntry struct {
-	Nemesis string `yaml:"nemesis"`
-	Targets string `yaml:"targets"`
-	At      string `yaml:"at"`
-	For     string `yaml:"for"`
-	Every   string `yaml:"every,omitempty"`
-	Times   int    `yaml:"times,omitempty"`
-}
-
-// OracleEntry says how the history is judged.
-type OracleEntry struct {
-	Model    string `yaml:"model"`
-	Checker  string `yaml:"checker"`
-	History  string `yaml:"history"`
-	TimeoutS int    `yaml:"timeout_s"`
-	// FairnessFormula is the §7.M.S formula, verbatim, for fairness
-	// scenarios.
-	FairnessFormula string `yaml:"fairness_formula,omitempty"`
-}
-
-// ArmEntry is a §7.M.S arm.
-type ArmEntry struct {
-	ID      string         `yaml:"id"`
-	Surface string         `yaml:"surface"`
-	Oracle  ArmOracleEntry `yaml:"oracle"`
-}
-
-// ArmOracleEntry is an arm's own oracle.
-type ArmOracleEntry struct {
-	Property string `yaml:"property"`
-	Model    string `yaml:"model"`
-	Checker  string `yaml:"checker"`
-	History  string `yaml:"history"`
-}
 
 // checkerTimeoutS is the default checker budget written per scenario; the
 // analyzer yields no PASS when it runs out.
@@ -117,7 +25,7 @@ type scenarioModel struct {
 	Rate      *float64
 	DurationS *float64
 
-	Faults  []FaultEntry
+	Faults  []scenarios.Fault
 	Landing []string
 
 	Model, Checker, History string
@@ -460,9 +368,9 @@ func targetsOf(clause string) string {
 // a schedule: one entry per ";"-separated clause that names a fault; a
 // clause that only says when ("repeat every 150s") amends the previous one.
 // Whatever cannot be read becomes a TODO naming the scenario and field.
-func faultsFor(id, text, mNemesis string) []FaultEntry {
+func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 	if strings.TrimSpace(text) == "" {
-		return []FaultEntry{{Nemesis: fmt.Sprintf("TODO(%s.faults): the plan has no Faults field", id),
+		return []scenarios.Fault{{Nemesis: fmt.Sprintf("TODO(%s.faults): the plan has no Faults field", id),
 			Targets: todo(id, 0, "targets"), At: todo(id, 0, "at"), For: todo(id, 0, "for")}}
 	}
 	// The plan package owns what "no faults" looks like ("`none`",
@@ -470,7 +378,7 @@ func faultsFor(id, text, mNemesis string) []FaultEntry {
 	if !(&plan.Scenario{Faults: text}).FaultsPlanned() {
 		return nil
 	}
-	var out []FaultEntry
+	var out []scenarios.Fault
 	for _, clause := range strings.Split(text, ";") {
 		if strings.TrimSpace(clause) == "" {
 			continue
@@ -481,7 +389,7 @@ func faultsFor(id, text, mNemesis string) []FaultEntry {
 			continue
 		}
 		i := len(out)
-		f := FaultEntry{Nemesis: nem, Targets: targetsOf(clause)}
+		f := scenarios.Fault{Nemesis: nem, Targets: targetsOf(clause)}
 		if f.Nemesis == "" {
 			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (`dstgen help nemesis`) for: %s", id, i, oneline(clause))
 		}
@@ -515,11 +423,16 @@ func faultsFor(id, text, mNemesis string) []FaultEntry {
 				out[i].For = "0s" // a kill is instantaneous; the supervisor restarts
 			}
 		}
+		// "5 times" without a period cannot be scheduled; say so rather
+		// than guess one (scenarios.Parse rejects times > 1 without every).
+		if out[i].Times > 1 && out[i].Every == "" {
+			out[i].Every = fmt.Sprintf("TODO(%s.faults[%d].every): the plan's Faults text says %d times but not how often", id, i, out[i].Times)
+		}
 	}
 	return out
 }
 
-func amend(f *FaultEntry, clause string) {
+func amend(f *scenarios.Fault, clause string) {
 	if m := everyRE.FindStringSubmatch(clause); m != nil {
 		f.Every = dur(m[1], m[2])
 	}
@@ -580,7 +493,7 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' }
 
 // landingFor lists what proves each window landed: the §7.M evidence split
 // into its signals, else the nemesis row's generic evidence.
-func landingFor(id, mNemesis string, faults []FaultEntry) []string {
+func landingFor(id, mNemesis string, faults []scenarios.Fault) []string {
 	var out []string
 	if t := strings.TrimSpace(mNemesis); t != "" {
 		ev := t

@@ -12,6 +12,8 @@ type File struct {
 	Scenarios  []Scenario `yaml:"scenarios"`   // plan order
 
 	Path string `yaml:"-"` // the file it was loaded from
+
+	todos []todoAt // the TODO(…) values Parse found, in file order
 }
 
 // Scenario is one plan scenario (plan §7).
@@ -41,7 +43,8 @@ type Scenario struct {
 	// that writes the final-state dump to $DSTGEN_FINAL (final.json).
 	FinalState string `yaml:"final_state,omitempty"`
 
-	Line int `yaml:"-"` // line of the entry in the file
+	Line int    `yaml:"-"` // line of the entry in the file
+	file string // the file it was parsed from, for errors about it
 }
 
 // Tier is one budget tier: the plan text verbatim plus the numbers the
@@ -91,7 +94,7 @@ type Fault struct {
 	// Custom holds the commands of a `custom` nemesis.
 	Custom *Custom `yaml:"custom,omitempty"`
 
-	Line int `yaml:"-"`
+	Line int `yaml:"-"` // line of the entry in the file
 }
 
 // Landing is a victim-side landing signal (docs/nemesis.md §7).
