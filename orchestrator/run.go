@@ -350,6 +350,18 @@ func (r *unitRun) stages(ctx context.Context) (int, error) {
 	}
 	r.run.Timeline.DriverHost = r.driver.Name
 
+	// The schedule is a pure function of the seed and scenarios.yml (a
+	// re-run replays the recorded one): a bad one stops here, before any
+	// host is touched.
+	sched := r.a.Schedule
+	if sched == nil {
+		sched, err = Schedule(r.u.slug(), r.u.Scenario.Faults, r.a.Seed, r.a.Duration, r.a.MaxFaults)
+		if err != nil {
+			return CodeBadInput, fmt.Errorf("schedule of %s: %w", r.u.ID(), err)
+		}
+	}
+	r.run.Schedule = sched
+
 	// 4. Deploy check: no silent deploy.
 	r.phase("deploy-check")
 	if err := r.deployCheck(ctx); err != nil {
@@ -377,15 +389,6 @@ func (r *unitRun) stages(ctx context.Context) (int, error) {
 	if err := r.write(); err != nil {
 		return CodeNotRun, err
 	}
-	sched := r.a.Schedule
-	if sched == nil {
-		sched, err = Schedule(r.u.slug(), r.u.Scenario.Faults, r.a.Seed, r.a.Duration, r.a.MaxFaults)
-		if err != nil {
-			r.collect()
-			return CodeBadInput, fmt.Errorf("schedule of %s: %w", r.u.ID(), err)
-		}
-	}
-	r.run.Schedule = sched
 	var code int
 	var runErr error
 	if rc, done := r.exitedAtOnce(ctx); done && rc != 0 {
@@ -491,8 +494,10 @@ func jobID(kind, unit, sess string) string {
 // health commands where env.yml has them).
 func (r *unitRun) deployCheck(ctx context.Context) error {
 	d := r.o.Deployer
-	if len(deploy.SUTHosts(d.Hosts)) == 0 {
-		return nil // nothing deployed by dstgen: the workload talks to what is there
+	if len(deploy.SUTHosts(d.Hosts)) == 0 || strings.TrimSpace(r.o.Env.SUT.Command) == "" {
+		// Nothing dstgen deploys: the workload talks to what is there.
+		r.logf("deploy-check skipped: env.yml has no sut.command")
+		return nil
 	}
 	sts, err := d.Status(ctx)
 	if err != nil {
@@ -1124,6 +1129,9 @@ func (r *unitRun) collect() {
 	res, err = runner.Collect(ctx, pool, r.driver.Host, []string{path.Join(jobDir, "stdout"), path.Join(jobDir, "stderr")}, logsDir(r.driver.Name), nil)
 	r.logCollect(res, err)
 	for _, h := range r.sut {
+		if strings.TrimSpace(r.o.Env.SUT.Command) == "" {
+			break // no SUT of dstgen's: no SUT logs of its own
+		}
 		remotes := h.SUT.Logs
 		if h.SUT.Unit != "" {
 			j := path.Join(r.remoteDir, "sut-"+h.Name+".log")

@@ -33,6 +33,7 @@ type runFlags struct {
 	out           string
 	rerun         bool
 	child         bool // hidden: this process is the detached run
+	checkpoint    time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -71,6 +72,8 @@ error), 2 bad input (unknown id, a TODO, unknown nemesis, malformed file).`,
 	fl.BoolVar(&f.rerun, "rerun", false, "repeat the unit's latest run with the same seed and fault schedule (records re_run_of)")
 	fl.BoolVar(&f.child, "detached-child", false, "internal: this process is a detached run")
 	_ = fl.MarkHidden("detached-child")
+	fl.DurationVar(&f.checkpoint, "checkpoint-every", 10*time.Second, "interval of the checkpoint progress lines")
+	_ = fl.MarkHidden("checkpoint-every")
 	cmd.AddCommand(newRunStatusCmd(), newRunStopCmd())
 	return cmd
 }
@@ -113,7 +116,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if f.all {
 		units = sf.All()
 	} else if units, err = sf.Select(args[0]); err != nil {
-		return badInput(fmt.Errorf("%s: %w", f.scenariosPath, err))
+		return badInput(err)
 	}
 	for _, u := range units {
 		if todos := sf.TODOsOf(u.ID()); len(todos) > 0 {
@@ -247,7 +250,7 @@ func (f *runFlags) runUnits(ctx context.Context, w io.Writer, e *env.Env, pool *
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
 	o := &orchestrator.Orchestrator{Env: e, Deployer: d, Exec: orchestrator.PoolExec{Pool: pool}, Session: sess,
-		Tier: tier, PlanPath: planPath, ID: filepath.Base(dir)}
+		Tier: tier, PlanPath: planPath, ID: filepath.Base(dir), Checkpoint: f.checkpoint}
 	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", dir, tier, len(units), sf.Path, e.Path)
 	worst := exitOK
 	var firstErr error
@@ -351,6 +354,7 @@ func (f *runFlags) startDetached(cmd *cobra.Command, args []string, dir string, 
 	if f.noHolder {
 		argv = append(argv, "--no-holder")
 	}
+	argv = append(argv, "--checkpoint-every", f.checkpoint.String())
 	pid, err := orchestrator.Detach(dir, argv, 2*time.Second)
 	if err != nil {
 		return withCode(exitNotSo, err)
