@@ -3,6 +3,7 @@ package nemesis
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -163,7 +164,7 @@ func startProbes(t *testing.T, hosts []Host, x nsExec) *probes {
 // reach sends a round of datagrams from every host to every other and
 // returns who heard whom: heard[dst][src]. It waits (bounded) until every
 // sender is done, every datagram cut(src, dst) says should arrive has
-// arrived (cut nil: nothing is known), and nothing new arrived for 300 ms.
+// arrived (cut nil: nothing is known), and nothing new arrived for 150 ms.
 func (ps *probes) reach(t *testing.T, cut func(src, dst string) bool) map[string]map[string]bool {
 	t.Helper()
 	ps.round++
@@ -203,7 +204,7 @@ func (ps *probes) reach(t *testing.T, cut func(src, dst string) bool) map[string
 		if n != last {
 			last, stableSince = n, time.Now()
 		}
-		if done && time.Since(stableSince) >= 300*time.Millisecond {
+		if done && time.Since(stableSince) >= 150*time.Millisecond {
 			break
 		}
 	}
@@ -244,16 +245,21 @@ func (ps *probes) expectReach(t *testing.T, what string, cut func(src, dst strin
 // never cuts nothing.
 func never(string, string) bool { return false }
 
-// iptablesS is `iptables -S` of every host, by host.
+// iptablesS is `iptables -S` of every host, by host (hosts in parallel).
 func iptablesS(t *testing.T, x nsExec, hosts []Host) map[string]string {
 	t.Helper()
+	outs, errs := make([]string, len(hosts)), make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() { outs[i], errs[i] = x.Run(context.Background(), h.Host, "iptables -w -S") })
+	}
+	wg.Wait()
 	out := map[string]string{}
-	for _, h := range hosts {
-		s, err := x.Run(context.Background(), h.Host, "iptables -w -S")
-		if err != nil {
-			t.Fatalf("%s: iptables -S: %v", h.Name, err)
+	for i, h := range hosts {
+		if errs[i] != nil {
+			t.Fatalf("%s: iptables -S: %v", h.Name, errs[i])
 		}
-		out[h.Name] = s
+		out[h.Name] = outs[i]
 	}
 	return out
 }
@@ -572,9 +578,38 @@ func TestPartitions(t *testing.T) {
 				t.Errorf("HealAll removed nothing")
 			}
 			expectClean(t, x, all, "HealAll")
-			ps.expectReach(t, "after HealAll", never)
 		})
 	}
+	// Two windows at once share the DSTGEN chain: healing one leaves the
+	// other's rules, and the other's cut, in place.
+	t.Run("overlap", func(t *testing.T) {
+		full, _ := Lookup("partition-full")
+		asym, _ := Lookup("partition-asym")
+		a, err := full.Inject(ctx, x, Fault{Epoch: "O-w1", Targets: cluster[:1], Cluster: cluster})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := asym.Inject(ctx, x, Fault{Epoch: "O-w2", Targets: cluster[1:2], Cluster: cluster})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = HealAll(context.Background(), x, all) })
+		cutB := func(s, d string) bool { return d == "h2" && in(s, cn...) }
+		ps.expectReach(t, "both windows", func(s, d string) bool {
+			return cutB(s, d) || (in(s, cn...) && in(d, cn...) && (s == "h1") != (d == "h1"))
+		})
+		if err := a.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ps.expectReach(t, "O-w1 healed, O-w2 still on", cutB)
+		if ev, err := b.Evidence(ctx); err != nil || ev.Verdict != session.SignalChanged {
+			t.Errorf("O-w2 evidence after O-w1's heal = %+v, %v; want changed", ev, err)
+		}
+		if err := b.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		expectClean(t, x, all, "healing both")
+	})
 }
 
 // TestPartitionBadInput: faults that cannot be applied are refused with a
@@ -716,5 +751,58 @@ func TestIptablesScriptsQuoteValues(t *testing.T) {
 	}
 	if u := iptablesUndo(Chain, "S1-w1"); !strings.Contains(u, `-v t='/* dstgen:S1-w1 */'`) {
 		t.Errorf("undo script does not quote the tag:\n%s", u)
+	}
+}
+
+// TestTargetCheckSeesMissingRules: a rule or jump gone from a host (a
+// firewall reload, a hand-made flush) makes the target check unchanged
+// and says what is missing.
+func TestTargetCheckSeesMissingRules(t *testing.T) {
+	h := Host{Host: env.Host{Name: "h1", Address: "10.77.0.10"}}
+	listing := "Chain DSTGEN (1 references)\n pkts bytes target prot opt in out source destination\n 4 240 DROP 0 -- * * 10.77.0.11 0.0.0.0/0 /* dstgen:S1-w1 */\n"
+	cases := []struct {
+		name, out, want string
+		verdict         string
+	}{
+		{"all present", "jump INPUT yes\njump OUTPUT yes\n" + listing, "h1 ok", session.SignalChanged},
+		{"jump gone", "jump INPUT no\njump OUTPUT yes\n" + listing, "MISSING no jump from INPUT", session.SignalUnchanged},
+		{"rule gone", "jump INPUT yes\njump OUTPUT yes\n", "MISSING 0 of 1 rules", session.SignalUnchanged},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x := &recordExec{answer: func(env.Host, string) (string, error) { return c.out, nil }}
+			a := &iptablesActive{x: x, epoch: "S1-w1", chain: Chain, hooks: []string{"INPUT", "OUTPUT"},
+				hosts: []hostRules{{host: h, rules: []dropRule{{in: true, addr: "10.77.0.11"}}}}, last: map[string]int64{}}
+			ev, err := a.TargetCheck(context.Background())
+			if err != nil || ev.Verdict != c.verdict || !strings.Contains(ev.Raw, c.want) {
+				t.Fatalf("target check = %+v, %v; want %s with %q", ev, err, c.verdict, c.want)
+			}
+		})
+	}
+}
+
+// TestInjectFailureHeals: when one host refuses the rules, the fault is
+// an error naming it and every host that got an undo script is healed.
+func TestInjectFailureHeals(t *testing.T) {
+	var cluster []Host
+	for i := range 3 {
+		cluster = append(cluster, Host{Host: env.Host{Name: fmt.Sprintf("h%d", i+1), Address: fmt.Sprintf("10.77.0.%d", 10+i)}, Workdir: "/w"})
+	}
+	x := &recordExec{answer: func(h env.Host, script string) (string, error) {
+		if h.Name == "h2" && strings.HasPrefix(script, "set -e") {
+			return "", errors.New("exit status 4: iptables: Permission denied")
+		}
+		return "", nil
+	}}
+	n, _ := Lookup("partition-full")
+	_, err := n.Inject(context.Background(), x, Fault{Epoch: "S1-w1", Targets: cluster[:1], Cluster: cluster})
+	if err == nil || !strings.Contains(err.Error(), "h2: add iptables rules") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v, want one line naming h2", err)
+	}
+	for _, h := range cluster {
+		ss := x.scripts[h.Name]
+		if len(ss) == 0 || !strings.Contains(ss[len(ss)-1], "S1-w1.iptables.sh") || !strings.Contains(ss[len(ss)-1], "rm -f") {
+			t.Errorf("%s: last script is not the undo run: %q", h.Name, ss)
+		}
 	}
 }
