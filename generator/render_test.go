@@ -2,6 +2,7 @@ package generator
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -337,5 +338,39 @@ func TestSafeName(t *testing.T) {
 		if got := safeName(in); got != want {
 			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestScenarioHintsUncomment: the commented hints the template puts under
+// each entry and fault are valid scenarios.yml once uncommented, so a
+// user who fills them in gets the fields the orchestrator reads.
+func TestScenarioHintsUncomment(t *testing.T) {
+	pl := &plan.Plan{Scenarios: []plan.Scenario{{ID: "S1", Name: "n", Falsifies: []string{"C1"}, Workload: "200 ops/s",
+		Faults: "isolate the current leader at T+30s for 20s; repeat every 60s", Oracle: "linearizable",
+		Smoke: plan.Budget{Text: "3 nodes, 60 s"}, Hardening: plan.Budget{Text: "3 nodes"}, Release: plan.Budget{Text: "x"}}}}
+	files, err := Render(RenderInput{Profile: &Profile{Name: "p"}, Plan: pl, PlanPath: "../p.md", SUTRel: ".."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for _, f := range files {
+		if f.Path == "scenarios.yml" {
+			data = f.Data
+		}
+	}
+	hint := regexp.MustCompile(`(?m)^(\s*)# ((?:params|landing|leader_query|quiesce|final_state):)`)
+	if n := len(hint.FindAll(data, -1)); n != 5 {
+		t.Fatalf("want 5 hints (3 per entry, 2 per fault), found %d", n)
+	}
+	sf, err := scenarios.Parse("scenarios.yml", hint.ReplaceAll(data, []byte("$1$2")))
+	if err != nil {
+		t.Fatalf("uncommented hints do not parse: %v", err)
+	}
+	s := sf.Scenarios[0]
+	if s.LeaderQuery == "" || s.FinalState == "" || s.Quiesce == nil || s.Quiesce.Timeout != "30s" {
+		t.Errorf("entry hints not read: %+v", s)
+	}
+	if f := s.Faults[0]; f.Params == nil || f.Landing == nil || f.Landing.Within != "2s" || f.Landing.Log == "" {
+		t.Errorf("fault hints not read: %+v", f)
 	}
 }
