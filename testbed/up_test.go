@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,3 +205,59 @@ func TestUpRefusesSubnetInUse(t *testing.T) {
 		t.Errorf("up made the bridge although it refused")
 	}
 }
+
+// TestDownAfterFailedUp: an up that fails half way (here: host h2's
+// sshd_config path is taken by a directory) leaves a record from which
+// down removes everything already made, including an sshd whose pid only
+// its pid file knows.
+func TestDownAfterFailedUp(t *testing.T) {
+	sshtest.LockNet(t)
+	if err := CheckTools(exec.LookPath); err != nil {
+		t.Skip("testbed:", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "tb")
+	t.Cleanup(func() { _, _ = Down(context.Background(), dir) })
+	// First a good 1-host testbed whose sshd pid the record then forgets,
+	// as if up had crashed between starting it and saving.
+	res, err := Up(ctx, Config{Dir: dir, N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := res.State.Hosts[0].PID
+	res.State.Hosts[0].PID = 0
+	if err := res.State.save(); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := Down(ctx, dir); err != nil || !slices.Contains(removed, "sshd h1 pid="+strconv.Itoa(pid)) {
+		t.Fatalf("down with the pid only in the pid file: %v, %v", removed, err)
+	}
+	if !gone(ctx, pid, stopWait) {
+		t.Fatalf("sshd %d survived down", pid)
+	}
+
+	blocker := filepath.Join(dir, "hosts", "h2", "ssh", "sshd_config", "x")
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Up(ctx, Config{Dir: dir, N: 3})
+	if err == nil || !strings.HasPrefix(err.Error(), "h2: write "+filepath.Dir(blocker)) {
+		t.Fatalf("up with h2 blocked: %v", err)
+	}
+	st, err := LoadState(dir)
+	if err != nil || !st.BridgeCreated || !st.Hosts[1].NSCreated || !st.Hosts[1].Mounted {
+		t.Fatalf("record after the failed up: %+v, %v", st, err)
+	}
+	removed, err := Down(ctx, dir)
+	if err != nil {
+		t.Fatalf("down after the failed up: %v", err)
+	}
+	for _, want := range []string{"netns dstgen-tb-1", "netns dstgen-tb-2", "tmpfs " + st.Hosts[1].DataDir, "bridge " + Bridge} {
+		if !slices.Contains(removed, want) {
+			t.Errorf("down removed %v, want %q among them", removed, want)
+		}
+	}
+	assertNothingLeft(t, dir, st, nil)
+}
+
