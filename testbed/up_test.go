@@ -260,4 +260,3 @@ func TestDownAfterFailedUp(t *testing.T) {
 	}
 	assertNothingLeft(t, dir, st, nil)
 }
-
