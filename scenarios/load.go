@@ -22,6 +22,12 @@ const maxFileBytes = 4 << 20
 // keeps a hostile file of nested aliases from recursing without end).
 const maxDepth = 32
 
+// maxNodes bounds the values the decoder visits. Aliases are followed
+// where they are used, so a file of aliases to lists of aliases could
+// otherwise stand for billions of values; a real scenarios.yml has a few
+// thousand.
+const maxNodes = 200_000
+
 // Load reads and validates a scenarios.yml (docs/scenarios-yml.md). Every
 // error is a *fileline.Error naming the file and, where there is one, the
 // line of the offending node.
@@ -84,6 +90,7 @@ type decoder struct {
 	// line of its key (or list item).
 	lines map[string]int
 	todos []todoAt
+	nodes int // values visited so far, bounded by maxNodes
 }
 
 // todoAt is one TODO(…) value: the index of the scenario entry it sits in
@@ -153,6 +160,9 @@ var lineType = reflect.TypeOf(0)
 func (d *decoder) value(n *yaml.Node, v reflect.Value, key, show string, depth int) error {
 	if depth > maxDepth {
 		return d.errf(n.Line, "%s: nested deeper than %d levels", orTop(show), maxDepth)
+	}
+	if d.nodes++; d.nodes > maxNodes {
+		return d.errf(n.Line, "%s: more than %d values (aliases expanding without end?)", orTop(show), maxNodes)
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,27 @@ func TestParseAccepts(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestParseAliasBomb: aliases of lists of aliases stand for far more
+// values than the file holds; the decoder stops at its bound with a line
+// instead of walking them all.
+func TestParseAliasBomb(t *testing.T) {
+	var c strings.Builder
+	c.WriteString("version: 1\nscenarios:\n  - id: S0\n    faults: &fs\n")
+	c.WriteString("      - &f {nemesis: kill-9, at: 1s, for: 0s, params: {a: b, c: d}}\n")
+	for range 2000 {
+		c.WriteString("      - *f\n")
+	}
+	for i := range 2000 {
+		c.WriteString("  - {id: T" + strconv.Itoa(i) + ", faults: *fs}\n")
+	}
+	// 2000 scenarios each aliasing the 2001 faults of S0: ~4M faults
+	// from a file of under 100 kB.
+	_, err := Parse("scenarios.yml", []byte(c.String()))
+	if err == nil || !strings.Contains(err.Error(), "more than 200000 values") {
+		t.Fatalf("got %v", err)
 	}
 }
 
