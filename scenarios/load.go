@@ -116,6 +116,14 @@ func (d *decoder) yamlErr(err error) error {
 	}
 	msg := firstLine(le.Message)
 	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != le.Mark.Line {
+		// An unclosed quote or [ / { swallows the lines after it; the
+		// line to fix is where it opened, not where yaml gave up.
+		for _, c := range []string{"while scanning a quoted scalar", "while parsing a flow"} {
+			if strings.HasPrefix(le.ContextMsg, c) {
+				_, what, _ := strings.Cut(le.ContextMsg, " a ")
+				return d.errf(le.ContextMark.Line, "unclosed %s (yaml then failed at line %d: %s)", what, le.Mark.Line, msg)
+			}
+		}
 		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
 	}
 	return d.errf(le.Mark.Line, "%s", msg)
