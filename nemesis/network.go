@@ -25,7 +25,7 @@ import (
 // asked to sit where local traffic never passes cannot quietly take effect
 // through the DSTGEN jump another fault made. Each jump carries the comment
 // Tag and each DROP rule the comment "dstgen:<epoch>". The undo script of
-// a fault deletes its epoch's rules by their comment and, when that leaves
+// a fault deletes exactly the rules it added, by their spec, and, when that leaves
 // the chain empty, the chain and its jumps too, so a healed host shows no
 // dstgen rule in `iptables -S`.
 
@@ -390,16 +390,20 @@ func resolveIPs(ctx context.Context, f Fault) (ipSet, error) {
 // comment is the tag of one epoch's rules.
 func comment(epoch string) string { return Tag + ":" + epoch }
 
-// iptablesUndo deletes this epoch's rules from chain by their comment
-// (highest rule number first, so the numbers stay valid), then removes
-// the chain and its jumps if nothing is left in it. It is idempotent and
-// every loop ends: each pass deletes one rule or stops.
-func iptablesUndo(chain, epoch string) string {
-	c, tag := shell.Quote(chain), shell.Quote("/* "+comment(epoch)+" */")
+// iptablesUndo deletes this epoch's rules from chain, each by its full
+// spec (not by rule number, which another heal running at the same time
+// could shift), then removes the chain and its jumps if nothing is left in
+// it. It is idempotent, and every loop is bounded: each pass deletes one
+// rule or stops.
+func iptablesUndo(chain, epoch string, rules []dropRule) string {
+	c := shell.Quote(chain)
 	var b strings.Builder
 	b.WriteString("command -v iptables >/dev/null 2>&1 || exit 0\n")
 	fmt.Fprintf(&b, "iptables -w -S %s >/dev/null 2>&1 || exit 0\n", c)
-	fmt.Fprintf(&b, "for n in $(iptables -w -L %s -n --line-numbers | awk -v t=%s 'index($0, t) > 0 {print $1}' | sort -rn); do iptables -w -D %s \"$n\" || exit 1; done\n", c, tag, c)
+	for _, r := range rules {
+		fmt.Fprintf(&b, "i=0; while [ $i -lt 64 ] && iptables -w -D %s %s -m comment --comment %s -j DROP 2>/dev/null; do i=$((i+1)); done\n",
+			c, r.args(), shell.Quote(comment(epoch)))
+	}
 	fmt.Fprintf(&b, "if [ \"$(iptables -w -S %s | grep -c '^-A ')\" = 0 ]; then\n", c)
 	fmt.Fprintf(&b, "  for h in %s; do i=0; while [ $i -lt 64 ] && iptables -w -D \"$h\" -j %s -m comment --comment %s 2>/dev/null; do i=$((i+1)); done; done\n", strings.Join(hookChains, " "), c, Tag)
 	fmt.Fprintf(&b, "  iptables -w -X %s || exit 1\n", c)
@@ -444,9 +448,8 @@ func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
 	a := &iptablesActive{x: x, epoch: f.Epoch, chain: chain, hooks: hooks, hosts: hrs, last: map[string]int64{}}
-	undo := iptablesUndo(chain, f.Epoch)
 	if err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		return armUndo(ctx, x, hr.host, f.Epoch, undoKindIptables, undo)
+		return armUndo(ctx, x, hr.host, f.Epoch, undoKindIptables, iptablesUndo(chain, f.Epoch, hr.rules))
 	}); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
