@@ -351,3 +351,56 @@ func TestRunStatusLost(t *testing.T) {
 		t.Errorf("exit %d %q, want 2 and status=lost", code, out)
 	}
 }
+
+// TestRunCustomFaultWindow runs one custom fault window on a real sshd
+// and checks what run.json says about it: the schedule, both evidences,
+// landed, the window on the history's clock and the ops stamped in it.
+func TestRunCustomFaultWindow(t *testing.T) {
+	if !customReady() {
+		t.Skip("custom nemesis not written yet (nemesis/custom.go)")
+	}
+	envPath, wd, _, _ := jobCLIEnv(t, 1)
+	on := filepath.Join(wd, "fault-on")
+	faults := `      - nemesis: "custom"
+        targets: "all"
+        at: "1s"
+        for: "1500ms"
+        custom:
+          inject: "echo 1 > ` + on + `"
+          heal: "echo 0 > ` + on + `"
+          evidence: "cat ` + on + ` 2>/dev/null || echo 0"
+        landing:
+          metric: "cat ` + on + ` 2>/dev/null || echo 0"
+          expect: "rise"
+`
+	scen := writeScenarios(t, t.TempDir(), histLoop(40), 4, faults)
+	out := filepath.Join(t.TempDir(), "sess")
+	code, stdout, errOut := runCLI(t, "run", "S1", "--env", envPath, "--scenarios", scen, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	r := loadRun(t, filepath.Join(out, "artifacts/S1/run.json"))
+	if len(r.Schedule) != 1 || r.Schedule[0].FaultEpoch != "S1-w1" || len(r.FaultWindows) != 1 {
+		t.Fatalf("schedule %+v windows %+v", r.Schedule, r.FaultWindows)
+	}
+	w := r.FaultWindows[0]
+	if w.InjectorEvidence == nil || w.InjectorEvidence.Verdict != session.SignalChanged ||
+		w.VictimEvidence == nil || w.VictimEvidence.Verdict != session.SignalChanged || !w.Landed {
+		t.Errorf("window evidence: injector %+v victim %+v landed %v", w.InjectorEvidence, w.VictimEvidence, w.Landed)
+	}
+	if w.InjectedAtNS == nil || w.RevertedAtNS == nil || *w.RevertedAtNS-*w.InjectedAtNS < int64(1500*time.Millisecond) {
+		t.Errorf("window times %v..%v", w.InjectedAtNS, w.RevertedAtNS)
+	}
+	if len(w.Targets) != 1 || w.Targets[0] != "h1" {
+		t.Errorf("targets %v", w.Targets)
+	}
+	if r.Timeline == nil || r.Timeline.StampedOps == 0 {
+		t.Errorf("no op stamped: %+v", r.Timeline)
+	}
+	if b, _ := os.ReadFile(on); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("fault not healed: %q", b)
+	}
+	if !strings.Contains(stdout, "windows_landed=1/1") {
+		t.Errorf("summary: %s", stdout)
+	}
+}
