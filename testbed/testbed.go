@@ -62,7 +62,7 @@ type Config struct {
 	Dir     string   // testbed dir; "" = DefaultDir
 	N       int      // hosts, 1..MaxHosts
 	Roles   []string // one per host; nil = the recorded roles, else DefaultRoles
-	DataMiB int      // tmpfs size per data dir; 0 = DefaultDataMiB
+	DataMiB int      // tmpfs size per data dir; 0 = the recorded size, else DefaultDataMiB
 }
 
 // State is testbed.json: everything Up made, written before each thing is
@@ -140,6 +140,9 @@ func (c Config) normalize(prev *State) (Config, error) {
 	}
 	if c.DataMiB == 0 {
 		c.DataMiB = DefaultDataMiB
+		if prev != nil {
+			c.DataMiB = prev.DataMiB
+		}
 	}
 	if c.DataMiB < 1 || c.DataMiB > maxDataMiB {
 		return c, fmt.Errorf("data dir size %d MiB: want 1..%d", c.DataMiB, maxDataMiB)

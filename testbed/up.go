@@ -64,6 +64,13 @@ func Up(ctx context.Context, c Config) (*UpResult, error) {
 	}
 	u := &upper{st: plan(c, prev), res: &UpResult{}}
 	u.res.State = u.st
+	if prev != nil {
+		for i, h := range u.st.Hosts {
+			if old := prev.Hosts[i].Roles; strings.Join(old, "+") != strings.Join(h.Roles, "+") {
+				u.made(fmt.Sprintf("roles %s %s (were %s)", h.Name, strings.Join(h.Roles, "+"), strings.Join(old, "+")))
+			}
+		}
+	}
 	if err := u.run(ctx); err != nil {
 		return u.res, err
 	}
@@ -258,6 +265,11 @@ func (u *upper) host(ctx context.Context, h *HostState) error {
 	if err != nil {
 		return err
 	}
+	if mounted && h.Mounted {
+		if err := u.resize(h); err != nil {
+			return err
+		}
+	}
 	if !mounted {
 		h.Mounted = true
 		if err := st.save(); err != nil {
@@ -310,6 +322,26 @@ func sshdConfig(st *State, h *HostState) []byte {
 		"Subsystem sftp internal-sftp",
 	}
 	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// resize remounts h's tmpfs when its size is not the one asked for; the
+// files on it stay (a tmpfs cannot shrink below what it holds: that is
+// refused).
+func (u *upper) resize(h *HostState) error {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(h.DataDir, &fs); err != nil {
+		return fmt.Errorf("statfs %s: %w", h.DataDir, err)
+	}
+	want := uint64(u.st.DataMiB) << 20
+	if fs.Blocks*uint64(fs.Bsize) == want {
+		return nil
+	}
+	opts := "size=" + strconv.Itoa(u.st.DataMiB) + "m"
+	if err := syscall.Mount("", h.DataDir, "", syscall.MS_REMOUNT|syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("resize tmpfs on %s to %d MiB: %w", h.DataDir, u.st.DataMiB, err)
+	}
+	u.made(fmt.Sprintf("tmpfs %s resized to %d MiB", h.DataDir, u.st.DataMiB))
+	return nil
 }
 
 func pidFile(h *HostState) string { return filepath.Join(h.SSHDir, "sshd.pid") }

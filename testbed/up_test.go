@@ -115,6 +115,20 @@ func TestUpDown(t *testing.T) {
 		t.Errorf("up 2 over 3: %v", err)
 	}
 
+	// Another size resizes the tmpfs in place; other roles rewrite env.yml.
+	resized, err := Up(ctx, Config{Dir: dir, N: 3, DataMiB: 32, Roles: []string{"sut", "sut", "sut+client"}})
+	if err != nil || len(resized.Made) != 4 || !slices.Contains(resized.Made, "tmpfs "+st.Hosts[0].DataDir+" resized to 32 MiB") ||
+		!slices.Contains(resized.Made, "roles h3 sut+client (were client)") {
+		t.Fatalf("up with 32 MiB and new roles: made %v, %v", resized.Made, err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(st.Hosts[2].DataDir, &fs); err != nil || fs.Blocks*uint64(fs.Bsize) != 32<<20 {
+		t.Errorf("after the resize: statfs %+v, %v; want 32 MiB", fs, err)
+	}
+	if e, err := env.Load(st.EnvFile); err != nil || strings.Join(e.Hosts[2].Roles, ",") != "sut,client" {
+		t.Errorf("env.yml after the roles change: %v", err)
+	}
+
 	// A dead sshd is started again.
 	dead := st.Hosts[1].PID
 	if err := stopPID(ctx, dead); err != nil {

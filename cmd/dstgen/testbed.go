@@ -64,8 +64,10 @@ what is missing is made, so a second up with the same N prints status=already-up
 A testbed of another N in DIR is refused (down it first).
 
 --roles gives one role per host, comma-separated (several for one host
-joined by +, e.g. sut+client); default every host sut, the last client
-when N >= 2. --data-mib sets the tmpfs size of each data dir.
+joined by +, e.g. sut+client); default the recorded roles, else every
+host sut and the last client when N >= 2. --data-mib sets the tmpfs size
+of each data dir (default the recorded size, else 256); a second up with
+another size resizes the mounted tmpfs.
 
 Exit: 0 up; 2 not root, a tool missing (with its apt package), 10.77.0.0/24
 already on another interface (named), bad input, or a step failed.`,
@@ -78,7 +80,10 @@ already on another interface (named), bad input, or a step failed.`,
 			if err := testbedPreflight(cmd); err != nil {
 				return err
 			}
-			c := testbed.Config{Dir: *dir, N: n, DataMiB: dataMiB}
+			c := testbed.Config{Dir: *dir, N: n}
+			if cmd.Flags().Changed("data-mib") {
+				c.DataMiB = dataMiB // unset: the recorded size, for a second up
+			}
 			if roles != "" {
 				c.Roles = strings.Split(roles, ",")
 			}
