@@ -1109,7 +1109,11 @@ func (r *unitRun) collect() {
 	sdir := r.o.Session.Dir
 	stage := filepath.Join(r.a.Dir, ".collect-"+strings.TrimSuffix(r.a.RunFile, ".json"))
 	_ = os.RemoveAll(stage)
-	res, err := runner.Collect(ctx, pool, r.driver.Host, []string{r.histRemote, r.finalRemote}, stage, nil)
+	remotes := []string{r.histRemote}
+	if r.u.Scenario.FinalState != "" {
+		remotes = append(remotes, r.finalRemote)
+	}
+	res, err := runner.Collect(ctx, pool, r.driver.Host, remotes, stage, nil)
 	r.logCollect(res, err)
 	histLocal := filepath.Join(r.a.Dir, HistoryFile(r.a.RunFile))
 	if err := os.Rename(filepath.Join(stage, "history.jsonl"), histLocal); err != nil {

@@ -159,6 +159,7 @@ func TestRunSessionLayout(t *testing.T) {
 		t.Errorf("timeline %+v heal %+v", r.Timeline, r.Heal)
 	}
 	log, _ := os.ReadFile(filepath.Join(out, "session-log.md"))
+	t.Logf("session log (stage timings):\n%s", log)
 	for _, w := range []string{"checkpoint scenario=S1 phase=", "unit=S1 phase=workload", "unit=S1 phase=collect"} {
 		if !strings.Contains(string(log), w) {
 			t.Errorf("session-log.md lacks %q:\n%s", w, log)
