@@ -85,11 +85,23 @@ func healAllScript(h Host) string {
 	var b strings.Builder
 	dir := shell.Quote(undoDir(h.Workdir))
 	fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
-	// iptables: the jumps first, then the chain. -w waits for the xtables lock.
-	fmt.Fprintf(&b, "if command -v iptables >/dev/null 2>&1 && iptables -w -S %s >/dev/null 2>&1; then\n", Chain)
-	fmt.Fprintf(&b, "  for c in INPUT OUTPUT FORWARD; do while iptables -w -D $c -j %s -m comment --comment %s 2>/dev/null; do echo \"removed iptables jump $c\"; done; done\n", Chain, Tag)
-	fmt.Fprintf(&b, "  iptables -w -F %s && iptables -w -X %s && echo \"removed iptables chain %s\"\n", Chain, Chain, Chain)
-	b.WriteString("fi\n")
+	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
+	// first (-w waits for the xtables lock).
+	b.WriteString(`if command -v iptables >/dev/null 2>&1; then
+  for ch in $(iptables -w -S 2>/dev/null | awk '$1=="-N" && ($2=="` + Chain + `" || $2 ~ /^` + Chain + `-/) {print $2}'); do
+    for c in INPUT OUTPUT FORWARD; do while iptables -w -D $c -j $ch -m comment --comment ` + Tag + ` 2>/dev/null; do echo "removed iptables jump $c to $ch"; done; done
+    iptables -w -F $ch && iptables -w -X $ch && echo "removed iptables chain $ch"
+  done
+fi
+`)
+	// tc: a qdisc carries no comment; dstgen's netem qdiscs have handle
+	// d57: (netem.go), and only those are deleted.
+	b.WriteString(`if command -v tc >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
+  for d in $(ip -o link show | awk -F': ' '{sub(/@.*/,"",$2); print $2}'); do
+    if tc qdisc show dev "$d" 2>/dev/null | grep -q '^qdisc netem d57: root'; then tc qdisc del dev "$d" root && echo "removed qdisc netem d57: on $d"; fi
+  done
+fi
+`)
 	if h.SUT != nil && h.SUT.DataDir != "" {
 		fmt.Fprintf(&b, "for f in %s/.%s-fill-*; do [ -e \"$f\" ] || continue; rm -f \"$f\" && echo \"removed fill file $f\"; done\n", shell.Quote(h.SUT.DataDir), Tag)
 	}
