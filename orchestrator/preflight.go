@@ -32,9 +32,10 @@ func capChecks() map[string]capCheck {
 	}
 }
 
-// ClockOptIn is the fault param that allows clock-skew to change a real
-// clock: clock needs it set to "yes" on the fault (docs/nemesis.md).
-const ClockOptIn = "opt_in"
+// clockOptIn is the fault param that allows clock-skew to change a real
+// clock, the same one the nemesis itself refuses without (allow=true;
+// docs/nemesis.md §8).
+const clockOptIn = "allow"
 
 // Lookup finds the nemesis a fault names: its custom commands when it has
 // them (under the row's id), else the built-in row. A row that is not
@@ -80,9 +81,9 @@ func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut 
 		}
 		for _, need := range n.Info().Needs {
 			needs[need] = true
-			if need == "clock" && f.Params[ClockOptIn] != "yes" {
+			if need == "clock" && f.Params[clockOptIn] != "true" {
 				return caps, &session.MissingCapability{Requirement: "clock",
-					Reason: fmt.Sprintf("scenarios.yml:%d: %s changes a real clock; set params: {%s: \"yes\"} on the fault to allow it", f.Line, f.Nemesis, ClockOptIn)}, nil
+					Reason: fmt.Sprintf("scenarios.yml:%d: %s changes a real clock; set params: {%s: \"true\"} on the fault to allow it", f.Line, f.Nemesis, clockOptIn)}, nil
 			}
 		}
 	}
