@@ -648,7 +648,10 @@ func (d *Deployer) CleanData(ctx context.Context) error {
 			return fmt.Errorf("refusing to wipe data dir %s: too close to the root of the filesystem (set sut.data_dir)", dd)
 		}
 		q := shell.Quote(dd)
-		if _, err := d.Run(ctx, h, asRoot+"{ rm -rf -- "+q+" 2>/dev/null || $SUDO rm -rf -- "+q+"; } && mkdir -p "+q); err != nil {
+		// The contents, not the dir: a data dir may be a mount point (the
+		// testbed's tmpfs, a dedicated disk), which rm cannot remove.
+		wipe := "find " + q + " -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +"
+		if _, err := d.Run(ctx, h, asRoot+"mkdir -p "+q+" && { "+wipe+" 2>/dev/null || $SUDO "+wipe+"; }"); err != nil {
 			return fmt.Errorf("wipe %s: %w", dd, err)
 		}
 		d.printf("host=%s wiped=%s", h.Name, q)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,6 +125,9 @@ func rewriteEnv(name string, data []byte, st *State) ([]byte, error) {
 			if k.HeadComment != "" {
 				carry = strings.TrimSpace(carry + "\n" + k.HeadComment)
 			}
+		case "parameters":
+			retargetBenchHost(v, st)
+			keep(k, v)
 		default:
 			keep(k, v)
 		}
@@ -139,6 +143,38 @@ func rewriteEnv(name string, data []byte, st *State) ([]byte, error) {
 		return nil, err
 	}
 	return spaceSections(out), nil
+}
+
+// retargetBenchHost points parameters.bench_host at the testbed's first
+// client host (else its last host) when it names no testbed host: the
+// generated value comes from the SUT's docs ("client-1"), and a bench host
+// that does not exist would stop the benchmark and the scenario runs.
+func retargetBenchHost(params *yaml.Node, st *State) {
+	if params.Kind != yaml.MappingNode || len(st.Hosts) == 0 {
+		return
+	}
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		if params.Content[i].Value != "bench_host" {
+			continue
+		}
+		v := params.Content[i+1]
+		for _, h := range st.Hosts {
+			if h.Name == v.Value {
+				return
+			}
+		}
+		pick := st.Hosts[len(st.Hosts)-1].Name
+		for _, h := range st.Hosts {
+			if slices.Contains(h.Roles, "client") {
+				pick = h.Name
+				break
+			}
+		}
+		old := v.Value
+		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: pick, Style: yaml.DoubleQuotedStyle,
+			LineComment: fmt.Sprintf("# dstgen testbed: was %q, not a testbed host", old)}
+		return
+	}
 }
 
 // spaceSections puts a blank line before every top-level section (a key at

@@ -187,7 +187,7 @@ func plan(c Config, prev *State) *State {
 		base := filepath.Join(c.Dir, "hosts", name)
 		h := HostState{Name: name, NS: nsPrefix + strconv.Itoa(i), Veth: vethPrefix + strconv.Itoa(i),
 			Address: "10.77.0." + strconv.Itoa(firstHostOctet+i-1), Port: 22, Roles: hostRoles(c.Roles[i-1]),
-			Workdir: filepath.Join(base, "work"), DataDir: filepath.Join(base, "data"), SSHDir: filepath.Join(base, "ssh")}
+			Workdir: filepath.Join(base, "work"), DataDir: filepath.Join(base, "work", "data"), SSHDir: filepath.Join(base, "ssh")}
 		if prev != nil && i <= len(prev.Hosts) {
 			p := prev.Hosts[i-1]
 			h.NSCreated, h.Mounted, h.PID, h.HostKey = p.NSCreated, p.Mounted, p.PID, p.HostKey

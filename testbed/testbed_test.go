@@ -144,7 +144,7 @@ func TestEnvYAMLGolden(t *testing.T) {
 		t.Fatalf("the testbed env.yml does not load: %v", err)
 	}
 	if len(e.Hosts) != 3 || e.Hosts[2].Address != "10.77.0.13" || e.Hosts[2].Roles[0] != "client" || e.SSH.User != User ||
-		e.Hosts[0].Vars["data_dir"] != "/var/lib/dstgen/testbed/hosts/h1/data" {
+		e.Hosts[0].Vars["data_dir"] != "/var/lib/dstgen/testbed/hosts/h1/work/data" {
 		t.Errorf("loaded %+v", e)
 	}
 	if got, want := string(fixedState().knownHosts()), "10.77.0.11 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyh1\n"; !strings.HasPrefix(got, want) {
