@@ -98,20 +98,56 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		}
 		floor := (1 - tol) * planned
 		var bad []string
+		excused := 0
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
 			if iv.Ops == 0 || (planned > 0 && rate < floor) {
+				// No op at all is a stall even under a fault: a slowed or
+				// cut-off client still invokes ops (and records them failed).
+				if iv.Ops > 0 && inFaultWindow(r, iv.StartNS, int64(step*1e9)) {
+					excused++
+					continue
+				}
 				bad = append(bad, fmt.Sprintf("%.0f ops/s at +%s", rate, time.Duration(iv.StartNS)))
 			}
 		}
+		excuse := ""
+		if excused > 0 {
+			excuse = fmt.Sprintf(" (%d interval(s) below it inside a fault window or its recovery not judged: the fault's effect, not a stall)", excused)
+		}
 		if len(bad) > 0 {
 			status = CheckFail
-			ev = append(ev, fmt.Sprintf("%s: %d of %d intervals below floor %.0f ops/s (planned %.0f, tolerance %.0f%%): %s", lr.rel, len(bad), len(ser), floor, planned, tol*100, strings.Join(render.FirstN(bad, 3), ", ")))
+			ev = append(ev, fmt.Sprintf("%s: %d of %d intervals below floor %.0f ops/s (planned %.0f, tolerance %.0f%%): %s%s", lr.rel, len(bad), len(ser), floor, planned, tol*100, strings.Join(render.FirstN(bad, 3), ", "), excuse))
 		} else {
-			ev = append(ev, fmt.Sprintf("%s: %d intervals, none below %.0f ops/s, no stall", lr.rel, len(ser), floor))
+			ev = append(ev, fmt.Sprintf("%s: %d intervals, none below %.0f ops/s outside fault windows, no stall%s", lr.rel, len(ser), floor, excuse))
 		}
 	}
 	return status, strings.Join(ev, "; ")
+}
+
+// recoveryIntervals is how many measurement intervals after a window's
+// revert still count as its recovery for red flag 1: clients blocked on
+// a request timeout and a re-election finish there.
+const recoveryIntervals = 2
+
+// inFaultWindow reports whether the interval [start, start+step) overlaps
+// an injected fault window or the recovery intervals after it. A closed-loop
+// client slows down while its node is cut off or killed: that dip is the
+// fault landing, not the generator stalling (docs/verdicts.md §6 check 1).
+func inFaultWindow(r *session.Run, start, step int64) bool {
+	for _, w := range r.FaultWindows {
+		if w.InjectedAtNS == nil {
+			continue
+		}
+		end := int64(1<<62 - 1)
+		if w.RevertedAtNS != nil {
+			end = *w.RevertedAtNS + recoveryIntervals*step
+		}
+		if start+step > *w.InjectedAtNS && start < end {
+			return true
+		}
+	}
+	return false
 }
 
 // flagOracleEveryCycle is docs/verdicts.md §6 check 2: the oracle consumed

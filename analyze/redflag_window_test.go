@@ -1,0 +1,66 @@
+package analyze
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/session"
+)
+
+// Red flag 1 does not count a rate dip inside a fault window (or its two
+// recovery intervals) as a stall — the client is suffering the fault — but
+// the same dip outside every window still fails, and so does an interval
+// with no op at all inside one.
+func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
+	cases := []struct {
+		name     string
+		interval int // index of the 6 s interval changed (window: 20 s..30 s)
+		ops      func(normal int) int
+		want     string
+	}{
+		{"dip inside the window", 4, func(n int) int { return n / 3 }, CheckPass},
+		{"dip in the recovery after it", 5, func(n int) int { return n / 3 }, CheckPass},
+		{"dip far from any window", 9, func(n int) int { return n / 3 }, CheckFail},
+		{"no op at all inside the window", 4, func(int) int { return 0 }, CheckFail},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			planPath := filepath.Join(root, "plan.md")
+			if err := os.WriteFile(planPath, []byte(auditPlanHeader+seriousScenarioChecker("S1", "kv_lin", "register", "linearizability")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := plan.Parse(planPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(root, "audit", "20260601T100000Z")
+			sessionLog(t, dir, "audit", "../../plan.md")
+			g := baseAudit("S1")
+			g.ops = 600
+			g.mutate = func(r *session.Run) {
+				r.Workload.PlannedRate = 10
+				iv := &r.Workload.Throughput[c.interval]
+				iv.Ops = c.ops(iv.Ops)
+			}
+			g.build(t, dir)
+			rep, err := Analyze(context.Background(), dir, p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := findResult(rep, "S1")
+			if s == nil {
+				t.Fatal("no S1")
+			}
+			if got := s.RedFlags[0]; got.Status != c.want {
+				t.Errorf("red flag 1 = %s (%s), want %s", got.Status, got.Evidence, c.want)
+			} else if c.want == CheckPass && !strings.Contains(got.Evidence, "inside a fault window") {
+				t.Errorf("the pass does not say which interval it did not judge: %s", got.Evidence)
+			}
+		})
+	}
+}
