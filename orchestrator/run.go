@@ -1150,6 +1150,20 @@ func (r *unitRun) collect() {
 			r.logCollect(res, err)
 		}
 	}
+	if strings.TrimSpace(r.o.Env.SUT.Command) != "" {
+		var dirs []string
+		for _, h := range r.sut {
+			dirs = append(dirs, filepath.Join(logsDir(h.Name), "sut"))
+		}
+		ls, err := scanLogs(sdir, dirs)
+		if err != nil {
+			r.logf("log_scan error=%q", err.Error())
+		}
+		if ls != nil {
+			r.run.LogScan = ls
+			r.logf("log_scan markers=%d found=%d", len(ls.Markers), ls.Found)
+		}
+	}
 	for _, h := range r.metricsHosts {
 		script := path.Join(h.Workdir, "scripts", "collect-metrics.sh")
 		_, _ = r.o.Exec.Run(ctx, h.Host, "bash "+shell.Quote(script)+" stop "+shell.Quote(r.metricsDir(h))+" >/dev/null 2>&1 || true")
