@@ -21,11 +21,14 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 		interval int // index of the 6 s interval changed (window: 20 s..30 s)
 		ops      func(normal int) int
 		want     string
+		nominal  float64 // recovery.nominal_at_ns in seconds (0: none)
 	}{
-		{"dip inside the window", 4, func(n int) int { return n / 3 }, CheckPass},
-		{"dip in the recovery after it", 5, func(n int) int { return n / 3 }, CheckPass},
-		{"dip far from any window", 9, func(n int) int { return n / 3 }, CheckFail},
-		{"no op at all inside the window", 4, func(int) int { return 0 }, CheckFail},
+		{"dip inside the window", 4, func(n int) int { return n / 3 }, CheckPass, 0},
+		{"dip in the recovery after it", 5, func(n int) int { return n / 3 }, CheckPass, 0},
+		{"dip far from any window", 9, func(n int) int { return n / 3 }, CheckFail, 0},
+		{"no op at all inside the window", 4, func(int) int { return 0 }, CheckFail, 0},
+		{"dip before the system was seen nominal", 7, func(n int) int { return n / 3 }, CheckPass, 40},
+		{"dip after it was seen nominal", 9, func(n int) int { return n / 3 }, CheckFail, 40},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,6 +49,10 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 				r.Workload.PlannedRate = 10
 				iv := &r.Workload.Throughput[c.interval]
 				iv.Ops = c.ops(iv.Ops)
+				if c.nominal > 0 {
+					at := int64(c.nominal * 1e9)
+					r.Recovery = &session.Recovery{Nominal: true, Evidence: "quiesce held", NominalAtNS: &at}
+				}
 			}
 			g.build(t, dir)
 			rep, err := Analyze(context.Background(), dir, p, Options{})

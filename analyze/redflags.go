@@ -135,6 +135,19 @@ const recoveryIntervals = 2
 // client slows down while its node is cut off or killed: that dip is the
 // fault landing, not the generator stalling (docs/verdicts.md §6 check 1).
 func inFaultWindow(r *session.Run, start, step int64) bool {
+	var lastRevert int64
+	for _, w := range r.FaultWindows {
+		if w.RevertedAtNS != nil && *w.RevertedAtNS > lastRevert {
+			lastRevert = *w.RevertedAtNS
+		}
+	}
+	// After the last heal the system recovers until it is seen nominal
+	// (run.json recovery.nominal_at_ns): a re-election there is still the
+	// fault's effect.
+	if rc := r.Recovery; rc != nil && rc.Nominal && rc.NominalAtNS != nil && lastRevert > 0 &&
+		start+step > lastRevert && start < *rc.NominalAtNS+recoveryIntervals*step {
+		return true
+	}
 	for _, w := range r.FaultWindows {
 		if w.InjectedAtNS == nil {
 			continue

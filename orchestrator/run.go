@@ -148,13 +148,14 @@ func (s *state) get() (string, string) {
 
 // unitRun is the working state of one attempt.
 type unitRun struct {
-	o       *Orchestrator
-	u       Unit
-	a       Attempt
-	run     *session.Run
-	runPath string
-	st      state
-	start   time.Time
+	o         *Orchestrator
+	nominalAt int64 // control wall ns when quiesce held; 0 = not seen
+	u         Unit
+	a         Attempt
+	run       *session.Run
+	runPath   string
+	st        state
+	start     time.Time
 
 	all, sut, clients []nemesis.Host
 	driver            *nemesis.Host
@@ -1022,6 +1023,7 @@ func (r *unitRun) quiesce(ctx context.Context) {
 			}
 		}
 		if okAll {
+			r.nominalAt = time.Now().UnixNano()
 			r.run.Recovery = &session.Recovery{Nominal: true, Evidence: fmt.Sprintf("quiesce command exited 0 after %s", time.Since(time.Unix(0, r.lastRevert())).Round(time.Millisecond))}
 			r.logf("quiesce nominal=true")
 			return
@@ -1192,6 +1194,10 @@ func (r *unitRun) collect() {
 	}
 	r.run.Timeline.OriginUnixNS = origin
 	r.run.FaultWindows = r.windowsOn(func(ns int64) int64 { return ToHistory(ns, drv, origin) })
+	if r.nominalAt != 0 && r.run.Recovery != nil {
+		v := ToHistory(r.nominalAt, drv, origin)
+		r.run.Recovery.NominalAtNS = &v
+	}
 	for i, rec := range r.wins {
 		if rec.historyVictim && len(ops) > 0 {
 			ev := HistorySignal(ops, r.run.FaultWindows[i])

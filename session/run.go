@@ -203,6 +203,9 @@ type Oracle struct {
 type Recovery struct {
 	Nominal  bool   `json:"nominal"`
 	Evidence string `json:"evidence,omitempty"`
+	// NominalAtNS is when the system was seen back to nominal (the
+	// quiesce condition held), on the history's clock.
+	NominalAtNS *int64 `json:"nominal_at_ns,omitempty"`
 }
 
 // LogScan is the grep of SUT logs for error markers (red flag 7).
