@@ -71,7 +71,8 @@
 //	oracle              for oracles that ran on the remote side: {checkers[], ran,
 //	                    outcome: valid|invalid|unknown, ops_consumed, anomalies,
 //	                    evidence, html, scope}
-//	recovery            {nominal, evidence}: back to nominal after the last heal
+//	recovery            {nominal, evidence, nominal_at_ns}: back to nominal after
+//	                    the last heal, and when that was seen (history clock)
 //	log_scan            {markers[], found, accounted, hits[]}: error markers in SUT
 //	                    logs, and how many of them the oracle accounted for
 //	baseline            {compared, harness_hash, config_hash,
