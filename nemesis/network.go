@@ -44,13 +44,22 @@ type partitionNemesis struct {
 // hookParam and the other iptables params, as Info.Params lists them.
 const hookParam = "hook=INPUT,OUTPUT: the filter chains the dstgen jump is made from for this fault (INPUT, OUTPUT, FORWARD); FORWARD alone puts the rules where local traffic never passes (a deliberately absent landing signal)"
 
+// viaParam routes partition-full and leader-isolation through `dstgen
+// proxy` (proxied.go): the targets' proxies are disabled, no root needed.
+const viaParam = "via=iptables: iptables | proxy (partition-full, leader-isolation: disable the targets' `dstgen proxy` proxies instead; no root, see proxy_api, proxies)"
+
+// ViaProxy reports whether a fault's params route it through `dstgen
+// proxy` rather than iptables, so that the run's pre-flight does not ask
+// for root and iptables.
+func ViaProxy(params map[string]string) bool { return params["via"] == "proxy" }
+
 func networkNemeses() []Nemesis {
 	mk := func(id, summary string, shape func(Fault, ipSet) ([]hostRules, error), extra ...string) Nemesis {
 		return partitionNemesis{
 			info: Info{
 				ID: id, Group: "network", Summary: summary, BuiltIn: true,
 				Needs:    []string{"root", "iptables"},
-				Params:   append(extra, hookParam),
+				Params:   append(extra, hookParam, viaParam),
 				Injector: "iptables_counter (DROP packets of this epoch's rules, all hosts); target check iptables_rules",
 				Victim:   "RPC timeouts / error-rate jump in the history during the window; a leader change",
 			},
@@ -432,6 +441,12 @@ func iptablesApply(chain string, hooks []string, epoch string, rules []dropRule)
 // touches, then applies the rules; a failure heals what was applied.
 func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error) {
 	id := p.info.ID
+	switch v := f.Params["via"]; {
+	case v == "proxy" && (id == "partition-full" || id == "leader-isolation"):
+		return injectProxied(ctx, x, f)
+	case v != "" && v != "iptables":
+		return nil, fmt.Errorf("%s %s: via=%q: want iptables, or proxy for partition-full and leader-isolation", id, f.Epoch, v)
+	}
 	if err := checkName("fault epoch", f.Epoch); err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}

@@ -128,7 +128,7 @@ func planProxied(f Fault) (proxyPlan, error) {
 		}
 		ts, err := streams(proxy.Toxic{Type: typ, Toxicity: float32(frac), Attributes: map[string]any{"timeout": int64(0)}})
 		return proxyPlan{toxics: ts, note: fmt.Sprintf("approximates loss per connection, not per packet: %s on %s of the connections (a TCP proxy cannot drop single packets)", typ, v)}, err
-	case "partition-full":
+	case "partition-full", "leader-isolation":
 		return proxyPlan{disable: true, note: "proxies disabled: their listeners and connections closed"}, nil
 	case "packet-dup", "packet-reorder":
 		return proxyPlan{}, fmt.Errorf("not possible through a TCP proxy: it sees a byte stream, not packets; %s needs tc netem on the host", f.Nemesis)

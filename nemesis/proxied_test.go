@@ -284,7 +284,15 @@ func TestProxiedPartition(t *testing.T) {
 	if _, err := b.echo(t, 2); err != nil {
 		t.Fatal(err)
 	}
-	a, err := injectProxied(ctx, x, b.fault("partition-full", "S3-w1", map[string]string{"via": "proxy", "proxies": "echo"}))
+	// Through the catalog: partition-full with via=proxy is routed here.
+	n, err := Lookup("partition-full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Inject(ctx, x, b.fault("partition-full", "S3-w1", map[string]string{"via": "carrier-pigeon"})); err == nil || !strings.Contains(err.Error(), "via=") {
+		t.Errorf("via=carrier-pigeon: %v, want a refusal naming via", err)
+	}
+	a, err := n.Inject(ctx, x, b.fault("partition-full", "S3-w1", map[string]string{"via": "proxy", "proxies": "echo"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,9 @@ func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut 
 			return caps, missing, nil
 		}
 		for _, need := range n.Info().Needs {
+			if nemesis.ViaProxy(f.Params) && (need == "root" || need == "iptables") {
+				continue // through `dstgen proxy`: no root, no iptables
+			}
 			needs[need] = true
 			if need == "clock" && f.Params[clockOptIn] != "true" {
 				return caps, &session.MissingCapability{Requirement: "clock",
