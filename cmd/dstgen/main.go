@@ -102,6 +102,8 @@ func newRootCmd() *cobra.Command {
 		newCheckCmd(), newAnalyzeCmd(), newReduceCmd(),
 		// testbed: simulated hosts on this machine
 		newTestbedCmd(),
+		// the demo on a built-in default, and the stored runs in a browser
+		newDemoCmd(), newServeCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd()) // help also prints the docs/ reference pages
 	return withVersion(root)
