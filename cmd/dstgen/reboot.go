@@ -25,7 +25,8 @@ func newRebootCmd() *cobra.Command {
 		Use:   "reboot TARGET [--confirm]",
 		Short: "Reboot hosts and wait until each is back with a new boot id; refuses hosts that share the control node's kernel",
 		Long: `Reboot TARGET (a host, role:R, all) and wait, polling with bounded SSH
-round trips, until each host answers again with a new boot id.
+round trips, until each host answers again with a new boot id; a host
+that is back prints "host=H rebooted=yes boot_id=OLD→NEW after=D".
 
 A host whose kernel is the control node's (a network namespace or a
 container on this machine: its boot id equals ours) is refused: rebooting
@@ -77,7 +78,7 @@ within 5 minutes; 2 bad input or no --confirm.`,
 			var failed []string
 			for i, h := range ok {
 				if err := rebootHost(ctx, pool, h, boot[i], w); err != nil {
-					failed = append(failed, h.Name)
+					failed = append(failed, h.Name+": "+err.Error())
 					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "failed"}, {"reason", err.Error()}}))
 				}
 			}
@@ -131,8 +132,8 @@ func listOr(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// rebootHost asks h to reboot and polls, each round trip bounded, until it
-// answers with a boot id other than before.
+// rebootHost asks h to reboot and waits until it answers with a boot id
+// other than before (waitBoot).
 func rebootHost(ctx context.Context, pool *runner.Pool, h env.Host, before string, w io.Writer) error {
 	if before == "" {
 		return errors.New("no boot id recorded before the reboot: cannot tell when it is back")
@@ -140,23 +141,68 @@ func rebootHost(ctx context.Context, pool *runner.Pool, h env.Host, before strin
 	// The reboot is delayed so this round trip returns before sshd dies.
 	_, _ = pool.Run(ctx, h, `if [ "$(id -u)" -eq 0 ]; then S=; else S="sudo -n"; fi; nohup sh -c "sleep 1; $S reboot" >/dev/null 2>&1 </dev/null &`, nil, io.Discard, io.Discard)
 	fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "sent"}, {"boot_id", before}}))
-	deadline := time.Now().Add(rebootWait)
-	for i := 0; time.Now().Before(deadline); i++ {
+	read := func(ctx context.Context) (string, error) {
+		var out bytes.Buffer
+		_, err := pool.Run(ctx, h, "cat /proc/sys/kernel/random/boot_id", nil, &out, io.Discard)
+		return strings.TrimSpace(out.String()), err
+	}
+	return waitBoot(ctx, h.Name, before, read, bootPoll{every: rebootEvery, probe: rebootProbe, bound: rebootWait}, w)
+}
+
+// Polling of a rebooting host: a round trip every rebootEvery, each
+// bounded by rebootProbe, for rebootWait in all.
+const (
+	rebootEvery = 5 * time.Second
+	rebootProbe = 10 * time.Second
+)
+
+// bootPoll bounds waitBoot: the pause between polls, one poll, the whole
+// wait. Tests shrink it; the command uses the constants above.
+type bootPoll struct{ every, probe, bound time.Duration }
+
+// waitBoot polls read (each call bounded by p.probe) every p.every until
+// it returns a boot id other than before, for p.bound at most. A host that
+// does not answer is what a reboot looks like, so an error is only kept as
+// the last state for the timeout's reason. It prints
+// "host=H rebooted=yes boot_id=OLD→NEW after=Ns polls=N" when the host is
+// back.
+func waitBoot(ctx context.Context, host, before string, read func(context.Context) (string, error), p bootPoll, w io.Writer) error {
+	start := time.Now()
+	deadline := start.Add(p.bound)
+	last := "no answer yet"
+	maxPolls := int(p.bound/max(p.every, time.Millisecond)) + 1 // the deadline is the real bound; this caps the loop count too
+	for i := 0; i < maxPolls && time.Now().Before(deadline); i++ {
+		t := time.NewTimer(min(p.every, time.Until(deadline)))
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
+			t.Stop()
+			return fmt.Errorf("waiting for %s to come back: %w", host, context.Cause(ctx))
+		case <-t.C:
 		}
-		var out bytes.Buffer
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := pool.Run(rctx, h, "cat /proc/sys/kernel/random/boot_id", nil, &out, io.Discard)
+		rctx, cancel := context.WithTimeout(ctx, min(p.probe, max(time.Until(deadline), time.Millisecond)))
+		now, err := read(rctx)
 		cancel()
-		if err == nil {
-			if now := strings.TrimSpace(out.String()); now != "" && now != before {
-				fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "back"}, {"boot_id", now}, {"polls", fmt.Sprint(i + 1)}}))
-				return nil
-			}
+		switch {
+		case err != nil:
+			last = "unreachable: " + firstLine(err.Error())
+		case now == "":
+			last = "answers, but no boot id readable"
+		case now == before:
+			last = "answers with the old boot id (not rebooted yet)"
+		default:
+			fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", host}, {"rebooted", "yes"}, {"boot_id", before + "→" + now},
+				{"after", time.Since(start).Round(time.Second).String()}, {"polls", fmt.Sprint(i + 1)}}))
+			return nil
 		}
 	}
-	return fmt.Errorf("not back with a new boot id after %s", rebootWait)
+	return fmt.Errorf("not back with a new boot id after %s (last: %s)", p.bound, last)
+}
+
+// firstLine is s up to its first newline: reasons stay one line.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
