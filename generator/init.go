@@ -28,6 +28,13 @@ type InitOptions struct {
 	DryRun bool // decide and report, write nothing
 	Yes    bool // accept every question's default without asking
 
+	// Agents are the agent kinds (KnownAgents; ParseAgents checks a flag
+	// value) whose definitions are also written at the SUT root, where
+	// each agent looks by itself: outside the output directory, so only
+	// on request. Same rules as testing/: edits kept unless Force, nothing
+	// written on DryRun.
+	Agents []string
+
 	// Prompt, when non-nil, is a terminal to ask the scanner's open
 	// questions on (answers are read one line each, Enter = default).
 	// nil never waits for input: unanswered questions become TODOs.
@@ -53,7 +60,10 @@ type InitResult struct {
 	Plan     *plan.Plan
 	Warnings []plan.Problem // lint warnings (errors stop Init)
 	Actions  []FileAction   // per generated file, sorted by path
-	DryRun   bool
+	// AgentActions are the --agents files, by path relative to the SUT
+	// root, in KnownAgents order.
+	AgentActions []FileAction
+	DryRun       bool
 }
 
 // LintError is returned when the plan has lint errors: a plan the linter
@@ -98,6 +108,10 @@ func (e *LintError) first() *plan.Problem {
 func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if o.CheckTaskfile == nil {
 		return nil, errors.New("init: no Taskfile checker configured")
+	}
+	agents, err := ParseAgents(o.Agents)
+	if err != nil {
+		return nil, err
 	}
 	sut, err := sutDir(o.SUT)
 	if err != nil {
@@ -176,6 +190,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		in.SUTRel = sut
 	}
 	in.SUTRel = filepath.ToSlash(in.SUTRel)
+	in.TestingDir = filepath.ToSlash(outRel)
 	if planPath != "" {
 		in.PlanSHA = sum(planData)
 		in.PlanPath = relSlash(out, planPath)
@@ -200,7 +215,19 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The agent files name the testing dir from the SUT root, where their
+	// agent starts: relative inside the SUT, absolute outside it.
+	ain := in
+	if ain.TestingDir == "" {
+		ain.TestingDir = filepath.ToSlash(out)
+	}
+	afs, err := planAgents(sut, agents, ain, man, o.Force)
+	if err != nil {
+		return nil, err
+	}
+	res.AgentActions = agentActions(afs)
 	newMan := newManifest(files, acts, man)
+	newMan.SUTFiles = sutManifest(man.SUTFiles, afs)
 	mf := File{Path: ManifestPath, Data: newMan.encode(), Mode: 0o644}
 	ma, err := planActions(out, []File{mf}, man, true)
 	if err != nil {
@@ -231,6 +258,13 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	defer os.RemoveAll(tmp)
 	if err := o.CheckTaskfile(tmp); err != nil {
 		return nil, fmt.Errorf("generated Taskfile.yml is not valid for go-task (nothing written): %s", oneline(err.Error()))
+	}
+	// Before testing/'s manifest: should this fail, the manifest does not
+	// vouch for a file that never reached the disk; should the commit
+	// fail after it, a file written here equals its generation and reads
+	// as "unchanged", not as edited.
+	if err := writeAgentFiles(sut, afs); err != nil {
+		return nil, err
 	}
 	if err := commit(tmp, out, files, acts); err != nil {
 		return nil, err

@@ -28,6 +28,10 @@ type RenderInput struct {
 	PlanPath, PlanRel, PlanSHA string
 	// SUTRel is the SUT root relative to the output directory ("..").
 	SUTRel string
+	// TestingDir is the output directory as the SUT root sees it, the
+	// path the agent files name ("" = "testing"): relative when it lies
+	// inside the SUT, absolute otherwise.
+	TestingDir string
 	// Templates replaces the embedded template tree (rooted like
 	// templates.FS); nil uses the embedded one. Tests use it to prove that
 	// a broken template never reaches the disk.
@@ -138,19 +142,21 @@ func oneline(s string) string {
 // model is the data every template sees. Field names are the template
 // contract; keep them stable.
 type model struct {
-	Project   string
-	HasPlan   bool
-	PlanPath  string
-	PlanRel   string
-	PlanSHA   string
-	Mode      string
-	SUTRel    string
-	SSHUser   string
-	SSHKey    string
-	SSHPort   string
-	Jump      *jumpModel // nil = no bastion
-	Hosts     []hostModel
-	BenchHost string
+	Project  string
+	HasPlan  bool
+	PlanPath string
+	PlanRel  string
+	PlanSHA  string
+	Mode     string
+	SUTRel   string
+	// TestingDir is RenderInput.TestingDir, defaulted.
+	TestingDir string
+	SSHUser    string
+	SSHKey     string
+	SSHPort    string
+	Jump       *jumpModel // nil = no bastion
+	Hosts      []hostModel
+	BenchHost  string
 
 	BenchMode     string
 	BenchRate     string
@@ -234,6 +240,9 @@ func newModel(in RenderInput) model {
 	}
 	if m.SUTRel == "" {
 		m.SUTRel = ".."
+	}
+	if m.TestingDir = in.TestingDir; m.TestingDir == "" {
+		m.TestingDir = "testing"
 	}
 	fillBuild(&m, p)
 	fillService(&m, p)

@@ -47,6 +47,10 @@ type FileAction struct {
 type Manifest struct {
 	Version int               `json:"version"`
 	Files   map[string]string `json:"files"` // slash path → sha256 hex
+	// SUTFiles are the files `init --agents` wrote outside the output
+	// directory, by slash path relative to the SUT root; for AGENTS.md the
+	// hash is of dstgen's marked block only, the rest being the project's.
+	SUTFiles map[string]string `json:"sut_files,omitempty"`
 }
 
 func sum(b []byte) string {

@@ -14,13 +14,20 @@ import (
 )
 
 // FS holds the testing/ tree; each file's path below "testing/" (minus the
-// ".tmpl" suffix) is the path it is written to.
+// ".tmpl" suffix) is the path it is written to. It also holds the sut/
+// tree: the files `dstgen init --agents` writes at the SUT root, outside
+// testing/, where agents look for them.
 //
-//go:embed all:testing
+//go:embed all:testing all:sut
 var FS embed.FS
 
 // Root is the directory inside FS that mirrors the generated testing/ dir.
 const Root = "testing"
+
+// SUTRoot is the directory inside FS whose templates are rendered only on
+// request (`dstgen init --agents`), relative to the SUT root. Render never
+// walks it.
+const SUTRoot = "sut"
 
 // LeftDelim and RightDelim are the action delimiters every template is
 // parsed with.

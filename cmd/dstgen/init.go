@@ -19,8 +19,9 @@ import (
 // generate the testing/ framework.
 func newInitCmd() *cobra.Command {
 	o := generator.InitOptions{CheckTaskfile: taskcheck.Check}
+	var agentNames []string
 	cmd := &cobra.Command{
-		Use:   "init [--plan FILE] [--sut DIR] [--out DIR] [--force] [--dry-run] [--yes]",
+		Use:   "init [--plan FILE] [--sut DIR] [--out DIR] [--agents claude,agents-md] [--force] [--dry-run] [--yes]",
 		Short: "Generate testing/ (Taskfile, env.example.yml, scenarios.yml, scripts, README) from the SUT and its plan",
 		Long: `init scans the system under test (--sut, default: the current directory),
 reads the plan (--plan, default: the single docs/testing-plans/*.md; with
@@ -36,13 +37,28 @@ Re-running is safe: env.yml is never written, and a generated file edited
 since generation is kept ("skip (edited)") unless --force. --dry-run lists
 create|update|unchanged|skip per file and writes nothing.
 
+--agents also writes, at the SUT root where each agent looks by itself
+(opt-in: outside testing/): claude = .claude/agents/test-runner.md, the
+test-runner contract as a Claude Code sub-agent (frontmatter name,
+description, tools); agents-md = a block in AGENTS.md between
+<!-- dstgen:begin test-runner --> and <!-- dstgen:end test-runner -->
+markers pointing at testing/, replaced on every re-run, the rest of the
+file kept byte for byte (created when missing). The same edit rule holds:
+a definition edited since generation is kept unless --force.
+
 Exit codes: 0 generated (or dry run listed); 2 bad input: missing or
 unreadable SUT dir, several plans without --plan, a plan that fails lint
-(problems printed as file:line), output dir not writable, or a Taskfile
-go-task cannot compile. Nothing is half-written.`,
+(problems printed as file:line), output dir not writable, a Taskfile
+go-task cannot compile, an unknown --agents name, or AGENTS.md markers out
+of order (file:line). Nothing is half-written.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			agents, err := generator.ParseAgents(agentNames)
+			if err != nil {
+				return badInput(fmt.Errorf("init: %w", err))
+			}
+			o.Agents = agents
 			if !o.Yes && isTerminal(cmd.InOrStdin()) {
 				o.Prompt, o.Log = cmd.InOrStdin(), stderr
 			}
@@ -64,6 +80,7 @@ go-task cannot compile. Nothing is half-written.`,
 	f.StringVar(&o.Plan, "plan", "", "plan file (default: the single docs/testing-plans/*.md of the SUT)")
 	f.StringVar(&o.SUT, "sut", "", "SUT root directory (default: current directory)")
 	f.StringVar(&o.Out, "out", "", "output directory (default: <sut>/testing)")
+	f.StringSliceVar(&agentNames, "agents", nil, "also write agent definitions at the SUT root: "+strings.Join(generator.KnownAgents(), ", ")+" (comma list)")
 	f.BoolVar(&o.Force, "force", false, "overwrite generated files edited since generation")
 	f.BoolVar(&o.DryRun, "dry-run", false, "list what would change; write nothing")
 	f.BoolVar(&o.Yes, "yes", false, "accept every question's default without asking")
@@ -110,6 +127,15 @@ func printInitSummary(w io.Writer, res *generator.InitResult) {
 		fmt.Fprintf(w, "  %-26s %s\n", a.Action, a.Path)
 		if a.Action == generator.ActSkip {
 			skipped++
+		}
+	}
+	if len(res.AgentActions) > 0 {
+		fmt.Fprintf(w, "%s %s (--agents):\n", verb, res.SUT)
+		for _, a := range res.AgentActions {
+			fmt.Fprintf(w, "  %-26s %s\n", a.Action, a.Path)
+			if a.Action == generator.ActSkip {
+				skipped++
+			}
 		}
 	}
 	// With an env.yml already there, "cp env.example.yml env.yml" would
