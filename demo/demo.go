@@ -1,0 +1,647 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dstgen/dstgen/proxy"
+)
+
+// Bug settings of --bug.
+const (
+	BugNone       = "none"
+	BugStaleReads = "stale-reads"
+	BugBoth       = "both"
+)
+
+// ErrBadInput marks an error the CLI reports as bad input (exit 2).
+var ErrBadInput = errors.New("bad input")
+
+// inputError is bad input: its message is the one-line reason alone.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string        { return e.msg }
+func (e *inputError) Is(target error) bool { return target == ErrBadInput }
+
+func badInput(format string, a ...any) error { return &inputError{fmt.Sprintf(format, a...)} }
+
+// Config is one demo run.
+type Config struct {
+	// Dir is where everything goes; "" = a temp dir, removed at the end
+	// unless Keep or the run failed.
+	Dir string
+	// Keep keeps a temp Dir.
+	Keep bool
+	// Bug is none, stale-reads or both.
+	Bug string
+	// Src is examples/kv; "" = found from the current directory upward.
+	Src string
+	// Exe is the dstgen binary the tasks, the nemesis and the proxy
+	// client call (os.Executable of the CLI).
+	Exe string
+	// Out receives the progress lines and the headline.
+	Out io.Writer
+	// Log receives the children's output (dstgen task, init, run); nil =
+	// DIR/demo.log only.
+	Log io.Writer
+}
+
+// nodes are the replicas; the client host runs the workload.
+var nodeNames = []string{"kv1", "kv2", "kv3"}
+
+// Run runs the demo and returns the exit code of the last analysis (0
+// DONE, 1 otherwise); an error wrapping ErrBadInput is bad input, any
+// other error a demo step that failed (exit 1, or 2 for bad input).
+func Run(ctx context.Context, cfg Config) (int, error) {
+	switch cfg.Bug {
+	case "":
+		cfg.Bug = BugBoth
+	case BugNone, BugStaleReads, BugBoth:
+	default:
+		return 2, badInput("--bug %q: want stale-reads, none or both", cfg.Bug)
+	}
+	src, root, err := findSource(cfg.Src)
+	if err != nil {
+		return 2, badInput("%v", err)
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	temp := cfg.Dir == ""
+	dir := cfg.Dir
+	if temp {
+		if dir, err = os.MkdirTemp("", "dstgen-demo-"); err != nil {
+			return 2, fmt.Errorf("demo dir: %w", err)
+		}
+	} else if dir, err = filepath.Abs(dir); err != nil {
+		return 2, fmt.Errorf("demo dir: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		return 2, fmt.Errorf("demo dir: %w", err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "demo.log"))
+	if err != nil {
+		return 2, fmt.Errorf("demo log: %w", err)
+	}
+	defer logf.Close()
+	d := &demo{cfg: cfg, dir: dir, src: src, root: root, start: time.Now(), log: logf}
+	if cfg.Log != nil {
+		d.log = io.MultiWriter(logf, cfg.Log)
+	}
+	code, err := d.run(ctx)
+	if temp && !cfg.Keep {
+		if err == nil && code == 0 {
+			_ = os.RemoveAll(dir)
+			fmt.Fprintf(cfg.Out, "removed %s (pass --keep or --dir to keep it)\n", dir)
+		} else {
+			fmt.Fprintf(cfg.Out, "kept %s (the run did not end DONE)\n", dir)
+		}
+	}
+	return code, err
+}
+
+// demo is the state of one run.
+type demo struct {
+	cfg              Config
+	dir, src, root   string
+	start            time.Time
+	log              io.Writer
+	testing          string // DIR/testing
+	env              []string
+	hosts            []*Host
+	ports            []int // kvnode listen ports
+	peers            []int // proxy ports in front of them
+	api              string
+	taskBin          string
+	lastAnalyzeCode  int
+	analyzedSessions int
+}
+
+// progress prints one progress line.
+func (d *demo) progress(phase string, kv ...string) {
+	fmt.Fprintf(d.cfg.Out, "demo phase=%s elapsed=%.1fs", phase, time.Since(d.start).Seconds())
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(d.cfg.Out, " %s=%s", kv[i], kv[i+1])
+	}
+	fmt.Fprintln(d.cfg.Out)
+}
+
+func (d *demo) run(ctx context.Context) (int, error) {
+	d.testing = filepath.Join(d.dir, "testing")
+	bin := filepath.Join(d.dir, "bin")
+	d.progress("build", "src", d.src)
+	if err := d.build(ctx, bin); err != nil {
+		return 1, err
+	}
+
+	// Hosts: one in-process SSH server each, a fresh key pair, strict
+	// host key checking against the demo's own known_hosts.
+	keys, err := NewKeys()
+	if err != nil {
+		return 1, err
+	}
+	sshDir := filepath.Join(d.dir, "ssh")
+	if err := os.MkdirAll(sshDir, 0o700); err != nil {
+		return 1, fmt.Errorf("ssh dir: %w", err)
+	}
+	if err := keys.WriteKey(filepath.Join(sshDir, "id_ed25519")); err != nil {
+		return 1, err
+	}
+	hctx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHosts()
+	for _, n := range append(append([]string{}, nodeNames...), "client") {
+		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey())
+		if err != nil {
+			return 1, err
+		}
+		d.hosts = append(d.hosts, h)
+	}
+	defer func() {
+		for _, h := range d.hosts {
+			if err := h.Close(); err != nil {
+				fmt.Fprintf(d.log, "demo: %v\n", err)
+			}
+		}
+	}()
+	if err := WriteKnownHosts(filepath.Join(sshDir, "known_hosts"), d.hosts); err != nil {
+		return 1, err
+	}
+
+	// The proxy: one per replica in front of its port; every node
+	// reaches its peers through them, so disabling peer-3 cuts node 3
+	// off from the leader's replication.
+	ports, err := freePorts(2*len(nodeNames) + 1)
+	if err != nil {
+		return 1, err
+	}
+	d.ports, d.peers = ports[:len(nodeNames)], ports[len(nodeNames):2*len(nodeNames)]
+	var specs []proxy.Spec
+	for i := range nodeNames {
+		specs = append(specs, proxy.Spec{Name: fmt.Sprintf("peer-%d", i+1),
+			Listen:   fmt.Sprintf("127.0.0.1:%d", d.peers[i]),
+			Upstream: fmt.Sprintf("127.0.0.1:%d", d.ports[i])})
+	}
+	pctx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
+	ready := make(chan string, 1)
+	perr := make(chan error, 1)
+	go func() {
+		perr <- proxy.Serve(pctx, fmt.Sprintf("127.0.0.1:%d", ports[2*len(nodeNames)]), specs, d.log, func(api string, _ *proxy.Server) { ready <- api })
+	}()
+	defer func() {
+		stopProxy()
+		select {
+		case <-perr:
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	select {
+	case d.api = <-ready:
+	case err := <-perr:
+		return 1, fmt.Errorf("proxy: %w", err)
+	case <-time.After(10 * time.Second):
+		return 1, errors.New("proxy: not listening after 10s")
+	}
+	d.progress("hosts", "ssh", d.hostList(), "proxy_api", d.api)
+
+	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	d.env = append(os.Environ(), "PATH="+path, "DSTGEN_NO_HOLDER=1", "DSTGEN="+d.cfg.Exe)
+
+	// Whatever happens from here on, stop the SUT and heal before the
+	// hosts and the proxy go away.
+	defer d.cleanup()
+
+	d.progress("init", "out", d.testing)
+	if _, err := d.dstgen(ctx, d.dir, "init", "--sut", d.src, "--out", d.testing, "--yes"); err != nil {
+		return 1, fmt.Errorf("dstgen init: %w", err)
+	}
+	if err := d.writeEnv(false); err != nil {
+		return 1, err
+	}
+	if err := d.fillScenarios(); err != nil {
+		return 1, err
+	}
+	for _, t := range []string{"validate", "deploy"} {
+		d.progress(t)
+		if _, err := d.task(ctx, t); err != nil {
+			return 1, fmt.Errorf("task %s: %w", t, err)
+		}
+	}
+
+	var heads []headline
+	if d.cfg.Bug == BugNone || d.cfg.Bug == BugBoth {
+		h, err := d.safePart(ctx)
+		if err != nil {
+			return 1, err
+		}
+		heads = append(heads, h...)
+	}
+	if d.cfg.Bug == BugStaleReads || d.cfg.Bug == BugBoth {
+		h, err := d.bugPart(ctx)
+		if err != nil {
+			return 1, err
+		}
+		heads = append(heads, h...)
+	}
+	d.print(heads)
+	return d.lastAnalyzeCode, nil
+}
+
+// safePart: S1 (smoke) then S2 (the partition), one session, analyzed.
+func (d *demo) safePart(ctx context.Context) ([]headline, error) {
+	d.progress("run", "scenario", "S1", "stale_reads", "false")
+	before := d.sessions()
+	if _, err := d.task(ctx, "run:scenario", "SCENARIO=S1"); err != nil {
+		return nil, fmt.Errorf("task run:scenario SCENARIO=S1: %w", err)
+	}
+	sess, err := d.newSession(before)
+	if err != nil {
+		return nil, err
+	}
+	d.progress("ran", "scenario", "S1", "ops", d.ops(sess, "S1"))
+	// S2 goes into the same session, so the session verdict judges both:
+	// the task's own command line with --out.
+	d.progress("run", "scenario", "S2", "stale_reads", "false")
+	if _, err := d.dstgen(ctx, d.testing, "run", "S2", "--env", "env.yml", "--scenarios", "scenarios.yml", "--out", sess); err != nil && !isExit(err) {
+		return nil, fmt.Errorf("dstgen run S2: %w", err)
+	}
+	d.progress("ran", "scenario", "S2", "ops", d.ops(sess, "S2"))
+	return d.analyze(ctx, sess, "safe")
+}
+
+// bugPart: redeploy with -stale-reads, S2, the re-run with the same seed
+// and schedule into the same session, analyzed.
+func (d *demo) bugPart(ctx context.Context) ([]headline, error) {
+	d.progress("redeploy", "stale_reads", "true")
+	if _, err := d.task(ctx, "service:stop"); err != nil {
+		return nil, fmt.Errorf("task service:stop: %w", err)
+	}
+	if err := d.writeEnv(true); err != nil {
+		return nil, err
+	}
+	if _, err := d.task(ctx, "deploy"); err != nil {
+		return nil, fmt.Errorf("task deploy (stale reads): %w", err)
+	}
+	d.progress("run", "scenario", "S2", "stale_reads", "true")
+	before := d.sessions()
+	if _, err := d.task(ctx, "run:scenario", "SCENARIO=S2"); err != nil {
+		return nil, fmt.Errorf("task run:scenario SCENARIO=S2: %w", err)
+	}
+	sess, err := d.newSession(before)
+	if err != nil {
+		return nil, err
+	}
+	d.progress("ran", "scenario", "S2", "ops", d.ops(sess, "S2"))
+	d.progress("rerun", "scenario", "S2", "session", sess)
+	if _, err := d.dstgen(ctx, d.testing, "run", "S2", "--rerun", "--env", "env.yml", "--scenarios", "scenarios.yml"); err != nil && !isExit(err) {
+		return nil, fmt.Errorf("dstgen run S2 --rerun: %w", err)
+	}
+	return d.analyze(ctx, sess, "stale-reads")
+}
+
+// analyze runs `task analyze RESULTS=sess` and reads its verdicts.
+func (d *demo) analyze(ctx context.Context, sess, label string) ([]headline, error) {
+	d.progress("analyze", "session", sess)
+	code, err := d.task(ctx, "analyze", "RESULTS="+sess)
+	if err != nil && !isExit(err) {
+		return nil, fmt.Errorf("task analyze: %w", err)
+	}
+	d.lastAnalyzeCode = code
+	if code != 0 && code != 1 {
+		return nil, fmt.Errorf("task analyze RESULTS=%s: exit %d (see %s)", sess, code, filepath.Join(d.dir, "demo.log"))
+	}
+	return readHeadlines(sess, label)
+}
+
+// cleanup stops the SUT and heals every fault, bounded, whatever the
+// state of ctx (Ctrl-C included).
+func (d *demo) cleanup() {
+	if _, err := os.Stat(filepath.Join(d.testing, "env.yml")); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d.progress("cleanup", "do", "sut-stop,heal")
+	if _, err := d.dstgen(ctx, d.testing, "sut", "stop", "--env", "env.yml"); err != nil {
+		fmt.Fprintf(d.cfg.Out, "demo: stopping the SUT: %v\n", err)
+	}
+	if _, err := d.dstgen(ctx, d.testing, "heal", "--all", "--env", "env.yml"); err != nil {
+		fmt.Fprintf(d.cfg.Out, "demo: heal --all: %v\n", err)
+	}
+}
+
+// exitErr is a child that ran and exited non-zero.
+type exitErr struct{ code int }
+
+func (e *exitErr) Error() string { return "exit status " + strconv.Itoa(e.code) }
+
+func isExit(err error) bool {
+	var ee *exitErr
+	return errors.As(err, &ee)
+}
+
+// dstgen runs this dstgen binary in dir; its output goes to the log.
+// The exit code is returned with an *exitErr when it is not 0.
+func (d *demo) dstgen(ctx context.Context, dir string, args ...string) (int, error) {
+	return d.command(ctx, dir, d.cfg.Exe, args...)
+}
+
+// task runs `dstgen task NAME VAR=val...` in DIR/testing.
+func (d *demo) task(ctx context.Context, args ...string) (int, error) {
+	return d.dstgen(ctx, d.testing, append([]string{"task", "--dir", d.testing}, args...)...)
+}
+
+// command runs name with args in dir, output to the log; SIGTERM on
+// cancel, killed 15 s later.
+func (d *demo) command(ctx context.Context, dir, name string, args ...string) (int, error) {
+	fmt.Fprintf(d.log, "\n$ (cd %s && %s %s)\n", dir, name, strings.Join(args, " "))
+	c := exec.CommandContext(ctx, name, args...)
+	c.Dir, c.Env, c.Stdout, c.Stderr = dir, d.env, d.log, d.log
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	c.WaitDelay = 15 * time.Second
+	err := c.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee) && ee.ExitCode() > 0:
+		return ee.ExitCode(), &exitErr{ee.ExitCode()}
+	case ctx.Err() != nil:
+		return -1, fmt.Errorf("%s %s: interrupted: %w", filepath.Base(name), args[0], ctx.Err())
+	}
+	return -1, fmt.Errorf("%s %s: %w", filepath.Base(name), args[0], err)
+}
+
+// build compiles kvnode and workload (and dstgen-task when no
+// dstgen-task is beside dstgen or on PATH) into bin.
+func (d *demo) build(ctx context.Context, bin string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return badInput("go not on PATH: the demo builds examples/kv with it")
+	}
+	d.env = os.Environ()
+	pkgs := [][2]string{{"kvnode", "./kvnode"}, {"workload", "./workload"}}
+	for _, p := range pkgs {
+		if _, err := d.command(ctx, d.src, goBin, "build", "-o", filepath.Join(bin, p[0]), p[1]); err != nil {
+			return fmt.Errorf("go build %s in %s: %w (see %s)", p[1], d.src, err, filepath.Join(d.dir, "demo.log"))
+		}
+	}
+	if haveTaskRunner(d.cfg.Exe) {
+		return nil
+	}
+	if d.root == "" {
+		return badInput("no dstgen-task beside %s or on PATH, and no dstgen module above %s to build it from", d.cfg.Exe, d.src)
+	}
+	d.progress("build", "what", "dstgen-task")
+	if _, err := d.command(ctx, d.root, goBin, "build", "-o", filepath.Join(bin, "dstgen-task"), "./cmd/dstgen-task"); err != nil {
+		return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
+	}
+	return nil
+}
+
+// haveTaskRunner says whether `dstgen task` will find its runner.
+func haveTaskRunner(exe string) bool {
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(exe), "dstgen-task")); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	_, err := exec.LookPath("dstgen-task")
+	return err == nil
+}
+
+// findSource returns examples/kv (src, or found from the working
+// directory upward) and the dstgen module root above it ("" if none).
+func findSource(src string) (string, string, error) {
+	isKV := func(p string) bool {
+		fi, err := os.Stat(filepath.Join(p, "kvnode"))
+		return err == nil && fi.IsDir()
+	}
+	if src != "" {
+		abs, err := filepath.Abs(src)
+		if err != nil || !isKV(abs) {
+			return "", "", fmt.Errorf("--src %s: not examples/kv (no kvnode/ in it)", src)
+		}
+		return abs, moduleRoot(abs), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", fmt.Errorf("working directory: %w", err)
+	}
+	for p, i := wd, 0; i < 64; p, i = filepath.Dir(p), i+1 {
+		if c := filepath.Join(p, "examples", "kv"); isKV(c) {
+			return c, moduleRoot(c), nil
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	return "", "", fmt.Errorf("examples/kv not found in %s or above (run from a dstgen checkout, or pass --src DIR)", wd)
+}
+
+// moduleRoot is the directory above dir whose go.mod is dstgen's.
+func moduleRoot(dir string) string {
+	for p, i := dir, 0; i < 64; p, i = filepath.Dir(p), i+1 {
+		if b, err := os.ReadFile(filepath.Join(p, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/dstgen/dstgen\n") {
+			return p
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	return ""
+}
+
+// freePorts reserves n distinct loopback ports (closed again before use:
+// the kvnodes and the proxy listen on them a moment later).
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ps []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		ls = append(ls, l)
+		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ps, nil
+}
+
+func (d *demo) hostList() string {
+	var s []string
+	for _, h := range d.hosts {
+		s = append(s, fmt.Sprintf("%s@127.0.0.1:%d", h.Name, h.Port()))
+	}
+	return strings.Join(s, ",")
+}
+
+// sessions lists the session dirs under testing/results/<slug>/.
+func (d *demo) sessions() map[string]bool {
+	m := map[string]bool{}
+	runs, _ := filepath.Glob(filepath.Join(d.testing, "results", "*", "*", "artifacts"))
+	for _, r := range runs {
+		m[filepath.Dir(r)] = true
+	}
+	return m
+}
+
+// newSession is the session a run just made.
+func (d *demo) newSession(before map[string]bool) (string, error) {
+	var fresh []string
+	for s := range d.sessions() {
+		if !before[s] {
+			fresh = append(fresh, s)
+		}
+	}
+	sort.Strings(fresh)
+	if len(fresh) == 0 {
+		return "", fmt.Errorf("the run wrote no session under %s (see %s)", filepath.Join(d.testing, "results"), filepath.Join(d.dir, "demo.log"))
+	}
+	return fresh[len(fresh)-1], nil
+}
+
+// ops counts the ops of a unit's history in a session (the latest run).
+func (d *demo) ops(sess, id string) string {
+	files, _ := filepath.Glob(filepath.Join(sess, "artifacts", id, "*.jsonl"))
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		n += strings.Count(string(b), "\"type\":\"invoke\"")
+	}
+	return strconv.Itoa(n)
+}
+
+// currentUser is who the demo hosts log in as.
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// headline is one scenario's result line.
+type headline struct {
+	label, id, verdict, evidence string
+	report, html                 string
+	viz                          []string
+	session                      string
+}
+
+// readHeadlines reads findings/verdicts.json of sess.
+func readHeadlines(sess, label string) ([]headline, error) {
+	f := filepath.Join(sess, "findings", "verdicts.json")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("analyze wrote no verdicts: %w", err)
+	}
+	var doc struct {
+		Verdicts struct {
+			Scenarios []struct {
+				ID              string `json:"id"`
+				Verdict         string `json:"verdict"`
+				Reason          string `json:"reason"`
+				OracleEvidence  string `json:"oracle_evidence"`
+				LandingEvidence string `json:"landing_evidence"`
+			} `json:"scenarios"`
+		} `json:"verdicts"`
+		Scenarios []struct {
+			ID              string `json:"id"`
+			Verdict         string `json:"verdict"`
+			Reason          string `json:"reason"`
+			OracleEvidence  string `json:"oracle_evidence"`
+			LandingEvidence string `json:"landing_evidence"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	scen := doc.Scenarios
+	if len(scen) == 0 {
+		scen = doc.Verdicts.Scenarios
+	}
+	var viz []string
+	_ = filepath.WalkDir(sess, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".html") && filepath.Base(p) != "report.html" {
+			viz = append(viz, p)
+		}
+		return nil
+	})
+	var hs []headline
+	for _, s := range scen {
+		if s.Verdict == "NOT_RUN" {
+			continue
+		}
+		ev := s.LandingEvidence
+		if strings.HasPrefix(s.Verdict, "FAIL") || ev == "" {
+			ev = s.OracleEvidence
+		}
+		if ev == "" {
+			ev = s.Reason
+		}
+		h := headline{label: label, id: s.ID, verdict: s.Verdict, evidence: oneLine(ev), session: sess,
+			report: filepath.Join(sess, "findings", "report.md"), html: filepath.Join(sess, "findings", "report.html")}
+		if strings.HasPrefix(s.Verdict, "FAIL") {
+			h.viz = viz
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}
+
+// print writes the headline block.
+func (d *demo) print(hs []headline) {
+	w := d.cfg.Out
+	fmt.Fprintf(w, "\n== dstgen demo: %.0fs ==\n", time.Since(d.start).Seconds())
+	for _, h := range hs {
+		fmt.Fprintf(w, "%-11s %-3s %-20s %s\n", h.label, h.id, h.verdict, h.evidence)
+	}
+	seen := map[string]bool{}
+	for _, h := range hs {
+		if seen[h.session] {
+			continue
+		}
+		seen[h.session] = true
+		fmt.Fprintf(w, "%s report: %s\n%s report: %s\n", h.label, h.report, h.label, h.html)
+		for _, h2 := range hs {
+			if h2.session == h.session {
+				for _, v := range h2.viz {
+					fmt.Fprintf(w, "%s porcupine: %s\n", h.label, v)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(w, "exit=%d (dstgen analyze of the last session)\n", d.lastAnalyzeCode)
+}
