@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs dstgen's whole test suite. Installs what the tests need when it is
 # missing (a fresh CI machine has none of it): OpenSSH sshd, iptables,
-# iproute2, etcd, shellcheck from Debian; go-task and staticcheck via
+# iproute2, etcd, shellcheck, chromium (the headless browser test of
+# `dstgen serve`) from Debian; go-task and staticcheck via
 # `go install`. Real-part tests (sshd, network namespaces, iptables) need
 # root; as non-root they skip with a reason.
 set -euo pipefail
@@ -17,6 +18,7 @@ command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
 command -v pgrep >/dev/null 2>&1 || need_apt+=(procps)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "==> apt-get install ${need_apt[*]}"
