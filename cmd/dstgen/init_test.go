@@ -155,3 +155,55 @@ func TestInitNextStepKeepsExistingEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestInitAgentsFlag: --agents writes the agent files at the SUT root and
+// lists them in the summary (dry run first: listed, nothing written); an
+// unknown name is exit 2 with one line naming the known ones.
+func TestInitAgentsFlag(t *testing.T) {
+	sut := initCopySUT(t)
+	claude := filepath.Join(sut, ".claude", "agents", "test-runner.md")
+	agentsMD := filepath.Join(sut, "AGENTS.md")
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		stdout   []string // each must appear
+		stderr   string
+		written  bool // the agent files exist afterwards
+	}{
+		{"unknown name", []string{"--agents", "nonsense"}, 2, nil,
+			`init: unknown agent "nonsense" for --agents (known: claude, agents-md)`, false},
+		{"one unknown among known", []string{"--agents", "claude,nonsense"}, 2, nil, `unknown agent "nonsense"`, false},
+		{"dry run", []string{"--agents", "claude,agents-md", "--dry-run"}, 0,
+			[]string{"(--agents):", "create                     .claude/agents/test-runner.md", "create                     AGENTS.md"}, "", false},
+		{"write", []string{"--agents", "claude", "--agents", "agents-md"}, 0,
+			[]string{"Wrote " + sut + " (--agents):", "create                     .claude/agents/test-runner.md", "create                     AGENTS.md"}, "", true},
+		{"re-run", []string{"--agents", "claude,agents-md"}, 0,
+			[]string{"unchanged                  .claude/agents/test-runner.md", "unchanged                  AGENTS.md"}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runDstgen(t, "", append([]string{"init", "--sut", sut}, tc.args...)...)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.wantCode, errs)
+			}
+			for _, w := range tc.stdout {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			if tc.stderr != "" && (!strings.Contains(errs, tc.stderr) || strings.Count(strings.TrimSpace(errs), "\n") != 0) {
+				t.Errorf("stderr %q, want one line with %q", errs, tc.stderr)
+			}
+			for _, p := range []string{claude, agentsMD} {
+				if _, err := os.Stat(p); (err == nil) != tc.written {
+					t.Errorf("%s exists: %t, want %t", p, err == nil, tc.written)
+				}
+			}
+			if tc.wantCode != 0 {
+				if _, err := os.Stat(filepath.Join(sut, "testing")); err == nil {
+					t.Errorf("a rejected --agents wrote testing/")
+				}
+			}
+		})
+	}
+}
