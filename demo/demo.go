@@ -115,19 +115,17 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 
 // demo is the state of one run.
 type demo struct {
-	cfg              Config
-	dir, src, root   string
-	start            time.Time
-	log              io.Writer
-	testing          string // DIR/testing
-	env              []string
-	hosts            []*Host
-	ports            []int // kvnode listen ports
-	peers            []int // proxy ports in front of them
-	api              string
-	taskBin          string
-	lastAnalyzeCode  int
-	analyzedSessions int
+	cfg             Config
+	dir, src, root  string
+	start           time.Time
+	log             io.Writer
+	testing         string // DIR/testing
+	env             []string
+	hosts           []*Host
+	ports           []int // kvnode listen ports
+	peers           []int // proxy ports in front of them
+	api             string
+	lastAnalyzeCode int
 }
 
 // progress prints one progress line.

@@ -251,4 +251,3 @@ func scalar(n *yaml.Node) string {
 	}
 	return n.Value
 }
-
