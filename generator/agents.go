@@ -14,9 +14,9 @@ import (
 	"github.com/dstgen/dstgen/templates"
 )
 
-// Agent kinds `dstgen init --agents` knows. Each writes outside testing/,
-// at the SUT root, where that agent looks by itself; that is why they are
-// opt-in.
+// Agent kinds `dstgen init --agents` knows (docs/real-env-test.md §10.7).
+// Each writes outside testing/, at the SUT root, where that agent looks by
+// itself; that is why they are opt-in.
 const (
 	// AgentClaude is Claude Code's project sub-agent: a Markdown file with
 	// YAML frontmatter (name, description, tools) in .claude/agents/.
