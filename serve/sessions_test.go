@@ -108,6 +108,7 @@ func TestBadgeClassColoursEveryVerdict(t *testing.T) {
 		"DONE": "pass", "PASS-smoke": "pass", "PASS-hardening": "pass", "pass": "pass",
 		"FAIL": "fail", "FAIL-reproducible": "fail", "FAIL-nondeterministic": "fail", "fail": "fail",
 		"DONE_WITH_CONCERNS": "part", "INCONCLUSIVE": "inc", "BLOCKED": "inc", "inconclusive": "inc",
+		"PARTIAL-surface": "part", "PARTIAL-model": "part", "INCONCLUSIVE-env": "inc", "INCONCLUSIVE-oracle-too-weak": "inc", "INCONCLUSIVE-fault-not-proven": "inc",
 		NotAnalyzed: "none", "NOT-RUN": "none", "whatever": "none",
 	}
 	for v, want := range cases {
