@@ -363,6 +363,15 @@ func writeAgentFiles(sut string, afs []agentFile) error {
 			continue
 		}
 		p := filepath.Join(sut, filepath.FromSlash(af.Path))
+		// A symlinked AGENTS.md (often CLAUDE.md -> AGENTS.md or the
+		// reverse) stays a symlink: the new content goes to its target.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("write %s: %w", p, err)
+			}
+			p = target
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}

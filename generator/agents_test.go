@@ -425,3 +425,23 @@ func TestAgentsGoldenEtcd(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "golden", "agents-etcd", "claude-test-runner.md"), claude)
 	golden.Check(t, filepath.Join("testdata", "golden", "agents-etcd", "AGENTS.md"), readFile(t, filepath.Join(sut, AgentsMDPath)))
 }
+
+// TestInitAgentsMDSymlinkKept: a symlinked AGENTS.md stays a symlink; the
+// block lands in the file it points to.
+func TestInitAgentsMDSymlinkKept(t *testing.T) {
+	sut := sutWithPlan(t)
+	own := []byte("# Project notes\n")
+	writeFile(t, filepath.Join(sut, "CLAUDE.md"), own)
+	if err := os.Symlink("CLAUDE.md", filepath.Join(sut, AgentsMDPath)); err != nil {
+		t.Fatal(err)
+	}
+	mustInit(t, InitOptions{SUT: sut, Agents: []string{AgentsMD}})
+	fi, err := os.Lstat(filepath.Join(sut, AgentsMDPath))
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("AGENTS.md is no longer a symlink (%v, %v)", fi, err)
+	}
+	got := readFile(t, filepath.Join(sut, "CLAUDE.md"))
+	if !bytes.HasPrefix(got, own) || !bytes.Contains(got, []byte(AgentsMDBegin)) {
+		t.Errorf("the link's target did not get the block:\n%s", got)
+	}
+}
