@@ -109,20 +109,11 @@ func planAgents(sut string, agents []string, in RenderInput, man Manifest, force
 	}
 	// The body is the neutral testing/agents/test-runner.md rendered with
 	// paths as the SUT root sees them: one source for both contracts.
-	files, err := Render(in)
+	m := newModel(in)
+	neutral, err := renderTemplate(tfs, templates.Root+"/agents/test-runner.md.tmpl", m)
 	if err != nil {
 		return nil, err
 	}
-	var neutral []byte
-	for _, f := range files {
-		if f.Path == "agents/test-runner.md" {
-			neutral = f.Data
-		}
-	}
-	if neutral == nil {
-		return nil, errors.New("render agents: the template tree has no agents/test-runner.md")
-	}
-	m := newModel(in)
 	am := agentModel{
 		Project: m.Project, TestingDir: m.TestingDir, HasPlan: m.HasPlan, PlanRel: in.PlanRel,
 		Claude: slices.Contains(agents, AgentClaude),
@@ -132,7 +123,7 @@ func planAgents(sut string, agents []string, in RenderInput, man Manifest, force
 	for _, kind := range agents {
 		switch kind {
 		case AgentClaude:
-			data, err := renderSUTTemplate(tfs, ClaudeAgentPath, am)
+			data, err := renderTemplate(tfs, templates.SUTRoot+"/"+ClaudeAgentPath+".tmpl", am)
 			if err != nil {
 				return nil, err
 			}
@@ -144,7 +135,7 @@ func planAgents(sut string, agents []string, in RenderInput, man Manifest, force
 			af.Action = decide(cur, data, man.SUTFiles[af.Path], force)
 			out = append(out, af)
 		case AgentsMD:
-			inner, err := renderSUTTemplate(tfs, AgentsMDPath, am)
+			inner, err := renderTemplate(tfs, templates.SUTRoot+"/"+AgentsMDPath+".tmpl", am)
 			if err != nil {
 				return nil, err
 			}
@@ -283,10 +274,9 @@ func stripFrontmatter(b []byte) []byte {
 	return b
 }
 
-// renderSUTTemplate renders templates/sut/<rel>.tmpl with the same
-// delimiters and helpers as testing/'s templates.
-func renderSUTTemplate(tfs fs.FS, rel string, data agentModel) ([]byte, error) {
-	p := templates.SUTRoot + "/" + rel + ".tmpl"
+// renderTemplate renders the one template at p in tfs with the same
+// delimiters, options and helpers Render uses for testing/'s tree.
+func renderTemplate(tfs fs.FS, p string, data any) ([]byte, error) {
 	src, err := fs.ReadFile(tfs, p)
 	if err != nil {
 		return nil, fmt.Errorf("read template %s: %w", p, err)
@@ -295,14 +285,14 @@ func renderSUTTemplate(tfs fs.FS, rel string, data agentModel) ([]byte, error) {
 	for k, v := range renderFuncs() {
 		funcs[k] = v
 	}
-	t, err := template.New(rel).Delims(templates.LeftDelim, templates.RightDelim).
+	t, err := template.New(p).Delims(templates.LeftDelim, templates.RightDelim).
 		Option("missingkey=error").Funcs(funcs).Parse(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("parse template %s: %w", p, err)
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, data); err != nil {
-		return nil, fmt.Errorf("render %s: %w", rel, err)
+		return nil, fmt.Errorf("render %s: %w", p, err)
 	}
 	return buf.Bytes(), nil
 }

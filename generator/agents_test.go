@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/internal/golden"
 )
 
@@ -443,5 +444,33 @@ func TestInitAgentsMDSymlinkKept(t *testing.T) {
 	got := readFile(t, filepath.Join(sut, "CLAUDE.md"))
 	if !bytes.HasPrefix(got, own) || !bytes.Contains(got, []byte(AgentsMDBegin)) {
 		t.Errorf("the link's target did not get the block:\n%s", got)
+	}
+}
+
+// BenchmarkInitAgents is a re-run of init on the etcd example (everything
+// unchanged) with both agent kinds against the obvious alternative, the
+// same re-run without --agents: the cost of the second render and the
+// AGENTS.md scan.
+func BenchmarkInitAgents(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		agents []string
+	}{
+		{"no-agents", nil},
+		{"claude+agents-md", []string{AgentClaude, AgentsMD}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			sut := filepath.Join(b.TempDir(), "etcd")
+			fixture.CopyDir(b, "../examples/etcd", sut, "testing")
+			o := InitOptions{SUT: sut, Agents: bc.agents, CheckTaskfile: yamlTaskfileCheck}
+			if _, err := Init(context.Background(), o); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := Init(context.Background(), o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
