@@ -125,6 +125,18 @@ func TestBrowserShowsSessionsAndOpensAReport(t *testing.T) {
 		t.Errorf("session page: verdict %q headline %q (%v, %v)", verdict, headline, err, herr)
 	}
 	keepScreenshot(t, bctx, "serve-session.png")
+	// The porcupine visualization runs its inline script under the
+	// sandboxed CSP of RESULTS files: it draws into #canvas.
+	if _, err := chromedp.RunResponse(bctx, chromedp.Click(`//a[text()="visualization S1-run-linearizability"]`)); err != nil {
+		t.Fatalf("open visualization: %v", err)
+	}
+	drawn, err := chromedp.Run(bctx, chromedp.Poll[int](`document.querySelectorAll("#canvas svg *").length`, chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil || drawn == 0 {
+		t.Errorf("visualization drew %d SVG elements (%v): its script did not run", drawn, err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+sessionURL(relInconclusive)), chromedp.WaitVisible(chromedp.ID("session-verdict"))); err != nil {
+		t.Fatalf("back to the session: %v", err)
+	}
 	if _, err := chromedp.RunResponse(bctx, chromedp.Click(`//a[text()="report (HTML)"]`)); err != nil {
 		t.Fatalf("open report.html: %v", err)
 	}
