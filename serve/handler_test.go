@@ -193,3 +193,26 @@ func TestContentType(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerServesASingleSession: RESULTS may be one session directory;
+// its page is /session/ and its files are /file/<name>.
+func TestHandlerServesASingleSession(t *testing.T) {
+	results := buildResults(t)
+	s, err := New(filepath.Join(results, filepath.FromSlash(relDone)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for target, want := range map[string]string{
+		"/":                                `href="/session/"`,
+		"/session/":                        `href="/file/findings/report.html"`,
+		"/file/findings/report.html":       "Findings: mini",
+		"/file/artifacts/S1/history.jsonl": `"op_id"`,
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("GET %s: %d, body lacks %q:\n%.400s", target, rec.Code, want, rec.Body.String())
+		}
+	}
+}
