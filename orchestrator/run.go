@@ -166,6 +166,7 @@ type unitRun struct {
 	jobStarted        time.Time // control clock: the workload's time zero
 	wins              []windowRec
 	healErrs          []string
+	unhealed          bool // the last HealAll did not succeed on every host
 	metricsHosts      []nemesis.Host
 }
 
@@ -428,8 +429,18 @@ func (r *unitRun) stages(ctx context.Context) (int, error) {
 	if ctx.Err() != nil && runErr == nil {
 		code, runErr = CodeNotRun, fmt.Errorf("%s interrupted: %w", r.u.ID(), context.Cause(ctx))
 	}
-	if len(r.healErrs) > 0 && runErr == nil {
-		code, runErr = CodeNotRun, fmt.Errorf("heal: %s", strings.Join(r.healErrs, "; "))
+	if len(r.healErrs) > 0 {
+		// A host that did not answer the final heal may keep its fault:
+		// the reason says so and what to do, on its one line.
+		herr := "heal: " + strings.Join(r.healErrs, "; ")
+		if r.unhealed {
+			herr += "; a fault may be left on a host the final heal could not reach: run `dstgen heal --all` once it answers"
+		}
+		if runErr == nil {
+			code, runErr = CodeNotRun, errors.New(herr)
+		} else {
+			runErr = fmt.Errorf("%w; %s", runErr, herr)
+		}
 	}
 	if r.run.Workload.ExitStatus != nil && *r.run.Workload.ExitStatus != 0 && runErr == nil {
 		code, runErr = CodeNotRun, fmt.Errorf("workload of %s exited %d", r.u.ID(), *r.run.Workload.ExitStatus)
@@ -975,6 +986,7 @@ func (r *unitRun) healNow(ctx context.Context) {
 		r.run.Heal.Removed = append(r.run.Heal.Removed, rm.Host+": "+rm.What)
 		r.logf("heal host=%s removed=%q", rm.Host, rm.What)
 	}
+	r.unhealed = err != nil
 	if err != nil {
 		r.run.Heal.Errors = append(r.run.Heal.Errors, err.Error())
 		r.healErrs = append(r.healErrs, err.Error())
@@ -1092,7 +1104,16 @@ func (r *unitRun) finalState(ctx context.Context) {
 	}
 	fctx, cancel := bounded(ctx, 30*time.Second)
 	defer cancel()
-	script := "cd " + shell.Quote(r.remoteDir) + " && DSTGEN_FINAL=" + shell.Quote(r.finalRemote) + " sh -c " + shell.Quote(fs)
+	d := r.o.Deployer
+	i := slices.IndexFunc(d.Hosts, func(h deploy.Host) bool { return h.Name == r.driver.Name })
+	cmd, err := env.Render("final_state", fs, d.Hosts[i].Facts)
+	if err != nil {
+		r.logf("final_state error=%q", fmt.Sprintf("scenarios.yml:%d: %s final_state: %v", r.u.Scenario.Line, r.u.ID(), err))
+		return
+	}
+	// The workload's environment (run id, endpoints, DSTGEN_FINAL): the
+	// dump reads the keys that run wrote (docs/driver-contract.md §7).
+	script := "cd " + shell.Quote(r.remoteDir) + " && " + shell.QuoteArgs(append(append([]string{"env"}, r.workloadEnv()...), "sh", "-c", cmd))
 	if _, err := r.o.Exec.Run(fctx, r.driver.Host, script); err != nil {
 		r.logf("final_state error=%q", err.Error())
 	}
