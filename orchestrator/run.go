@@ -41,6 +41,7 @@ const (
 	defaultQuiesce  = 30 * time.Second
 	defaultWithin   = 10 * time.Second // victim wait of an instantaneous fault
 	stopSlack       = 30 * time.Second // the workload ends by itself within duration + this
+	readOverrun     = 2 * time.Second  // an evidence read may end this long after the window's heal time
 )
 
 // Orchestrator runs units of scenarios.yml against the hosts of one
@@ -871,10 +872,19 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 	injected := time.Unix(0, rec.injected)
 	healAt := injected.Add(time.Duration(sf.ForNS))
 	victimUntil := injected.Add(within)
+	// A read never holds the heal back by more than readOverrun past its
+	// time (a host that stopped answering would otherwise cost its full
+	// bound, twice, before the heal of every target).
+	readBound := func(until time.Time) time.Duration {
+		return min(10*time.Second, max(time.Until(until)+readOverrun, readOverrun))
+	}
+	injectorFailed := false
+	var injectorRead time.Time // when the last injector read ended
 	readInjector := func() {
-		ectx, cancel := bounded(ctx, 10*time.Second)
+		ectx, cancel := bounded(ctx, readBound(healAt))
 		defer cancel()
 		ev, err := act.Evidence(ectx)
+		injectorFailed, injectorRead = err != nil, time.Now()
 		if err != nil {
 			r.logf("window=%s injector_evidence_error=%q", sf.FaultEpoch, err.Error())
 			return
@@ -885,7 +895,11 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 		if v.read == nil || (v.best != nil && v.best.Verdict == session.SignalChanged) {
 			return
 		}
-		vctx, cancel := bounded(ctx, 10*time.Second)
+		until := healAt
+		if victimUntil.After(until) {
+			until = victimUntil
+		}
+		vctx, cancel := bounded(ctx, readBound(until))
 		defer cancel()
 		ev, err := v.read(vctx)
 		if err != nil {
@@ -915,7 +929,12 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 			break
 		}
 	}
-	readInjector() // just before heal
+	// Just before heal, unless the last read already ended at the heal
+	// time or failed (a host that does not answer would cost its bound
+	// again); without any reading yet, one more try.
+	if rec.w.InjectorEvidence == nil || (!injectorFailed && injectorRead.Before(healAt)) {
+		readInjector()
+	}
 	if v.read != nil && v.best == nil {
 		readVictim()
 	}

@@ -18,13 +18,20 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-// writeHostsEnv writes an env.yml naming srvs h1..hn, each with its own
-// work dir (namespace hosts share the filesystem).
-func writeHostsEnv(t *testing.T, k *sshtest.Keys, srvs []*sshtest.Server, wds []string) string {
+// writeHostsEnv writes an env.yml naming srvs[i] h<i+1>, each with its
+// own work dir (namespace hosts share the filesystem), listed in order
+// (nil: as given).
+func writeHostsEnv(t *testing.T, k *sshtest.Keys, srvs []*sshtest.Server, wds []string, order []int) string {
 	t.Helper()
 	var y strings.Builder
 	fmt.Fprintf(&y, "ssh:\n  user: %s\n  key: %s\n  known_hosts: %s\nhosts:\n", sshtest.User, k.Key, k.KnownHosts)
-	for i, s := range srvs {
+	if order == nil {
+		for i := range srvs {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		s := srvs[i]
 		fmt.Fprintf(&y, "  - name: h%d\n    address: %s\n    port: %d\n    workdir: %s\n", i+1, s.Host, s.Port, wds[i])
 	}
 	p := filepath.Join(t.TempDir(), "env.yml")
@@ -148,12 +155,23 @@ func TestRunHostUnreachableMidRun(t *testing.T) {
 		k := sshtest.NewKeys(t)
 		srvs := sshtest.StartTrusted(t, k, 3)
 		wds := []string{sshtest.Workdir(t), sshtest.Workdir(t), sshtest.Workdir(t)}
-		unreachableRun(t, writeHostsEnv(t, k, srvs, wds), wds, func() func() { return freeze(t, srvs[2]) })
+		unreachableRun(t, writeHostsEnv(t, k, srvs, wds, nil), wds, func() func() { return freeze(t, srvs[2]) })
+	})
+	t.Run("frozen-listed-first", func(t *testing.T) {
+		// h3 comes first in env.yml, so every heal loop meets it first:
+		// the hosts after it must still be healed in time.
+		t.Setenv("DSTGEN_NO_HOLDER", "1")
+		sshtest.Require(t)
+		k := sshtest.NewKeys(t)
+		srvs := sshtest.StartTrusted(t, k, 3)
+		wds := []string{sshtest.Workdir(t), sshtest.Workdir(t), sshtest.Workdir(t)}
+		order := []int{2, 0, 1}
+		unreachableRun(t, writeHostsEnv(t, k, srvs, wds, order), wds, func() func() { return freeze(t, srvs[2]) })
 	})
 	t.Run("dropped", func(t *testing.T) {
 		t.Setenv("DSTGEN_NO_HOLDER", "1")
 		tb := sshtest.NewTestbed(t, 3)
-		unreachableRun(t, writeHostsEnv(t, tb.Keys, tb.Servers, tb.Workdirs), tb.Workdirs, func() func() { return dropSSH(t, tb.Servers[2].NetNS) })
+		unreachableRun(t, writeHostsEnv(t, tb.Keys, tb.Servers, tb.Workdirs, nil), tb.Workdirs, func() func() { return dropSSH(t, tb.Servers[2].NetNS) })
 	})
 }
 
@@ -212,6 +230,18 @@ func unreachableRun(t *testing.T, envPath string, wds []string, block func() fun
 	r := loadRun(t, filepath.Join(out, "artifacts/S1/run.json"))
 	if !r.Attempted || len(r.FaultWindows) != 1 || r.FaultWindows[0].RevertedAtNS == nil {
 		t.Fatalf("run.json: attempted %v windows %+v", r.Attempted, r.FaultWindows)
+	}
+	// The silent host costs the heal of the others its bounds only: an
+	// evidence read may overrun the heal time by 2 s, none follows a read
+	// that failed or ended at the heal time, and h3's heal ends with the
+	// runner's handshake bound (10 s): about 12 s. Before, two reads of
+	// 10 s each came first (28 s).
+	if w := r.FaultWindows[0]; w.InjectedAtNS != nil {
+		late := time.Duration(*w.RevertedAtNS - *w.InjectedAtNS - r.Schedule[0].ForNS)
+		t.Logf("window reverted %s after its planned heal", late.Round(time.Millisecond))
+		if late > 20*time.Second {
+			t.Errorf("window reverted %s after its planned heal: the silent host held the others' heal past the bounds", late)
+		}
 	}
 	if r.Heal == nil || len(r.Heal.Errors) == 0 || !strings.Contains(strings.Join(r.Heal.Errors, " "), "h3") {
 		t.Errorf("run.json heal does not record h3's failure: %+v", r.Heal)
