@@ -49,7 +49,14 @@ type proc struct {
 // pstatFn is the shell function printing "<state> <starttime>" of a pid
 // (the fields after the parenthesised comm, which may hold spaces), or
 // nothing when /proc has no such pid.
-const pstatFn = `pstat() { [ -r /proc/$1/stat ] && sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -d' ' -f1,20; }` + "\n"
+const pstatFn = `pstat() { [ -r /proc/$1/stat ] && sed 's/.*) //' /proc/$1/stat 2>/dev/null | cut -d' ' -f1,20; }` + "\n" + treeFn
+
+// treeFn prints a pid and every descendant of it. A signal goes to the
+// whole tree: a SUT started as `sh -c CMD` (a dstgen job, many unit
+// files) is the shell's child, and killing only the pid in the pidfile
+// would leave the real server running — a fault that did not land while
+// the pid changed.
+const treeFn = `tree() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '{ l=$0; sub(/.*\) /, "", l); split(l, f, " "); pp[$1]=f[2] } END { n=1; q[1]=root; out=root; for (i=1; i<=n && i<100000; i++) for (p in pp) if (pp[p]==q[i]) { n++; q[n]=p; out=out " " p } print out }'; }` + "\n"
 
 // locator says how a host's SUT is found, for messages and evidence names.
 func locator(s *SUT) string {
@@ -168,8 +175,12 @@ func sameProc(p *proc) string {
 // to be gone. It reports whether the exit was seen.
 func signalAndWait(ctx context.Context, x Exec, h Host, p *proc, sig string, wait time.Duration) (bool, error) {
 	tries := int(wait / (100 * time.Millisecond))
-	script := pstatFn + fmt.Sprintf("kill -%s %d || exit 1\ni=0\nwhile %s && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done\nif %s; then echo alive; else echo gone; fi\n",
-		sig, p.PID, sameProc(p), tries, sameProc(p))
+	// The whole tree is signalled and must be gone: the pid exited (or is
+	// a zombie) and no descendant it had is left.
+	script := pstatFn + fmt.Sprintf("t=$(tree %d)\nkill -%s %d || exit 1\nfor q in $t; do kill -%s $q 2>/dev/null; done\n"+
+		"left() { %s && return 0; for q in $t; do [ $q = %d ] && continue; s=$(pstat $q); case \"$s\" in ''|Z*) ;; *) return 0;; esac; done; return 1; }\n"+
+		"i=0\nwhile left && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done\nif left; then echo alive; else echo gone; fi\n",
+		p.PID, sig, p.PID, sig, sameProc(p), p.PID, tries)
 	out, err := x.Run(ctx, h.Host, script)
 	if err != nil {
 		return false, fmt.Errorf("%s: kill -%s %d: %w", h.Name, sig, p.PID, err)
@@ -178,8 +189,16 @@ func signalAndWait(ctx context.Context, x Exec, h Host, p *proc, sig string, wai
 }
 
 // isGone says whether p has exited (its pid is free or another process's).
-func isGone(ctx context.Context, x Exec, h Host, p *proc) (bool, error) {
-	out, err := x.Run(ctx, h.Host, pstatFn+"if "+sameProc(p)+"; then echo alive; else echo gone; fi\n")
+func isGone(ctx context.Context, x Exec, h Host, p *proc, tree string) (bool, error) {
+	// Gone means the whole tree: a child left running (the real server
+	// under a `sh -c`) is a kill that did not land.
+	left := ""
+	for _, q := range strings.Fields(tree) {
+		if n, err := strconv.Atoi(q); err == nil && n != p.PID {
+			left += fmt.Sprintf("s=$(pstat %d); case \"$s\" in ''|Z*) ;; *) echo alive; exit 0;; esac\n", n)
+		}
+	}
+	out, err := x.Run(ctx, h.Host, pstatFn+left+"if "+sameProc(p)+"; then echo alive; else echo gone; fi\n")
 	if err != nil {
 		return false, fmt.Errorf("%s: read pid %d: %w", h.Name, p.PID, err)
 	}
@@ -297,6 +316,7 @@ func rawJSON(v any) json.RawMessage {
 type killed struct {
 	h      Host
 	old    *proc
+	tree   string // old's pid and its descendants at injection (treeFn)
 	exited bool  // the exit was seen after the signal
 	now    *proc // the SUT's process after a restart or heal
 }
@@ -344,7 +364,11 @@ func resolveProcs(ctx context.Context, x Exec, f Fault, id string) ([]*killed, e
 		if err != nil {
 			return nil, err
 		}
-		ts = append(ts, &killed{h: h, old: p})
+		out, err := x.Run(ctx, h.Host, treeFn+fmt.Sprintf("tree %d\n", p.PID))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: list the SUT's processes under pid %d: %w", id, h.Name, p.PID, err)
+		}
+		ts = append(ts, &killed{h: h, old: p, tree: strings.TrimSpace(out)})
 	}
 	return ts, nil
 }
@@ -359,7 +383,7 @@ type killActive struct {
 func (a *killActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	var evs []hostEv
 	for _, t := range a.targets {
-		gone, err := isGone(ctx, a.x, t.h, t.old)
+		gone, err := isGone(ctx, a.x, t.h, t.old, t.tree)
 		if err != nil {
 			return session.Evidence{}, fmt.Errorf("%s evidence: %w", a.id, err)
 		}
@@ -397,7 +421,7 @@ func (a *killActive) name() string {
 func (a *killActive) TargetCheck(ctx context.Context) (*session.Evidence, error) {
 	var evs []hostEv
 	for _, t := range a.targets {
-		gone, err := isGone(ctx, a.x, t.h, t.old)
+		gone, err := isGone(ctx, a.x, t.h, t.old, t.tree)
 		if err != nil {
 			return nil, fmt.Errorf("%s target check: %w", a.id, err)
 		}
@@ -500,7 +524,7 @@ func (pauseNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error)
 		pt := &paused{h: t.h, p: t.old, before: t.old.State}
 		// CONT of a pid that is gone or reused is harmless, so the undo
 		// may run at any time, any number of times.
-		undo := fmt.Sprintf("kill -CONT %d 2>/dev/null; exit 0", t.old.PID)
+		undo := fmt.Sprintf("kill -CONT %d 2>/dev/null; for q in %s; do kill -CONT $q 2>/dev/null; done; exit 0", t.old.PID, shell.Quote(t.tree))
 		if err := armUndo(ctx, x, t.h, f.Epoch, pauseUndoKind, undo); err != nil {
 			return a, fmt.Errorf("pause: %w", err)
 		}
@@ -528,7 +552,8 @@ func signalState(ctx context.Context, x Exec, h Host, p *proc, sig string, stopp
 	var b strings.Builder
 	b.WriteString(pstatFn)
 	if sig != "" {
-		fmt.Fprintf(&b, "kill -%s %d || exit 1\n", sig, p.PID)
+		// The tree, the pid first (treeFn).
+		fmt.Fprintf(&b, "kill -%s %d || exit 1\nfor q in $(tree %d); do kill -%s $q 2>/dev/null; done\n", sig, p.PID, p.PID, sig)
 	}
 	fmt.Fprintf(&b, "rd() { if %s; then st=$(pstat %d); st=${st%% *}; else st=gone; fi; }\n", sameProc(p), p.PID)
 	fmt.Fprintf(&b, "i=0; rd\nwhile ! { [ \"$st\" = gone ] || %s; } && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); rd; done\necho \"$st\"\n",
