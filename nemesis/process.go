@@ -317,8 +317,8 @@ type killed struct {
 	h      Host
 	old    *proc
 	tree   string // old's pid and its descendants at injection (treeFn)
-	exited bool  // the exit was seen after the signal
-	now    *proc // the SUT's process after a restart or heal
+	exited bool   // the exit was seen after the signal
+	now    *proc  // the SUT's process after a restart or heal
 }
 
 // killNemesis is kill-9 (SIGKILL) and kill-term (SIGTERM).
