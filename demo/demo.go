@@ -49,6 +49,8 @@ type Config struct {
 	Bug string
 	// Src is examples/kv; "" = found from the current directory upward.
 	Src string
+	// Plan is the plan dstgen init reads; "" = examples/kv's own.
+	Plan string
 	// Exe is the dstgen binary the tasks, the nemesis and the proxy
 	// client call (os.Executable of the CLI).
 	Exe string
@@ -122,10 +124,12 @@ type demo struct {
 	testing         string // DIR/testing
 	env             []string
 	hosts           []*Host
-	ports           []int // kvnode listen ports
-	peers           []int // proxy ports in front of them
+	ports           []int          // kvnode listen ports
+	ins             []int          // proxy in-<n>: in front of replica n
+	outs            map[[2]int]int // proxy out-<n>-<m>: replica n's way to m
 	api             string
 	lastAnalyzeCode int
+	health          string // sut.health command template
 }
 
 // progress prints one progress line.
@@ -178,25 +182,40 @@ func (d *demo) run(ctx context.Context) (int, error) {
 		return 1, err
 	}
 
-	// The proxy: one per replica in front of its port; every node
-	// reaches its peers through them, so disabling peer-3 cuts node 3
-	// off from the leader's replication.
-	ports, err := freePorts(2*len(nodeNames) + 1)
+	// The proxies: in-<n> in front of replica n, and out-<n>-<m> by which
+	// replica n reaches replica m (through in-<m>). Disabling in-3,
+	// out-3-1 and out-3-2 cuts node 3 off from both peers in both
+	// directions, while its own clients still reach it directly.
+	n := len(nodeNames)
+	ports, err := freePorts(n + n + n*(n-1) + 1)
 	if err != nil {
 		return 1, err
 	}
-	d.ports, d.peers = ports[:len(nodeNames)], ports[len(nodeNames):2*len(nodeNames)]
+	d.ports, d.ins = ports[:n], ports[n:2*n]
+	d.outs = map[[2]int]int{}
+	next := 2 * n
 	var specs []proxy.Spec
-	for i := range nodeNames {
-		specs = append(specs, proxy.Spec{Name: fmt.Sprintf("peer-%d", i+1),
-			Listen:   fmt.Sprintf("127.0.0.1:%d", d.peers[i]),
-			Upstream: fmt.Sprintf("127.0.0.1:%d", d.ports[i])})
+	for i := range n {
+		specs = append(specs, proxy.Spec{Name: fmt.Sprintf("in-%d", i+1),
+			Listen: loopback(d.ins[i]), Upstream: loopback(d.ports[i])})
 	}
+	for i := range n {
+		for j := range n {
+			if i == j {
+				continue
+			}
+			d.outs[[2]int{i, j}] = ports[next]
+			specs = append(specs, proxy.Spec{Name: fmt.Sprintf("out-%d-%d", i+1, j+1),
+				Listen: loopback(ports[next]), Upstream: loopback(d.ins[j])})
+			next++
+		}
+	}
+	apiAddr := loopback(ports[next])
 	pctx, stopProxy := context.WithCancel(context.WithoutCancel(ctx))
 	ready := make(chan string, 1)
 	perr := make(chan error, 1)
 	go func() {
-		perr <- proxy.Serve(pctx, fmt.Sprintf("127.0.0.1:%d", ports[2*len(nodeNames)]), specs, d.log, func(api string, _ *proxy.Server) { ready <- api })
+		perr <- proxy.Serve(pctx, apiAddr, specs, d.log, func(api string, _ *proxy.Server) { ready <- api })
 	}()
 	defer func() {
 		stopProxy()
@@ -222,7 +241,11 @@ func (d *demo) run(ctx context.Context) (int, error) {
 	defer d.cleanup()
 
 	d.progress("init", "out", d.testing)
-	if _, err := d.dstgen(ctx, d.dir, "init", "--sut", d.src, "--out", d.testing, "--yes"); err != nil {
+	initArgs := []string{"init", "--sut", d.src, "--out", d.testing, "--yes"}
+	if d.cfg.Plan != "" {
+		initArgs = append(initArgs, "--plan", d.cfg.Plan)
+	}
+	if _, err := d.dstgen(ctx, d.dir, initArgs...); err != nil {
 		return 1, fmt.Errorf("dstgen init: %w", err)
 	}
 	if err := d.writeEnv(false); err != nil {
@@ -302,6 +325,11 @@ func (d *demo) bugPart(ctx context.Context) ([]headline, error) {
 		return nil, err
 	}
 	d.progress("ran", "scenario", "S2", "ops", d.ops(sess, "S2"))
+	// The re-run uses the run's key namespace again: restart the SUT
+	// (in memory) so it starts from an empty store, as the first run did.
+	if _, err := d.task(ctx, "service:restart"); err != nil {
+		return nil, fmt.Errorf("task service:restart: %w", err)
+	}
 	d.progress("rerun", "scenario", "S2", "session", sess)
 	if _, err := d.dstgen(ctx, d.testing, "run", "S2", "--rerun", "--env", "env.yml", "--scenarios", "scenarios.yml"); err != nil && !isExit(err) {
 		return nil, fmt.Errorf("dstgen run S2 --rerun: %w", err)
@@ -396,6 +424,9 @@ func (d *demo) build(ctx context.Context, bin string) error {
 			return fmt.Errorf("go build %s in %s: %w (see %s)", p[1], d.src, err, filepath.Join(d.dir, "demo.log"))
 		}
 	}
+	if err := d.pickHealth(ctx, bin); err != nil {
+		return err
+	}
 	if haveTaskRunner(d.cfg.Exe) {
 		return nil
 	}
@@ -407,6 +438,24 @@ func (d *demo) build(ctx context.Context, bin string) error {
 		return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
 	}
 	return nil
+}
+
+// pickHealth chooses sut.health: kvnode's own probe (-check ADDR), else
+// curl where kvnode predates -check and curl is installed.
+func (d *demo) pickHealth(ctx context.Context, bin string) error {
+	kv := filepath.Join(bin, "kvnode")
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(cctx, kv, "-check", "127.0.0.1:1").CombinedOutput()
+	if !strings.Contains(string(out), "not defined") {
+		d.health = kv + " -check 127.0.0.1:{{ .Host.Vars.port }}"
+		return nil
+	}
+	if _, err := exec.LookPath("curl"); err == nil {
+		d.health = "curl -fsS -m 2 -o /dev/null http://127.0.0.1:{{ .Host.Vars.port }}/health"
+		return nil
+	}
+	return fmt.Errorf("%s has no -check health probe and curl is not installed", kv)
 }
 
 // haveTaskRunner says whether `dstgen task` will find its runner.
@@ -461,6 +510,20 @@ func moduleRoot(dir string) string {
 		}
 	}
 	return ""
+}
+
+func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
+
+// cutProxies are the proxies whose disabling cuts replica n (0-based)
+// off from its peers.
+func (d *demo) cutProxies(n int) string {
+	s := []string{fmt.Sprintf("in-%d", n+1)}
+	for j := range d.ports {
+		if j != n {
+			s = append(s, fmt.Sprintf("out-%d-%d", n+1, j+1))
+		}
+	}
+	return strings.Join(s, ",")
 }
 
 // freePorts reserves n distinct loopback ports (closed again before use:
@@ -519,16 +582,12 @@ func (d *demo) newSession(before map[string]bool) (string, error) {
 
 // ops counts the ops of a unit's history in a session (the latest run).
 func (d *demo) ops(sess, id string) string {
-	files, _ := filepath.Glob(filepath.Join(sess, "artifacts", id, "*.jsonl"))
-	n := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		n += strings.Count(string(b), "\"type\":\"invoke\"")
+	b, err := os.ReadFile(filepath.Join(sess, "artifacts", id, "history.jsonl"))
+	if err != nil {
+		return "unknown"
 	}
-	return strconv.Itoa(n)
+	// One line per op (dst-history/1), after the _meta line.
+	return strconv.Itoa(strings.Count(string(b), "\"op_id\":"))
 }
 
 // currentUser is who the demo hosts log in as.
@@ -547,62 +606,56 @@ type headline struct {
 	session                      string
 }
 
-// readHeadlines reads findings/verdicts.json of sess.
+// readHeadlines reads findings/report.json of sess: each scenario's
+// verdict, its landing evidence (a pass) or its first anomaly (a FAIL),
+// and the checker's porcupine visualization.
 func readHeadlines(sess, label string) ([]headline, error) {
-	f := filepath.Join(sess, "findings", "verdicts.json")
+	f := filepath.Join(sess, "findings", "report.json")
 	b, err := os.ReadFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("analyze wrote no verdicts: %w", err)
+		return nil, fmt.Errorf("analyze wrote no report: %w", err)
 	}
 	var doc struct {
-		Verdicts struct {
-			Scenarios []struct {
-				ID              string `json:"id"`
-				Verdict         string `json:"verdict"`
-				Reason          string `json:"reason"`
-				OracleEvidence  string `json:"oracle_evidence"`
-				LandingEvidence string `json:"landing_evidence"`
-			} `json:"scenarios"`
-		} `json:"verdicts"`
 		Scenarios []struct {
 			ID              string `json:"id"`
 			Verdict         string `json:"verdict"`
-			Reason          string `json:"reason"`
 			OracleEvidence  string `json:"oracle_evidence"`
 			LandingEvidence string `json:"landing_evidence"`
+			Checkers        []struct {
+				HTML      string `json:"html"`
+				Anomalies []struct {
+					Message string `json:"message"`
+				} `json:"anomalies"`
+			} `json:"checkers"`
 		} `json:"scenarios"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
-	scen := doc.Scenarios
-	if len(scen) == 0 {
-		scen = doc.Verdicts.Scenarios
-	}
-	var viz []string
-	_ = filepath.WalkDir(sess, func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".html") && filepath.Base(p) != "report.html" {
-			viz = append(viz, p)
-		}
-		return nil
-	})
 	var hs []headline
-	for _, s := range scen {
-		if s.Verdict == "NOT_RUN" {
+	for _, s := range doc.Scenarios {
+		if s.Verdict == "NOT-RUN" || s.Verdict == "NOT_RUN" {
 			continue
 		}
-		ev := s.LandingEvidence
-		if strings.HasPrefix(s.Verdict, "FAIL") || ev == "" {
-			ev = s.OracleEvidence
-		}
-		if ev == "" {
-			ev = s.Reason
-		}
-		h := headline{label: label, id: s.ID, verdict: s.Verdict, evidence: oneLine(ev), session: sess,
+		h := headline{label: label, id: s.ID, verdict: s.Verdict, evidence: s.LandingEvidence, session: sess,
 			report: filepath.Join(sess, "findings", "report.md"), html: filepath.Join(sess, "findings", "report.html")}
 		if strings.HasPrefix(s.Verdict, "FAIL") {
-			h.viz = viz
+			h.evidence = s.OracleEvidence
+			seen := map[string]bool{}
+			for _, c := range s.Checkers {
+				if len(c.Anomalies) > 0 && h.evidence == s.OracleEvidence {
+					h.evidence = s.OracleEvidence + "; " + c.Anomalies[0].Message
+				}
+				if c.HTML != "" && !seen[c.HTML] {
+					seen[c.HTML] = true
+					h.viz = append(h.viz, filepath.Join(sess, c.HTML))
+				}
+			}
 		}
+		if h.evidence == "" {
+			h.evidence = s.OracleEvidence
+		}
+		h.evidence = oneLine(h.evidence)
 		hs = append(hs, h)
 	}
 	return hs, nil
@@ -613,8 +666,8 @@ func oneLine(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 240 {
-		s = s[:240] + "…"
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
 	}
 	return s
 }
@@ -624,7 +677,7 @@ func (d *demo) print(hs []headline) {
 	w := d.cfg.Out
 	fmt.Fprintf(w, "\n== dstgen demo: %.0fs ==\n", time.Since(d.start).Seconds())
 	for _, h := range hs {
-		fmt.Fprintf(w, "%-11s %-3s %-20s %s\n", h.label, h.id, h.verdict, h.evidence)
+		fmt.Fprintf(w, "%-11s %-3s %-17s %s\n", h.label, h.id, h.verdict, h.evidence)
 	}
 	seen := map[string]bool{}
 	for _, h := range hs {

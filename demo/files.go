@@ -64,10 +64,6 @@ func (d *demo) writeEnv(staleReads bool) error {
 	}
 	q := strconv.Quote
 	bin := filepath.Join(d.dir, "bin")
-	var peers []string
-	for i := range nodeNames {
-		peers = append(peers, fmt.Sprintf("%d=127.0.0.1:%d", i+1, d.peers[i]))
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `# env.yml — written by dstgen demo from env.example.yml: every host is an
 # SSH server inside the demo process on 127.0.0.1 (strict host key checking
@@ -88,7 +84,14 @@ hosts:
 	for i, h := range d.hosts {
 		role, vars := "client", "{}"
 		if i < len(nodeNames) {
-			role, vars = ex.sutRole, fmt.Sprintf("{id: %d, port: %d}", i+1, d.ports[i])
+			// peers: how this replica reaches the others (its out- proxies).
+			var peers []string
+			for j := range nodeNames {
+				if j != i {
+					peers = append(peers, fmt.Sprintf("%d=%s", j+1, loopback(d.outs[[2]int{i, j}])))
+				}
+			}
+			role, vars = ex.sutRole, fmt.Sprintf("{id: %d, port: %d, peers: %q}", i+1, d.ports[i], strings.Join(peers, ","))
 		}
 		fmt.Fprintf(&b, "  - name: %s\n    address: 127.0.0.1\n    port: %d\n    roles: [%s]\n    workdir: %s\n    vars: %s\n",
 			q(h.Name), h.Port(), q(role), q(h.Workdir), vars)
@@ -132,8 +135,8 @@ dstgen:
   max_polls: 60
   capabilities:
 `, q(filepath.Join(bin, "workload")+" -endpoints "+d.endpoints()), q(ex.sutRole), q(filepath.Join(bin, "kvnode")),
-		q(filepath.Join(bin, "kvnode")+" -id {{ .Host.Vars.id }} -listen 127.0.0.1:{{ .Host.Vars.port }} -peers "+strings.Join(peers, ",")+" -leader 1{{ if .Vars.stale_reads }} -stale-reads{{ end }}"),
-		ex.sutRole, q(filepath.Join(bin, "kvnode")+" -check 127.0.0.1:{{ .Host.Vars.port }}"),
+		q(filepath.Join(bin, "kvnode")+" -id {{ .Host.Vars.id }} -listen 127.0.0.1:{{ .Host.Vars.port }} -peers {{ .Host.Vars.peers }} -leader 1{{ if .Vars.stale_reads }} -stale-reads{{ end }}"),
+		ex.sutRole, q(d.health),
 		staleReads, q(ex.planPath))
 	keys := make([]string, 0, len(ex.caps))
 	for k := range ex.caps {
@@ -148,6 +151,16 @@ dstgen:
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
+}
+
+// quiesce is a command that exits 0 once every replica answers its
+// health probe (all replicas listen on this machine's loopback).
+func (d *demo) quiesce() string {
+	var s []string
+	for _, p := range d.ports {
+		s = append(s, strings.ReplaceAll(d.health, "{{ .Host.Vars.port }}", strconv.Itoa(p)))
+	}
+	return strings.Join(s, " && ")
 }
 
 // endpoints are the kvnodes' client addresses, for the workload.
@@ -189,6 +202,12 @@ func (d *demo) fillScenarios() error {
 			continue
 		}
 		mapSet(w, "command", wl)
+		// Recovery is over when every replica answers again (the hint
+		// generated above each entry).
+		q := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		mapPut(s, "quiesce", q)
+		mapSet(q, "command", d.quiesce())
+		mapSet(q, "timeout", "20s")
 		if f := mapGet(s, "faults"); id == "S2" && f != nil && f.Kind == yaml.SequenceNode && len(f.Content) > 0 {
 			flt := f.Content[0]
 			mapSet(flt, "nemesis", "partition-full")
@@ -197,7 +216,7 @@ func (d *demo) fillScenarios() error {
 			mapPut(flt, "params", params)
 			mapSet(params, "via", "proxy")
 			mapSet(params, "proxy_api", d.api)
-			mapSet(params, "proxies", fmt.Sprintf("peer-%d", len(nodeNames)))
+			mapSet(params, "proxies", d.cutProxies(len(nodeNames)-1))
 			mapSet(params, "proxy_bin", d.cfg.Exe)
 		}
 	}

@@ -61,5 +61,6 @@ Exit codes: the last dstgen analyze's (0 DONE, 1 otherwise: the default
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the temp work directory")
 	fl.StringVar(&cfg.Bug, "bug", demo.BugBoth, "stale-reads (only the bug run), none (only the safe run) or both")
 	fl.StringVar(&cfg.Src, "src", "", "examples/kv directory (default: found from the current directory upward)")
+	fl.StringVar(&cfg.Plan, "plan", "", "the plan dstgen init reads (default: examples/kv's own)")
 	return cmd
 }
