@@ -104,15 +104,51 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		d.log = io.MultiWriter(logf, cfg.Log)
 	}
 	code, err := d.run(ctx)
+	if err != nil {
+		fmt.Fprintf(cfg.Out, "kept %s (demo.log has every step's output)\n", dir)
+		return code, err
+	}
 	if temp && !cfg.Keep {
-		if err == nil && code == 0 {
-			_ = os.RemoveAll(dir)
-			fmt.Fprintf(cfg.Out, "removed %s (pass --keep or --dir to keep it)\n", dir)
+		// The reports outlive the temp dir: copied next to it first.
+		if err := d.keepReports(dir + "-reports"); err != nil {
+			fmt.Fprintf(cfg.Out, "kept %s: %v\n", dir, err)
 		} else {
-			fmt.Fprintf(cfg.Out, "kept %s (the run did not end DONE)\n", dir)
+			_ = os.RemoveAll(dir)
+			defer fmt.Fprintf(cfg.Out, "removed %s; the reports were copied to %s (pass --keep or --dir to keep everything)\n", dir, dir+"-reports")
 		}
 	}
-	return code, err
+	d.print(d.heads)
+	return code, nil
+}
+
+// keepReports copies each analyzed session's findings/ to into/<run>/
+// and points the headline at the copies.
+func (d *demo) keepReports(into string) error {
+	done := map[string]string{}
+	for i, h := range d.heads {
+		dst, ok := done[h.session]
+		if !ok {
+			dst = filepath.Join(into, h.label)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("copy the reports: %w", err)
+			}
+			if err := os.CopyFS(dst, os.DirFS(filepath.Join(h.session, "findings"))); err != nil {
+				return fmt.Errorf("copy the reports: %w", err)
+			}
+			done[h.session] = dst
+		}
+		rebase := func(p string) string {
+			if rel, err := filepath.Rel(filepath.Join(h.session, "findings"), p); err == nil && !strings.HasPrefix(rel, "..") {
+				return filepath.Join(dst, rel)
+			}
+			return p
+		}
+		d.heads[i].report, d.heads[i].html = rebase(h.report), rebase(h.html)
+		for j, v := range h.viz {
+			d.heads[i].viz[j] = rebase(v)
+		}
+	}
+	return nil
 }
 
 // demo is the state of one run.
@@ -130,6 +166,7 @@ type demo struct {
 	api             string
 	lastAnalyzeCode int
 	health          string // sut.health command template
+	heads           []headline
 }
 
 // progress prints one progress line.
@@ -276,7 +313,7 @@ func (d *demo) run(ctx context.Context) (int, error) {
 		}
 		heads = append(heads, h...)
 	}
-	d.print(heads)
+	d.heads = heads
 	return d.lastAnalyzeCode, nil
 }
 
@@ -400,12 +437,13 @@ func (d *demo) command(ctx context.Context, dir, name string, args ...string) (i
 	err := c.Run()
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		// Interrupted: whatever the child answered, stop here.
+		return -1, fmt.Errorf("%s %s: interrupted: %w", filepath.Base(name), args[0], ctx.Err())
 	case err == nil:
 		return 0, nil
 	case errors.As(err, &ee) && ee.ExitCode() > 0:
 		return ee.ExitCode(), &exitErr{ee.ExitCode()}
-	case ctx.Err() != nil:
-		return -1, fmt.Errorf("%s %s: interrupted: %w", filepath.Base(name), args[0], ctx.Err())
 	}
 	return -1, fmt.Errorf("%s %s: %w", filepath.Base(name), args[0], err)
 }
