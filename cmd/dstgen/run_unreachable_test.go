@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -298,5 +299,64 @@ func unreachableRun(t *testing.T, envPath string, wds []string, block func() fun
 	}
 	if b, _ := os.ReadFile(flag(2)); strings.TrimSpace(string(b)) != "0" {
 		t.Errorf("heal --all did not heal h3 once it answered: fault-on=%q", b)
+	}
+}
+
+// TestRunHostBackBeforeFinalHeal: h3 freezes inside the window, so the
+// window's heal cannot reach it, and answers again before the final heal,
+// which heals it: the run still exits 1 with the window's heal error as
+// its one-line reason (without the "fault may be left" advice), run.json's
+// final heal has no error, and h3 is healed without a hand.
+func TestRunHostBackBeforeFinalHeal(t *testing.T) {
+	t.Setenv("DSTGEN_NO_HOLDER", "1")
+	sshtest.Require(t)
+	k := sshtest.NewKeys(t)
+	srvs := sshtest.StartTrusted(t, k, 3)
+	wds := []string{sshtest.Workdir(t), sshtest.Workdir(t), sshtest.Workdir(t)}
+	envPath := writeHostsEnv(t, k, srvs, wds, nil)
+	faults := `      - nemesis: "custom"
+        targets: "all"
+        at: "1s"
+        for: "3s"
+        custom:
+          inject: "echo 1 > \"$DSTGEN_WORKDIR/fault-on\""
+          heal: "echo 0 > \"$DSTGEN_WORKDIR/fault-on\""
+          evidence: "cat \"$DSTGEN_WORKDIR/fault-on\" 2>/dev/null || echo 0"
+`
+	scen := writeScenarios(t, t.TempDir(), histLoop(60), 6, faults)
+	out := filepath.Join(t.TempDir(), "sess")
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	var code int
+	go func() {
+		defer close(done)
+		code = run(ctx, []string{"run", "S1", "--env", envPath, "--scenarios", scen, "--out", out}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	waitLog(t, out, "window=S1-w1 inject", 60*time.Second, done)
+	undo := freeze(t, srvs[2])
+	waitLog(t, out, "window=S1-w1 heal_error=", 2*time.Minute, done)
+	undo()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("dstgen run did not end within its bound:\n%s", readFile(filepath.Join(out, session.SessionLog)))
+	}
+	log := readFile(filepath.Join(out, session.SessionLog))
+	t.Logf("exit %d\nstderr: %s\nsession-log.md:\n%s", code, stderr.String(), log)
+	errLines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	last := errLines[len(errLines)-1]
+	if code != 1 || !strings.HasPrefix(last, "dstgen: S1: heal: S1-w1: ") || !strings.Contains(last, "h3") || strings.Contains(last, "may be left") {
+		t.Errorf("exit %d, last stderr line %q: want 1 and the window's heal error on h3, no left-fault advice", code, last)
+	}
+	r := loadRun(t, filepath.Join(out, "artifacts/S1/run.json"))
+	if r.Heal == nil || len(r.Heal.Errors) != 0 || !slices.Contains(r.Heal.Removed, "h3: undo S1-w1.custom") {
+		t.Errorf("run.json heal: %+v, want no error and h3's undo removed", r.Heal)
+	}
+	for i := range wds {
+		if b, _ := os.ReadFile(filepath.Join(wds[i], "fault-on")); strings.TrimSpace(string(b)) != "0" {
+			t.Errorf("h%d not healed by the run: fault-on=%q", i+1, b)
+		}
 	}
 }
