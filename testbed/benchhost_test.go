@@ -32,3 +32,20 @@ func TestEnvIntoRetargetsBenchHost(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvIntoTurnsSystemdOff: the testbed's hosts have no systemd, so
+// --into switches the generated capability off (and leaves the others).
+func TestEnvIntoTurnsSystemdOff(t *testing.T) {
+	src := "workdir: /opt/dstgen\ndstgen:\n  capabilities:\n    iptables: true\n    systemd: true\n"
+	out, err := rewriteEnv("env.yml", []byte(src), fixedState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := env.Parse("env.yml", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if c := e.Dstgen.Capabilities; c["systemd"] || !c["iptables"] {
+		t.Errorf("capabilities %v, want systemd off and iptables kept\n%s", c, out)
+	}
+}

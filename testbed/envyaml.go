@@ -128,6 +128,9 @@ func rewriteEnv(name string, data []byte, st *State) ([]byte, error) {
 		case "parameters":
 			retargetBenchHost(v, st)
 			keep(k, v)
+		case "dstgen":
+			noSystemd(v)
+			keep(k, v)
 		default:
 			keep(k, v)
 		}
@@ -174,6 +177,28 @@ func retargetBenchHost(params *yaml.Node, st *State) {
 		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: pick, Style: yaml.DoubleQuotedStyle,
 			LineComment: fmt.Sprintf("# dstgen testbed: was %q, not a testbed host", old)}
 		return
+	}
+}
+
+// noSystemd turns dstgen.capabilities.systemd off where the generated
+// env.yml asks for it: a network namespace has no systemd (its SUT runs as
+// a supervised dstgen job, and the kill nemeses restart it), so validate
+// would otherwise block the scenarios that name it.
+func noSystemd(dstgen *yaml.Node) {
+	if dstgen.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(dstgen.Content); i += 2 {
+		if dstgen.Content[i].Value != "capabilities" || dstgen.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		caps := dstgen.Content[i+1]
+		for j := 0; j+1 < len(caps.Content); j += 2 {
+			if caps.Content[j].Value == "systemd" && caps.Content[j+1].Value != "false" {
+				*caps.Content[j+1] = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false",
+					LineComment: "# dstgen testbed: network namespaces have no systemd; the SUT runs as a dstgen job"}
+			}
+		}
 	}
 }
 
