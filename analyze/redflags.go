@@ -98,9 +98,17 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		}
 		floor := (1 - tol) * planned
 		var bad []string
-		excused := 0
+		excused, cut := 0, false
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
+			// The interval the run ended in is cut short by the end (the
+			// workload stopped inside it), not by a stall.
+			if lo := r.Workload.LastOpNS; lo != nil && iv.StartNS+int64(step*1e9) > *lo && iv.StartNS <= *lo && iv.Ops > 0 {
+				if planned > 0 && rate < floor {
+					cut = true
+				}
+				continue
+			}
 			if iv.Ops == 0 || (planned > 0 && rate < floor) {
 				// No op at all is a stall even under a fault: a slowed or
 				// cut-off client still invokes ops (and records them failed).
@@ -114,6 +122,9 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		excuse := ""
 		if excused > 0 {
 			excuse = fmt.Sprintf(" (%d interval(s) below it inside a fault window or its recovery not judged: the fault's effect, not a stall)", excused)
+		}
+		if cut {
+			excuse += " (the last interval, cut short by the end of the run, not judged)"
 		}
 		if len(bad) > 0 {
 			status = CheckFail

@@ -947,6 +947,15 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 	if herr != nil {
 		r.healErrs = append(r.healErrs, fmt.Sprintf("%s: %v", sf.FaultEpoch, herr))
 		r.logf("window=%s heal_error=%q", sf.FaultEpoch, herr.Error())
+	} else {
+		// After the heal, one more injector reading (a kill's shows the SUT
+		// back with a new pid); it replaces the last one only while it still
+		// shows the change — a healed pause or proxy no longer does.
+		actx, cancel := bounded(ctx, readOverrun)
+		if ev, err := act.Evidence(actx); err == nil && ev.Verdict == session.SignalChanged {
+			rec.w.InjectorEvidence = &ev
+		}
+		cancel()
 	}
 	rec.w.Landed = landed(rec.w)
 	r.logf("window=%s healed injector=%s victim=%s", sf.FaultEpoch, verdictOf(rec.w.InjectorEvidence), verdictOf(rec.w.VictimEvidence))

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/session"
+	"gopkg.in/yaml.v3"
+)
+
+// TestEtcdScenariosEndToEnd is the scenario-runs issue's proof, run the
+// way a user runs it: `dstgen testbed up 4` (network namespaces, an sshd
+// each, no systemd), `dstgen init` on examples/etcd, env.yml from
+// `dstgen testbed env --into`, a 3-member etcd from Debian deployed by the
+// generated Taskfile under the real `task`, then `task run:scenario` and
+// `dstgen run` with real faults:
+//
+//   - S1 at the smoke tier with leader isolation → PASS-smoke, the DROP
+//     counter rising on the isolated leader's host and a new leader elected;
+//   - S2, kill -9 of a random member and of the leader, restarted → the
+//     no-lost-ack and reconciliation checkers run on the final state;
+//   - the negative control: S1's reads made serializable (etcd answers them
+//     from a possibly stale member) → the linearizability checker FAILs,
+//     and `--rerun` with the same seed makes it FAIL-reproducible, with a
+//     reduced reproducer;
+//   - a window whose landing signal is absent on purpose (rules hooked from
+//     FORWARD, a chain local traffic never crosses) →
+//     INCONCLUSIVE-fault-not-proven;
+//   - `dstgen run --detach` killed with SIGKILL mid-fault (an isolation, a
+//     pause, a disk-full), then `dstgen heal --all`: no rule, no qdisc, no
+//     paused process, no fill file left (iptables -S, tc, /proc).
+func TestEtcdScenariosEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dstgen, brings up a 4-host testbed and a 3-member etcd")
+	}
+	sshtest.Require(t)
+	taskBin, err := exec.LookPath("task")
+	if err != nil {
+		t.Skip("the go-task binary is not on PATH (scripts/test.sh installs it)")
+	}
+	for _, b := range []string{"/usr/bin/etcd", "/usr/bin/etcdctl", "/usr/sbin/iptables"} {
+		if _, err := os.Stat(b); err != nil {
+			t.Skipf("%s missing (apt-get install etcd-server etcd-client iptables)", b)
+		}
+	}
+	began := time.Now()
+	bin := filepath.Join(t.TempDir(), "dstgen")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	holderDir := filepath.Join(t.TempDir(), "holder")
+	if err := os.Mkdir(holderDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range sshtest.Pgrep(holderDir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	envv := append(os.Environ(), "DSTGEN="+bin, "NO_COLOR=1", "DSTGEN_SSH_CONFIG=none", "DSTGEN_HOLDER_DIR="+holderDir, "DSTGEN_NO_HOLDER=0")
+	dir := filepath.Join(t.TempDir(), "testing")
+	// sh runs a command with the test's environment in dir, bounded.
+	sh := func(limit time.Duration, name string, args ...string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir, cmd.Env = dir, envv
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), b.String()
+		} else if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, b.String())
+		}
+		return 0, b.String()
+	}
+	dstgen := func(args ...string) (int, string) { t.Helper(); return sh(3*time.Minute, bin, args...) }
+	must := func(code int, out string) string {
+		t.Helper()
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		return out
+	}
+
+	// The testbed, the way a user brings one up; down by what it recorded.
+	sshtest.LockNet(t)
+	tb := filepath.Join(t.TempDir(), "tb")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if code, out := dstgen("testbed", "down", "--dir", tb); code != 0 {
+			t.Errorf("testbed down: exit %d\n%s", code, out)
+		}
+	})
+	must(dstgen("testbed", "up", "4", "--dir", tb, "--roles", "etcd,etcd,etcd,client"))
+	sut, err := filepath.Abs("../../examples/etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(dstgen("init", "--sut", sut, "--out", dir, "--yes"))
+	must(dstgen("testbed", "env", "--dir", tb, "--into", filepath.Join(dir, "env.yml")))
+	// Nothing else is edited by hand: --into turned the systemd capability
+	// off (namespaces have none; etcd runs as a supervised job).
+	task := func(args ...string) (int, string) {
+		t.Helper()
+		return sh(4*time.Minute, taskBin, append([]string{"-x"}, args...)...)
+	}
+	must(task("validate"))
+	if out := must(task("deploy")); strings.Count(out, "health=ok") != 3 {
+		t.Fatalf("deploy: want 3 healthy members:\n%s", out)
+	}
+	// The example's leader query and quiesce check, pushed to the members.
+	must(dstgen("push", "role:etcd", filepath.Join(sut, "scripts", "leader.sh"), filepath.Join(sut, "scripts", "healthy.sh"), "bin", "--env", "env.yml"))
+	t.Logf("setup: %s", time.Since(began).Round(time.Second))
+
+	// scenarios.yml filled in as the example's README says.
+	const wl = `"$DSTGEN_WORKDIR/bin/workload"`
+	s1 := map[string]any{
+		"workload":     map[string]any{"command": wl + " -clients 5 -keys 10 -mix 5/4/1 -timeout 1s"},
+		"faults":       []any{map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "10s", "for": "10s"}},
+		"leader_query": `sh "$DSTGEN_WORKDIR/bin/leader.sh"`,
+		"quiesce":      map[string]any{"command": `sh "$DSTGEN_WORKDIR/bin/healthy.sh"`, "timeout": "30s"},
+	}
+	fillScenarios(t, dir, "scenarios.yml", map[string]map[string]any{"S1": s1, "S2": {
+		"workload": map[string]any{"command": wl + " -mode fresh-puts -clients 3 -timeout 1s", "duration_s": 25},
+		"faults": []any{
+			map[string]any{"nemesis": "kill-9", "targets": "random", "at": "5s", "for": "3s"},
+			map[string]any{"nemesis": "kill-9", "targets": "leader", "at": "14s", "for": "3s"},
+		},
+		"leader_query": s1["leader_query"], "quiesce": s1["quiesce"],
+		"final_state": wl + " -final-only",
+	}})
+
+	// S1, smoke tier, leader isolation → PASS-smoke with both signals.
+	out := must(task("run:scenario", "SCENARIO=S1", "TIER=smoke"))
+	s1dir := sessionOf(t, dir, out)
+	r := runOf(t, s1dir, "S1")
+	if len(r.FaultWindows) != 1 {
+		t.Fatalf("S1: %d windows", len(r.FaultWindows))
+	}
+	w := r.FaultWindows[0]
+	if inj, vic := w.InjectorEvidence, w.VictimEvidence; inj == nil || inj.Kind != "iptables_counter" || inj.Verdict != session.SignalChanged ||
+		vic == nil || vic.Kind != "leader_change" || vic.Verdict != session.SignalChanged || !w.Landed {
+		t.Fatalf("S1 window: %s", js(w))
+	}
+	t.Logf("S1 landing: injector %s %s→%s (%s); victim %s %s→%s", w.InjectorEvidence.Name, w.InjectorEvidence.Before, w.InjectorEvidence.After,
+		w.InjectorEvidence.Raw, w.VictimEvidence.Kind, w.VictimEvidence.Before, w.VictimEvidence.After)
+	timings := windowTimings(r)
+	verdict(t, dstgen, s1dir, "S1", "PASS-smoke")
+	t.Logf("S1: %d ops, %s", r.Workload.OpsProduced, time.Since(began).Round(time.Second))
+
+	// S2, two kill -9 windows (hardening allows more than smoke's one).
+	out = must(task("run:scenario", "SCENARIO=S2", "TIER=hardening"))
+	s2dir := sessionOf(t, dir, out)
+	r = runOf(t, s2dir, "S2")
+	if len(r.FaultWindows) != 2 {
+		t.Fatalf("S2: %d windows, want 2: %s", len(r.FaultWindows), js(r.FaultWindows))
+	}
+	for _, w := range r.FaultWindows {
+		if w.InjectorEvidence == nil || w.InjectorEvidence.Kind != "pid" || w.InjectorEvidence.Verdict != session.SignalChanged ||
+			!strings.Contains(w.InjectorEvidence.Raw, "new pid") {
+			t.Errorf("S2 %s: the member was not killed and restarted: %s", w.FaultEpoch, js(w.InjectorEvidence))
+		}
+	}
+	timings = append(timings, windowTimings(r)...)
+	rep := analyzeReport(t, dstgen, s2dir)
+	for _, want := range []string{"no-lost-ack", "reconciliation"} {
+		if c := checkerOf(rep, "S2", want); c == nil || c["outcome"] != "valid" {
+			t.Errorf("S2: checker %s = %v, want valid", want, c)
+		}
+	}
+	if r.Recovery == nil || !r.Recovery.Nominal {
+		t.Errorf("S2: the cluster was not seen back to nominal after the kills: %s", js(r.Recovery))
+	}
+	t.Logf("S2: verdict %s (%s), %d ops, %s", verdictOf(rep, "S2"), js(scenarioOf(rep, "S2")["reasons"]), r.Workload.OpsProduced, time.Since(began).Round(time.Second))
+
+	// The negative control: serializable reads under the same isolation.
+	neg := map[string]any{}
+	for k, v := range s1 {
+		neg[k] = v
+	}
+	neg["workload"] = map[string]any{"command": wl + " -clients 6 -keys 4 -mix 6/4/0 -timeout 1s -consistency s", "duration_s": 25}
+	neg["faults"] = []any{map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "6s", "for": "12s"}}
+	fillScenarios(t, dir, "neg.yml", map[string]map[string]any{"S1": neg})
+	code, out := dstgen("run", "S1", "--env", "env.yml", "--scenarios", "neg.yml", "--tier", "smoke", "--seed", "7")
+	if code != 0 {
+		t.Fatalf("negative control run: exit %d\n%s", code, out)
+	}
+	negDir := sessionOf(t, dir, out)
+	rep = analyzeReport(t, dstgen, negDir)
+	if v := verdictOf(rep, "S1"); v != "FAIL-nondeterministic" {
+		t.Fatalf("negative control: %s, want FAIL-nondeterministic (stale serializable reads caught)\n%s", v, js(rep["scenarios"]))
+	}
+	must(dstgen("run", "S1", "--env", "env.yml", "--scenarios", "neg.yml", "--tier", "smoke", "--rerun"))
+	rep = analyzeReport(t, dstgen, negDir)
+	if v := verdictOf(rep, "S1"); v != "FAIL-reproducible" {
+		t.Fatalf("negative control re-run: %s, want FAIL-reproducible\n%s", v, js(rep["scenarios"]))
+	}
+	if md, err := os.ReadFile(filepath.Join(negDir, "findings", "report.md")); err != nil || !regexp.MustCompile(`reduced from \d+ ops to \d+ ops`).Match(md) {
+		t.Errorf("the FAIL's reproducer is not reduced: %v", err)
+	}
+	t.Logf("negative control: FAIL-reproducible, %s", time.Since(began).Round(time.Second))
+
+	// A landing signal absent on purpose: the rules hooked from FORWARD.
+	absent := map[string]any{}
+	for k, v := range s1 {
+		absent[k] = v
+	}
+	absent["workload"] = map[string]any{"command": s1["workload"].(map[string]any)["command"], "duration_s": 12}
+	absent["faults"] = []any{map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "3s", "for": "5s", "params": map[string]any{"hook": "FORWARD"}}}
+	fillScenarios(t, dir, "absent.yml", map[string]map[string]any{"S1": absent})
+	_, out = dstgen("run", "S1", "--env", "env.yml", "--scenarios", "absent.yml", "--tier", "smoke")
+	absDir := sessionOf(t, dir, out)
+	if w := runOf(t, absDir, "S1").FaultWindows; len(w) != 1 || w[0].InjectorEvidence == nil || w[0].InjectorEvidence.Verdict != session.SignalUnchanged || w[0].Landed {
+		t.Errorf("FORWARD-hooked window: %s, want an unchanged counter and not landed", js(w))
+	}
+	verdict(t, dstgen, absDir, "S1", "INCONCLUSIVE-fault-not-proven")
+
+	// SIGKILL mid-fault, then heal --all: nothing of dstgen's is left.
+	for _, f := range []map[string]any{
+		{"nemesis": "leader-isolation", "targets": "leader", "at": "2s", "for": "60s"},
+		{"nemesis": "pause", "targets": "h2", "at": "2s", "for": "60s"},
+		{"nemesis": "disk-full", "targets": "h3", "at": "2s", "for": "60s", "params": map[string]any{"max": "1GiB"}},
+	} {
+		k := map[string]any{"workload": map[string]any{"command": s1["workload"].(map[string]any)["command"], "duration_s": 70},
+			"faults": []any{f}, "leader_query": s1["leader_query"]}
+		fillScenarios(t, dir, "kill.yml", map[string]map[string]any{"S1": k})
+		out := must(dstgen("run", "S1", "--env", "env.yml", "--scenarios", "kill.yml", "--tier", "smoke", "--detach"))
+		kdir := regexp.MustCompile(`session=(\S+)`).FindStringSubmatch(out)
+		if kdir == nil {
+			t.Fatalf("run --detach printed no session:\n%s", out)
+		}
+		sd := kdir[1]
+		if !filepath.IsAbs(sd) {
+			sd = filepath.Join(dir, sd)
+		}
+		injected := false
+		for i := 0; i < 120 && !injected; i++ {
+			code, st := dstgen("run", "status", "--session", sd)
+			if code != 1 {
+				t.Fatalf("run status while running: exit %d\n%s", code, st)
+			}
+			log, _ := os.ReadFile(filepath.Join(sd, "session-log.md"))
+			injected = regexp.MustCompile(`window=S1-w1 inject `).Match(log)
+			time.Sleep(250 * time.Millisecond)
+		}
+		if !injected {
+			t.Fatalf("%v: the detached run never injected", f["nemesis"])
+		}
+		time.Sleep(time.Second)
+		pid := readPIDFile(t, filepath.Join(sd, "run.pid"))
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		if code, st := dstgen("run", "status", "--session", sd); code != 2 || !strings.Contains(st, "status=lost") {
+			t.Errorf("run status after SIGKILL: exit %d, want 2 lost\n%s", code, st)
+		}
+		left := leftovers(t, tb)
+		if len(left) == 0 {
+			t.Fatalf("%v: the killed run left nothing to heal: the fault never landed?", f["nemesis"])
+		}
+		healed := must(dstgen("heal", "--all", "--env", "env.yml"))
+		if left := leftovers(t, tb); len(left) > 0 {
+			t.Errorf("%v: after heal --all: %v\n%s", f["nemesis"], left, healed)
+		}
+		t.Logf("%v: SIGKILL left %v; heal --all: %s", f["nemesis"], left, strings.TrimSpace(lastLines(healed, 4)))
+		// The workload job of the killed run is the user's to stop; the
+		// next run uses its own run id and keys.
+		must(task("deploy"))
+	}
+
+	// Fault timing over every window of the runs above (the issue's
+	// figures): injected − scheduled and reverted − (injected + for).
+	var lag, over []time.Duration
+	for _, tm := range timings {
+		lag, over = append(lag, tm[0]), append(over, tm[1])
+	}
+	sort.Slice(lag, func(i, j int) bool { return lag[i] < lag[j] })
+	sort.Slice(over, func(i, j int) bool { return over[i] < over[j] })
+	t.Logf("fault timing over %d windows: injected−scheduled %v, reverted−(injected+for) %v; total %s", len(lag), lag, over, time.Since(began).Round(time.Second))
+}
+
+// windowTimings is, per injected and reverted window of a run,
+// injected − scheduled and reverted − (injected + for).
+func windowTimings(r *session.Run) [][2]time.Duration {
+	var out [][2]time.Duration
+	for i, w := range r.FaultWindows {
+		if w.InjectedAtNS == nil || w.RevertedAtNS == nil || i >= len(r.Schedule) {
+			continue
+		}
+		out = append(out, [2]time.Duration{time.Duration(*w.InjectedAtNS - w.ScheduledAtNS),
+			time.Duration(*w.RevertedAtNS - *w.InjectedAtNS - r.Schedule[i].ForNS)})
+	}
+	return out
+}
+
+// fillScenarios writes name from the generated scenarios.yml with the
+// given fields of each scenario replaced (and the others' TODOs kept).
+func fillScenarios(t *testing.T, dir, name string, set map[string]map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "scenarios.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc["scenarios"].([]any) {
+		m := s.(map[string]any)
+		for k, v := range set[m["id"].(string)] {
+			if k == "workload" {
+				wl := m["workload"].(map[string]any)
+				for wk, wv := range v.(map[string]any) {
+					wl[wk] = wv
+				}
+				continue
+			}
+			m[k] = v
+		}
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sessionOf reads the session dir a run printed.
+func sessionOf(t *testing.T, dir, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^session=(\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no session= line in:\n%s", out)
+	}
+	if filepath.IsAbs(m[1]) {
+		return m[1]
+	}
+	return filepath.Join(dir, m[1])
+}
+
+// runOf is a session's run record of scenario id.
+func runOf(t *testing.T, sdir, id string) *session.Run {
+	t.Helper()
+	return loadRun(t, filepath.Join(sdir, "artifacts", id, "run.json"))
+}
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// analyzeReport runs dstgen analyze on a session and reads report.json.
+func analyzeReport(t *testing.T, dstgen func(...string) (int, string), sdir string) map[string]any {
+	t.Helper()
+	if code, out := dstgen("analyze", sdir); code == 2 {
+		t.Fatalf("analyze %s: exit 2\n%s", sdir, out)
+	}
+	data, err := os.ReadFile(filepath.Join(sdir, "findings", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := map[string]any{}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func scenarioOf(rep map[string]any, id string) map[string]any {
+	for _, s := range rep["scenarios"].([]any) {
+		if m := s.(map[string]any); m["id"] == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func verdictOf(rep map[string]any, id string) string {
+	if s := scenarioOf(rep, id); s != nil {
+		v, _ := s["verdict"].(string)
+		return v
+	}
+	return ""
+}
+
+func checkerOf(rep map[string]any, id, name string) map[string]any {
+	s := scenarioOf(rep, id)
+	if s == nil {
+		return nil
+	}
+	cs, _ := s["checkers"].([]any)
+	for _, c := range cs {
+		if m := c.(map[string]any); m["checker"] == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// verdict analyzes a session and requires id's verdict.
+func verdict(t *testing.T, dstgen func(...string) (int, string), sdir, id, want string) {
+	t.Helper()
+	rep := analyzeReport(t, dstgen, sdir)
+	if got := verdictOf(rep, id); got != want {
+		t.Fatalf("%s: verdict %s, want %s; reasons: %s", id, got, want, js(scenarioOf(rep, id)["reasons"]))
+	}
+}
+
+func readPIDFile(t *testing.T, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	return pid
+}
+
+// leftovers lists every dstgen fault present on the testbed's hosts: a
+// rule or chain carrying the tag, a netem qdisc, a stopped (T) process in
+// a namespace, a fill file in a data dir.
+func leftovers(t *testing.T, tb string) []string {
+	t.Helper()
+	var out []string
+	for i := 1; i <= 4; i++ {
+		ns := fmt.Sprintf("dstgen-tb-%d", i)
+		rules, _ := exec.Command("ip", "netns", "exec", ns, "iptables", "-w", "-S").CombinedOutput()
+		for _, l := range strings.Split(string(rules), "\n") {
+			if strings.Contains(l, "dstgen") || strings.Contains(l, "DSTGEN") {
+				out = append(out, fmt.Sprintf("h%d iptables: %s", i, l))
+			}
+		}
+		qd, _ := exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "show").CombinedOutput()
+		if strings.Contains(string(qd), "netem") {
+			out = append(out, fmt.Sprintf("h%d qdisc: %s", i, strings.TrimSpace(string(qd))))
+		}
+		pids, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		for _, p := range strings.Fields(string(pids)) {
+			st, err := os.ReadFile("/proc/" + p + "/stat")
+			if err != nil {
+				continue
+			}
+			s := string(st)
+			if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && (f[0] == "T" || f[0] == "t") {
+				out = append(out, fmt.Sprintf("h%d paused pid %s", i, p))
+			}
+		}
+		fills, _ := filepath.Glob(filepath.Join(tb, "hosts", fmt.Sprintf("h%d", i), "work", "data", ".dstgen-fill-*"))
+		for _, f := range fills {
+			out = append(out, "fill file "+f)
+		}
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
