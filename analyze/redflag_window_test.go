@@ -76,3 +76,30 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 		})
 	}
 }
+
+// A final heal that failed fails red flag 8: a fault may still be active.
+func TestRecoveryFailsWhenTheFinalHealFailed(t *testing.T) {
+	root := t.TempDir()
+	planPath := filepath.Join(root, "plan.md")
+	if err := os.WriteFile(planPath, []byte(auditPlanHeader+seriousScenarioChecker("S1", "kv_lin", "register", "linearizability")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Parse(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "audit", "20260601T100000Z")
+	sessionLog(t, dir, "audit", "../../plan.md")
+	g := baseAudit("S1")
+	g.mutate = func(r *session.Run) {
+		r.Heal = &session.HealRecord{Errors: []string{"h3: connection lost"}}
+	}
+	g.build(t, dir)
+	rep, err := Analyze(context.Background(), dir, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findResult(rep, "S1").RedFlags[7]; got.Status != CheckFail || !strings.Contains(got.Evidence, "h3: connection lost") {
+		t.Errorf("red flag 8 = %s (%s), want fail citing the heal error", got.Status, got.Evidence)
+	}
+}

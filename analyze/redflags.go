@@ -368,6 +368,12 @@ func flagRecovery(in *auditInput) (string, string) {
 				ev = append(ev, w.FaultEpoch+": never reverted")
 			}
 		}
+		// A final heal that failed may have left a fault on a host: the
+		// system cannot be called back to nominal (run.json heal.errors).
+		if h := lr.run.Heal; h != nil && len(h.Errors) > 0 {
+			status = CheckFail
+			ev = append(ev, lr.rel+": the final heal failed, a fault may still be active: "+strings.Join(h.Errors, "; "))
+		}
 		switch rc := lr.run.Recovery; {
 		case rc == nil:
 			if status == CheckPass {
