@@ -126,7 +126,11 @@ func HealAll(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", h.Name, err))
+			msg := err.Error()
+			if !strings.HasPrefix(msg, h.Name+":") { // the transport's errors name the host already
+				msg = h.Name + ": " + msg
+			}
+			errs = append(errs, msg)
 		}
 	}
 	if len(errs) > 0 {
