@@ -732,5 +732,11 @@ func (d *demo) print(hs []headline) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "exit=%d (dstgen analyze of the last session)\n", d.lastAnalyzeCode)
+	// Peak memory: this process (the SSH hosts and the proxy live here)
+	// and the largest child it waited for (Linux ru_maxrss is KiB).
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	fmt.Fprintf(w, "exit=%d (dstgen analyze of the last session) wall=%.0fs peak_rss_demo=%dMiB peak_rss_largest_child=%dMiB\n",
+		d.lastAnalyzeCode, time.Since(d.start).Seconds(), self.Maxrss/1024, kids.Maxrss/1024)
 }
