@@ -285,7 +285,8 @@ func (d *demo) run(ctx context.Context) (int, error) {
 	if _, err := d.dstgen(ctx, d.dir, initArgs...); err != nil {
 		return 1, fmt.Errorf("dstgen init: %w", err)
 	}
-	if err := d.writeEnv(false); err != nil {
+	// --bug stale-reads alone deploys with the bug switched on at once.
+	if err := d.writeEnv(d.cfg.Bug == BugStaleReads); err != nil {
 		return 1, err
 	}
 	if err := d.fillScenarios(); err != nil {
@@ -307,7 +308,7 @@ func (d *demo) run(ctx context.Context) (int, error) {
 		heads = append(heads, h...)
 	}
 	if d.cfg.Bug == BugStaleReads || d.cfg.Bug == BugBoth {
-		h, err := d.bugPart(ctx)
+		h, err := d.bugPart(ctx, d.cfg.Bug == BugBoth)
 		if err != nil {
 			return 1, err
 		}
@@ -339,18 +340,20 @@ func (d *demo) safePart(ctx context.Context) ([]headline, error) {
 	return d.analyze(ctx, sess, "safe")
 }
 
-// bugPart: redeploy with -stale-reads, S2, the re-run with the same seed
+// bugPart: redeploy with -stale-reads (when the safe part ran first), S2, the re-run with the same seed
 // and schedule into the same session, analyzed.
-func (d *demo) bugPart(ctx context.Context) ([]headline, error) {
-	d.progress("redeploy", "stale_reads", "true")
-	if _, err := d.task(ctx, "service:stop"); err != nil {
-		return nil, fmt.Errorf("task service:stop: %w", err)
-	}
-	if err := d.writeEnv(true); err != nil {
-		return nil, err
-	}
-	if _, err := d.task(ctx, "deploy"); err != nil {
-		return nil, fmt.Errorf("task deploy (stale reads): %w", err)
+func (d *demo) bugPart(ctx context.Context, redeploy bool) ([]headline, error) {
+	if redeploy {
+		d.progress("redeploy", "stale_reads", "true")
+		if _, err := d.task(ctx, "service:stop"); err != nil {
+			return nil, fmt.Errorf("task service:stop: %w", err)
+		}
+		if err := d.writeEnv(true); err != nil {
+			return nil, err
+		}
+		if _, err := d.task(ctx, "deploy"); err != nil {
+			return nil, fmt.Errorf("task deploy (stale reads): %w", err)
+		}
 	}
 	d.progress("run", "scenario", "S2", "stale_reads", "true")
 	before := d.sessions()
