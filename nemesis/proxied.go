@@ -186,6 +186,10 @@ type proxyHost struct {
 	api     string
 	proxies []string
 	before  map[string]proxy.Stats
+	// cut is each proxy's counters right after it was disabled (a
+	// partition): bytes between the first reading and the disable are
+	// traffic from before the fault, not through it.
+	cut map[string]proxy.Stats
 }
 
 // cli is the command line of one `dstgen proxy` call on the host.
@@ -266,7 +270,7 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 	}
 	a := &proxyActive{x: x, epoch: f.Epoch, plan: plan}
 	for _, t := range f.Targets {
-		h := proxyHost{host: t, bin: f.Params["proxy_bin"], api: f.Params["proxy_api"], before: map[string]proxy.Stats{}}
+		h := proxyHost{host: t, bin: f.Params["proxy_bin"], api: f.Params["proxy_api"], before: map[string]proxy.Stats{}, cut: map[string]proxy.Stats{}}
 		if h.bin == "" {
 			h.bin = path.Join(t.Workdir, "bin", "dstgen")
 		}
@@ -320,6 +324,15 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 				return a.failHealed(ctx, fail, fmt.Errorf("%s: proxy %s: %w", t.Name, n, err))
 			}
 		}
+		if plan.disable {
+			ps, err := h.list(ctx, x)
+			if err != nil {
+				return a.failHealed(ctx, fail, err)
+			}
+			for _, n := range h.proxies {
+				h.cut[n] = ps[n].Stats
+			}
+		}
 	}
 	return a, nil
 }
@@ -345,7 +358,7 @@ func (a *proxyActive) failHealed(ctx context.Context, fail func(error) (Active, 
 // every proxy (toxic listed / proxy disabled); for a partition, changed
 // means the proxy carried traffic before and none since.
 func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
-	var before, after int64
+	var before, after, cut, first int64
 	var raw []string
 	missing := false
 	for _, h := range a.hosts {
@@ -366,10 +379,25 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 				missing = true
 			}
 			before += b.Bytes()
+			first += b.Bytes()
 			after += p.Stats.Bytes()
-			raw = append(raw, fmt.Sprintf("%s/%s: bytes %d→%d connections %d→%d fault=%s", h.host.Name, n, b.Bytes(), p.Stats.Bytes(), b.Connections, p.Stats.Connections,
+			c, ok := h.cut[n]
+			if !ok {
+				c = b
+			}
+			cut += c.Bytes()
+			atCut := ""
+			if ok {
+				atCut = fmt.Sprintf(" (%d when disabled)", c.Bytes())
+			}
+			raw = append(raw, fmt.Sprintf("%s/%s: bytes %d→%d%s connections %d→%d fault=%s", h.host.Name, n, b.Bytes(), p.Stats.Bytes(), atCut, b.Connections, p.Stats.Connections,
 				map[bool]string{true: "on", false: "gone"}[on]))
 		}
+	}
+	if a.plan.disable {
+		// A partition is judged from the moment the proxies were
+		// disabled: what passed before that was not through the fault.
+		before = cut
 	}
 	d := float64(after - before)
 	if a.plan.note != "" {
@@ -383,7 +411,7 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	switch {
 	case missing:
 		ev.Verdict = session.SignalAbsent
-	case a.plan.disable && before == 0:
+	case a.plan.disable && first == 0:
 		ev.Verdict = session.SignalUnchanged // never carried traffic: the SUT is not behind it
 	case a.plan.disable && d == 0:
 		ev.Verdict = session.SignalChanged // traffic stopped

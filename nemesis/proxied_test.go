@@ -317,6 +317,56 @@ func TestProxiedPartition(t *testing.T) {
 	}
 }
 
+// trafficBeforeDisable is an Exec that pushes a round trip through the
+// proxy just before each `dstgen proxy disable`: traffic that flows
+// between the nemesis's first counter reading and the disable.
+type trafficBeforeDisable struct {
+	localExec
+	t *testing.T
+	b proxyBed
+}
+
+func (x trafficBeforeDisable) Run(ctx context.Context, h env.Host, script string) (string, error) {
+	if strings.Contains(script, " proxy disable ") || strings.Contains(script, " proxy 'disable' ") {
+		if _, err := x.b.echo(x.t, 1); err != nil {
+			x.t.Errorf("round trip before the disable: %v", err)
+		}
+	}
+	return x.localExec.Run(ctx, h, script)
+}
+
+// TestProxiedPartitionTrafficBeforeDisable: bytes that passed between the
+// nemesis's first reading of the counters and the disable are not
+// traffic through the partition: the evidence is changed, delta 0.
+func TestProxiedPartitionTrafficBeforeDisable(t *testing.T) {
+	b := newProxyBed(t)
+	ctx := context.Background()
+	if _, err := b.echo(t, 2); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Lookup("partition-full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := trafficBeforeDisable{t: t, b: b}
+	a, err := n.Inject(ctx, x, b.fault("partition-full", "S3-w1", map[string]string{"via": "proxy", "proxies": "echo"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := a.Heal(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	ev, err := a.Evidence(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Verdict != session.SignalChanged || *ev.Delta != 0 {
+		t.Errorf("evidence %+v: want changed with delta 0 (no byte since the disable)", ev)
+	}
+}
+
 // TestProxiedRefusals: what a TCP proxy cannot do, bad params and a proxy
 // the server lacks are errors saying so, and leave no toxic behind.
 func TestProxiedRefusals(t *testing.T) {
