@@ -557,12 +557,27 @@ func (r *unitRun) startMetrics(ctx context.Context) {
 	}
 }
 
+// runID is the attempt's DSTGEN_RUN_ID, the driver's key namespace: one
+// per session, unit, seed and re-run, so that no attempt reads what an
+// earlier one of the same session wrote (docs/driver-contract.md §4) — a
+// re-run repeats the seed and schedule, not the keys.
+func (r *unitRun) runID() string {
+	id := r.o.ID + "-" + r.u.slug()
+	if base := strings.TrimSuffix(r.a.RunFile, ".json"); base != "run" && base != "" {
+		id += "-" + strings.TrimPrefix(base, "run-")
+	}
+	if r.a.ReRunOf != nil {
+		id += "-" + filepath.Base(r.a.Dir)
+	}
+	return id
+}
+
 // workloadEnv is the driver contract's environment for this attempt.
 func (r *unitRun) workloadEnv() []string {
 	b := r.o.Env.Benchmark
 	b.Rate = r.a.Rate
 	b.Duration = int(r.a.Duration / time.Second)
-	vars := r.o.Env.WorkloadEnv(env.WorkloadInput{RunID: r.o.ID + "-" + r.u.slug(), Seed: r.a.Seed,
+	vars := r.o.Env.WorkloadEnv(env.WorkloadInput{RunID: r.runID(), Seed: r.a.Seed,
 		HistoryPath: r.histRemote, Scenario: r.u.Scenario.ID, Tier: r.o.Tier, Benchmark: b})
 	if r.a.Seed == 0 {
 		vars = append(vars, "DSTGEN_SEED=0")
