@@ -6,6 +6,8 @@
 //
 //	kvnode -id 1 -listen 127.0.0.1:7001 -peers 1=127.0.0.1:7101,2=127.0.0.1:7102,3=127.0.0.1:7103 -leader 1 [-stale-reads] [-timeout 500ms]
 //
+//	kvnode -check 127.0.0.1:7001   # health probe: exit 0 when GET /health answers 200
+//
 // It prints "kvnode id=N listen=ADDR leader=L stale_reads=BOOL" once it
 // listens, and exits 0 on SIGTERM or SIGINT. A bad flag or KV_STALE_READS
 // value is one line on stderr and exit 2. The HTTP API is in
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -83,8 +86,42 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// checkTimeout bounds the health probe of -check.
+const checkTimeout = 2 * time.Second
+
+// check is `kvnode -check ADDR`: the health probe env.yml's sut.health
+// runs, so a host needs no curl. Exit 0 when GET http://ADDR/health
+// answers 200, 1 otherwise (one line on stderr).
+func check(ctx context.Context, addr string, stderr io.Writer) int {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		fmt.Fprintf(stderr, "kvnode: -check %q: want host:port\n", addr)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvnode: -check:", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "kvnode: %s not healthy: %v\n", addr, err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "kvnode: %s not healthy: %s\n", addr, resp.Status)
+		return 1
+	}
+	return 0
+}
+
 // run is main without the process: the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 2 && (args[0] == "-check" || args[0] == "--check") {
+		return check(ctx, args[1], stderr)
+	}
 	cfg, listen, err := parse(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stderr, "usage: kvnode -id N -listen HOST:PORT -peers ID=HOST:PORT,... [-leader 1] [-stale-reads] [-timeout 500ms]")
