@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -116,7 +117,7 @@ type FaultWindow struct {
 // AllTargets returns Targets plus Target, so either spelling works.
 func (w FaultWindow) AllTargets() []string {
 	out := append([]string(nil), w.Targets...)
-	if w.Target != "" {
+	if w.Target != "" && !slices.Contains(out, w.Target) {
 		out = append(out, w.Target)
 	}
 	return out
