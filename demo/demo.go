@@ -68,16 +68,75 @@ var nodeNames = []string{"kv1", "kv2", "kv3"}
 // DONE, 1 otherwise); an error wrapping ErrBadInput is bad input, any
 // other error a demo step that failed (exit 1, or 2 for bad input).
 func Run(ctx context.Context, cfg Config) (int, error) {
+	d, temp, code, err := open(cfg)
+	if err != nil {
+		return code, err
+	}
+	defer d.closeLog()
+	code, err = d.run(ctx)
+	if err != nil {
+		fmt.Fprintf(d.cfg.Out, "kept %s (demo.log has every step's output)\n", d.dir)
+		return code, err
+	}
+	if temp && !d.cfg.Keep {
+		// The reports outlive the temp dir: copied next to it first.
+		if err := d.keepReports(d.dir + "-reports"); err != nil {
+			fmt.Fprintf(d.cfg.Out, "kept %s: %v\n", d.dir, err)
+		} else {
+			_ = os.RemoveAll(d.dir)
+			defer fmt.Fprintf(d.cfg.Out, "removed %s; the reports were copied to %s (pass --keep or --dir to keep everything)\n", d.dir, d.dir+"-reports")
+		}
+	}
+	d.print(d.heads)
+	return code, nil
+}
+
+// Stay brings up what Run runs on — the hosts, the proxy and the
+// generated, filled-in testing/ (deploy not run) — prints a ready line and
+// a hint, and holds it all up until ctx ends (the CLI's ctx ends on SIGINT
+// or SIGTERM); then it stops the SUT, heals and stops the hosts and the
+// proxy. The directory is always kept: it holds what the user ran. Bug
+// selects the bug switch env.yml starts with (stale-reads: on; otherwise
+// off). An error wrapping ErrBadInput is bad input.
+func Stay(ctx context.Context, cfg Config) error {
+	if cfg.Bug == "" {
+		cfg.Bug = BugNone
+	}
+	d, _, _, err := open(cfg)
+	if err != nil {
+		return err
+	}
+	defer d.closeLog()
+	down, err := d.up(ctx)
+	defer down()
+	if err != nil {
+		fmt.Fprintf(d.cfg.Out, "kept %s (demo.log has every step's output)\n", d.dir)
+		return err
+	}
+	bin := filepath.Join(d.dir, "bin")
+	fmt.Fprintf(d.cfg.Out, "demo status=ready testing=%s env=%s hosts=%s\n",
+		d.testing, filepath.Join(d.testing, "env.yml"), strings.Join(d.hostNames(), ","))
+	fmt.Fprintf(d.cfg.Out, "demo hint: follow %s; Ctrl-C stops the hosts\n", filepath.Join(d.testing, "README.md"))
+	fmt.Fprintf(d.cfg.Out, "demo hint: in another shell: export PATH=%s:$PATH DSTGEN_NO_HOLDER=1; cd %s && dstgen task validate\n",
+		shellQuote(bin), shellQuote(d.testing))
+	<-ctx.Done()
+	fmt.Fprintf(d.cfg.Out, "demo status=stopping reason=%q\n", context.Cause(ctx).Error())
+	return nil
+}
+
+// open checks cfg and makes the demo's directory and log; temp says the
+// directory is a fresh temp dir. The int is the exit code of an error.
+func open(cfg Config) (*demo, bool, int, error) {
 	switch cfg.Bug {
 	case "":
 		cfg.Bug = BugBoth
 	case BugNone, BugStaleReads, BugBoth:
 	default:
-		return 2, badInput("--bug %q: want stale-reads, none or both", cfg.Bug)
+		return nil, false, 2, badInput("--bug %q: want stale-reads, none or both", cfg.Bug)
 	}
 	src, root, err := findSource(cfg.Src)
 	if err != nil {
-		return 2, badInput("%v", err)
+		return nil, false, 2, badInput("%v", err)
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
@@ -86,39 +145,42 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	dir := cfg.Dir
 	if temp {
 		if dir, err = os.MkdirTemp("", "dstgen-demo-"); err != nil {
-			return 2, fmt.Errorf("demo dir: %w", err)
+			return nil, false, 2, fmt.Errorf("demo dir: %w", err)
 		}
 	} else if dir, err = filepath.Abs(dir); err != nil {
-		return 2, fmt.Errorf("demo dir: %w", err)
+		return nil, false, 2, fmt.Errorf("demo dir: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
-		return 2, fmt.Errorf("demo dir: %w", err)
+		return nil, false, 2, fmt.Errorf("demo dir: %w", err)
 	}
 	logf, err := os.Create(filepath.Join(dir, "demo.log"))
 	if err != nil {
-		return 2, fmt.Errorf("demo log: %w", err)
+		return nil, false, 2, fmt.Errorf("demo log: %w", err)
 	}
-	defer logf.Close()
-	d := &demo{cfg: cfg, dir: dir, src: src, root: root, start: time.Now(), log: logf}
+	d := &demo{cfg: cfg, dir: dir, src: src, root: root, start: time.Now(), log: logf, logFile: logf}
 	if cfg.Log != nil {
 		d.log = io.MultiWriter(logf, cfg.Log)
 	}
-	code, err := d.run(ctx)
-	if err != nil {
-		fmt.Fprintf(cfg.Out, "kept %s (demo.log has every step's output)\n", dir)
-		return code, err
+	return d, temp, 0, nil
+}
+
+func (d *demo) closeLog() { _ = d.logFile.Close() }
+
+// hostNames are the simulated hosts' names, in env.yml order.
+func (d *demo) hostNames() []string {
+	var s []string
+	for _, h := range d.hosts {
+		s = append(s, h.Name)
 	}
-	if temp && !cfg.Keep {
-		// The reports outlive the temp dir: copied next to it first.
-		if err := d.keepReports(dir + "-reports"); err != nil {
-			fmt.Fprintf(cfg.Out, "kept %s: %v\n", dir, err)
-		} else {
-			_ = os.RemoveAll(dir)
-			defer fmt.Fprintf(cfg.Out, "removed %s; the reports were copied to %s (pass --keep or --dir to keep everything)\n", dir, dir+"-reports")
-		}
+	return s
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
 	}
-	d.print(d.heads)
-	return code, nil
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // keepReports copies each analyzed session's findings/ to into/<run>/
@@ -157,6 +219,7 @@ type demo struct {
 	dir, src, root  string
 	start           time.Time
 	log             io.Writer
+	logFile         *os.File
 	testing         string // DIR/testing
 	env             []string
 	hosts           []*Host
@@ -178,45 +241,57 @@ func (d *demo) progress(phase string, kv ...string) {
 	fmt.Fprintln(d.cfg.Out)
 }
 
-func (d *demo) run(ctx context.Context) (int, error) {
+// up builds examples/kv, starts the hosts and the proxy, runs dstgen init
+// and fills env.yml and scenarios.yml: everything up to deploy, shared by
+// Run and Stay. down, never nil, undoes what up started (the SUT stopped
+// and healed first, then the proxy and the hosts), whatever the state of
+// ctx; call it once, also when err is not nil.
+func (d *demo) up(ctx context.Context) (down func(), err error) {
+	var undo []func()
+	down = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		undo = nil
+	}
 	d.testing = filepath.Join(d.dir, "testing")
 	bin := filepath.Join(d.dir, "bin")
 	d.progress("build", "src", d.src)
 	if err := d.build(ctx, bin); err != nil {
-		return 1, err
+		return down, err
 	}
 
 	// Hosts: one in-process SSH server each, a fresh key pair, strict
 	// host key checking against the demo's own known_hosts.
 	keys, err := NewKeys()
 	if err != nil {
-		return 1, err
+		return down, err
 	}
 	sshDir := filepath.Join(d.dir, "ssh")
 	if err := os.MkdirAll(sshDir, 0o700); err != nil {
-		return 1, fmt.Errorf("ssh dir: %w", err)
+		return down, fmt.Errorf("ssh dir: %w", err)
 	}
 	if err := keys.WriteKey(filepath.Join(sshDir, "id_ed25519")); err != nil {
-		return 1, err
+		return down, err
 	}
 	hctx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopHosts()
-	for _, n := range append(append([]string{}, nodeNames...), "client") {
-		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey())
-		if err != nil {
-			return 1, err
-		}
-		d.hosts = append(d.hosts, h)
-	}
-	defer func() {
+	undo = append(undo, stopHosts)
+	undo = append(undo, func() {
 		for _, h := range d.hosts {
 			if err := h.Close(); err != nil {
 				fmt.Fprintf(d.log, "demo: %v\n", err)
 			}
 		}
-	}()
+	})
+	for _, n := range append(append([]string{}, nodeNames...), "client") {
+		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey())
+		if err != nil {
+			return down, err
+		}
+		d.hosts = append(d.hosts, h)
+	}
 	if err := WriteKnownHosts(filepath.Join(sshDir, "known_hosts"), d.hosts); err != nil {
-		return 1, err
+		return down, err
 	}
 
 	// The proxies: in-<n> in front of replica n, and out-<n>-<m> by which
@@ -226,7 +301,7 @@ func (d *demo) run(ctx context.Context) (int, error) {
 	n := len(nodeNames)
 	ports, err := freePorts(n + n + n*(n-1) + 1)
 	if err != nil {
-		return 1, err
+		return down, err
 	}
 	d.ports, d.ins = ports[:n], ports[n:2*n]
 	d.outs = map[[2]int]int{}
@@ -254,28 +329,36 @@ func (d *demo) run(ctx context.Context) (int, error) {
 	go func() {
 		perr <- proxy.Serve(pctx, apiAddr, specs, d.log, func(api string, _ *proxy.Server) { ready <- api })
 	}()
-	defer func() {
+	undo = append(undo, func() {
 		stopProxy()
 		select {
 		case <-perr:
 		case <-time.After(10 * time.Second):
 		}
-	}()
+	})
 	select {
 	case d.api = <-ready:
 	case err := <-perr:
-		return 1, fmt.Errorf("proxy: %w", err)
+		return down, fmt.Errorf("proxy: %w", err)
 	case <-time.After(10 * time.Second):
-		return 1, errors.New("proxy: not listening after 10s")
+		return down, errors.New("proxy: not listening after 10s")
 	}
 	d.progress("hosts", "ssh", d.hostList(), "proxy_api", d.api)
 
 	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	d.env = append(os.Environ(), "PATH="+path, "DSTGEN_NO_HOLDER=1", "DSTGEN="+d.cfg.Exe)
+	// DIR/bin/dstgen: the one binary the tasks call, for a user who puts
+	// DIR/bin on PATH (go run's binary is in a temp dir of its own).
+	if link := filepath.Join(bin, "dstgen"); d.cfg.Exe != "" && d.cfg.Exe != link {
+		_ = os.Remove(link)
+		if err := os.Symlink(d.cfg.Exe, link); err != nil {
+			return down, fmt.Errorf("link %s: %w", link, err)
+		}
+	}
 
 	// Whatever happens from here on, stop the SUT and heal before the
 	// hosts and the proxy go away.
-	defer d.cleanup()
+	undo = append(undo, d.cleanup)
 
 	d.progress("init", "out", d.testing)
 	initArgs := []string{"init", "--sut", d.src, "--out", d.testing, "--yes"}
@@ -283,13 +366,22 @@ func (d *demo) run(ctx context.Context) (int, error) {
 		initArgs = append(initArgs, "--plan", d.cfg.Plan)
 	}
 	if _, err := d.dstgen(ctx, d.dir, initArgs...); err != nil {
-		return 1, fmt.Errorf("dstgen init: %w", err)
+		return down, fmt.Errorf("dstgen init: %w", err)
 	}
 	// --bug stale-reads alone deploys with the bug switched on at once.
 	if err := d.writeEnv(d.cfg.Bug == BugStaleReads); err != nil {
-		return 1, err
+		return down, err
 	}
 	if err := d.fillScenarios(); err != nil {
+		return down, err
+	}
+	return down, nil
+}
+
+func (d *demo) run(ctx context.Context) (int, error) {
+	down, err := d.up(ctx)
+	defer down()
+	if err != nil {
 		return 1, err
 	}
 	for _, t := range []string{"validate", "deploy"} {

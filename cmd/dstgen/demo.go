@@ -13,8 +13,9 @@ import (
 // machine alone (no root, no remote host, no task binary).
 func newDemoCmd() *cobra.Command {
 	var cfg demo.Config
+	var stay bool
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR] [--keep] [--bug stale-reads|none|both] [--src DIR]",
+		Use:   "demo [--dir DIR] [--keep] [--bug stale-reads|none|both] [--src DIR] [--stay]",
 		Short: "Run the whole job on the bundled example: SSH hosts in-process, examples/kv, a partition, verdicts",
 		Long: `demo builds examples/kv (a 3-replica key-value store with a stale-read
 bug switch), starts one SSH server per simulated host inside this process
@@ -34,8 +35,18 @@ Without --dir the work goes to a temp dir, removed at the end unless
 current directory upward (run it in a dstgen checkout) or given with --src.
 Ctrl-C stops the SUT, heals and stops the hosts and the proxy.
 
+--stay brings up the same hosts, proxy and filled-in testing/ (init,
+env.yml, scenarios.yml; deploy not run), prints
+"demo status=ready testing=DIR/testing env=DIR/testing/env.yml hosts=..."
+and a hint, and keeps them up until SIGINT or SIGTERM, so a person or an
+agent can follow DIR/testing/README.md by hand (dstgen task NAME with
+DIR/bin on PATH). The directory is kept. --bug stale-reads starts env.yml
+with the bug switched on; the default is off.
+
 Exit codes: the last dstgen analyze's (0 DONE, 1 otherwise: the default
---bug both ends with the FAIL); 2 bad input (--bug, examples/kv not found).`,
+--bug both ends with the FAIL); 2 bad input (--bug, examples/kv not found).
+With --stay: 0 once stopped by a signal, 1 a set-up step failed, 2 bad
+input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
@@ -44,7 +55,15 @@ Exit codes: the last dstgen analyze's (0 DONE, 1 otherwise: the default
 			}
 			cfg.Exe = exe
 			cfg.Out = cmd.OutOrStdout()
-			code, err := demo.Run(cmd.Context(), cfg)
+			var code int
+			if stay {
+				if !cmd.Flags().Changed("bug") {
+					cfg.Bug = demo.BugNone
+				}
+				err = demo.Stay(cmd.Context(), cfg)
+			} else {
+				code, err = demo.Run(cmd.Context(), cfg)
+			}
 			switch {
 			case errors.Is(err, demo.ErrBadInput):
 				return badInput(fmt.Errorf("demo: %w", err))
@@ -62,5 +81,6 @@ Exit codes: the last dstgen analyze's (0 DONE, 1 otherwise: the default
 	fl.StringVar(&cfg.Bug, "bug", demo.BugBoth, "stale-reads (only the bug run), none (only the safe run) or both")
 	fl.StringVar(&cfg.Src, "src", "", "examples/kv directory (default: found from the current directory upward)")
 	fl.StringVar(&cfg.Plan, "plan", "", "the plan dstgen init reads (default: examples/kv's own)")
+	fl.BoolVar(&stay, "stay", false, "set up the hosts, the proxy and testing/ (no deploy), print a ready line, hold them up until Ctrl-C")
 	return cmd
 }
