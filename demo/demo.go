@@ -284,7 +284,8 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 		}
 	})
 	for _, n := range append(append([]string{}, nodeNames...), "client") {
-		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey())
+		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey(),
+			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 		if err != nil {
 			return down, err
 		}

@@ -79,6 +79,7 @@ type Host struct {
 	// Workdir is where its commands start and its files live.
 	Workdir string
 
+	env     []string // on top of this process's environment, for every command
 	hostKey ssh.Signer
 	ln      net.Listener
 	cfg     *ssh.ServerConfig
@@ -92,9 +93,11 @@ type Host struct {
 }
 
 // StartHost starts the SSH server of host name on 127.0.0.1 (a free port),
-// accepting only client's public key. Commands run in workdir (created).
-// It serves until Close or until ctx ends.
-func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey) (*Host, error) {
+// accepting only client's public key. Commands run in workdir (created),
+// with env (KEY=value) on top of this process's environment: the demo puts
+// its bin/ first on PATH there, as an install would on a real host. It
+// serves until Close or until ctx ends.
+func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey, env ...string) (*Host, error) {
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return nil, fmt.Errorf("host %s: work dir: %w", name, err)
 	}
@@ -120,7 +123,7 @@ func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey) 
 	if err != nil {
 		return nil, fmt.Errorf("host %s: listen: %w", name, err)
 	}
-	h := &Host{Name: name, Workdir: workdir, hostKey: hk, ln: ln, cfg: cfg,
+	h := &Host{Name: name, Workdir: workdir, env: env, hostKey: hk, ln: ln, cfg: cfg,
 		conns: map[net.Conn]struct{}{}, procs: map[*os.Process]struct{}{}}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	h.wg.Add(1)
@@ -299,7 +302,7 @@ func drain(reqs <-chan *ssh.Request) {
 func (h *Host) run(ch ssh.Channel, command string, env []string) int {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = h.Workdir
-	cmd.Env = append(append(os.Environ(), "HOME="+h.Workdir, "DSTGEN_DEMO_HOST="+h.Name), env...)
+	cmd.Env = append(append(append(os.Environ(), h.env...), "HOME="+h.Workdir, "DSTGEN_DEMO_HOST="+h.Name), env...)
 	cmd.Stdout = ch
 	cmd.Stderr = ch.Stderr()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

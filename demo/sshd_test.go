@@ -35,7 +35,7 @@ func startHosts(t *testing.T, n int) (*env.Env, *runner.Pool, []*Host) {
 		"demo", keyPath, filepath.Join(dir, "known_hosts"))
 	for i := range n {
 		name := fmt.Sprintf("h%d", i+1)
-		h, err := StartHost(ctx, name, filepath.Join(dir, "hosts", name), keys.Signer.PublicKey())
+		h, err := StartHost(ctx, name, filepath.Join(dir, "hosts", name), keys.Signer.PublicKey(), "DEMO_HOST_ENV=given-to-StartHost")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +74,7 @@ func TestHostExec(t *testing.T) {
 		{"stderr", "echo oops >&2; exit 1", "", 1, "", "oops\n"},
 		{"stdin", "cat", "from stdin", 0, "from stdin", ""},
 		{"starts in the host's work dir", "pwd | grep -c 'hosts/h1$'", "", 0, "1\n", ""},
+		{"the env given to StartHost is in every command's environment", `echo "$DEMO_HOST_ENV"`, "", 0, "given-to-StartHost\n", ""},
 		{"a background child holding stdout does not hang", "sleep 30 & echo started", "", 0, "started\n", ""},
 	}
 	for _, c := range cases {
