@@ -1,16 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDemoBadInput: a --bug that is no setting, an --src that is not
@@ -50,87 +43,9 @@ func TestDemoBadInput(t *testing.T) {
 	})
 }
 
-// TestDemoEndToEnd runs `dstgen demo --dir T` as a child process, as a
-// user would from the repository root: the safe partition scenario is
-// PASS-smoke with the proxy counters as landing evidence, the stale-read
-// run FAIL-reproducible with the anomaly, the report files are where the
-// headline says, and the exit code is the last analysis's (1: FAIL).
-func TestDemoEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the demo builds examples/kv and runs three scenarios")
-	}
-	bin := buildDstgen(t)
-	// dstgen task finds its runner beside dstgen, as after go install.
-	runner, err := exec.LookPath(taskRunnerName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(runner, filepath.Join(filepath.Dir(bin), taskRunnerName)); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "demo")
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, bin, "demo", "--dir", dir)
-	cmd.Dir = "../.." // the repository root, where `go run ./cmd/dstgen demo` runs
-	cmd.Env = append(os.Environ(), "DSTGEN_NO_HOLDER=1")
-	out, err := cmd.CombinedOutput()
-	wall := time.Since(start)
-	t.Logf("dstgen demo: wall %s\n%s", wall.Round(100*time.Millisecond), out)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		if b, rerr := os.ReadFile(filepath.Join(dir, "demo.log")); rerr == nil {
-			t.Logf("demo.log:\n%s", tail(string(b), 200))
-		}
-		t.Fatalf("exit: %v; want 1 (the stale-read run's FAIL is the last analysis)", err)
-	}
-	text := string(out)
-	lines := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 3 && (f[0] == "safe" || f[0] == "stale-reads") && regexp.MustCompile(`^S[0-9]+$`).MatchString(f[1]) {
-			lines[f[0]+" "+f[1]] = sc.Text()
-		}
-	}
-	checks := []struct{ key, verdict, evidence string }{
-		// S1's verdict is whatever the analyzer says of a clean smoke
-		// run; the line must be there, with evidence.
-		{"safe S1", "", ""},
-		{"safe S2", "PASS-smoke", "proxy"},
-		{"stale-reads S2", "FAIL-reproducible", ""},
-	}
-	for _, c := range checks {
-		l, ok := lines[c.key]
-		if !ok {
-			t.Errorf("no headline line for %s", c.key)
-			continue
-		}
-		f := strings.Fields(l)
-		if !strings.HasPrefix(f[2], c.verdict) || len(f) < 4 || !strings.Contains(l, c.evidence) {
-			t.Errorf("%s: %q; want verdict %s with evidence (%q)", c.key, l, c.verdict, c.evidence)
-		}
-	}
-	paths := regexp.MustCompile(`(?m)^(safe|stale-reads) (report|porcupine): (\S+)$`).FindAllStringSubmatch(text, -1)
-	kinds := map[string]bool{}
-	for _, m := range paths {
-		kinds[m[1]+" "+m[2]+" "+filepath.Ext(m[3])] = true
-		if _, err := os.Stat(m[3]); err != nil {
-			t.Errorf("%s %s: %v", m[1], m[2], err)
-		}
-	}
-	for _, k := range []string{"safe report .md", "safe report .html", "stale-reads report .md", "stale-reads report .html", "stale-reads porcupine .html"} {
-		if !kinds[k] {
-			t.Errorf("headline names no %s", k)
-		}
-	}
-	for _, phase := range []string{"phase=build", "phase=hosts", "phase=deploy", "phase=ran", "ops=", "phase=rerun", "phase=analyze"} {
-		if !strings.Contains(text, phase) {
-			t.Errorf("no progress line with %s", phase)
-		}
-	}
-}
+// The demo end to end is TestREADMECommands: it runs the README's
+// `go run ./cmd/dstgen demo` block literally and checks its headline
+// (checkDemoHeadline), so the demo runs once per suite.
 
 // tail is the last n lines of s.
 func tail(s string, n int) string {
