@@ -79,7 +79,7 @@ func FindClaims(ctx context.Context, p *Profile) ([]CandidateClaim, error) {
 	s := newScanner(ctx, p.Root, ScanOptions{})
 	s.loadGitignore()
 	var files []string
-	if err := s.claimWalk("", 0, &files); err != nil {
+	if err := s.claimWalk("", 0, harnessDirs(p), &files); err != nil {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return lessPath(files[i], files[j]) })
@@ -118,7 +118,7 @@ func numberClaims(cs []CandidateClaim) []CandidateClaim {
 
 // claimWalk collects the doc and source files under rel with the scanner's
 // skip rules.
-func (s *scanner) claimWalk(rel string, depth int, files *[]string) error {
+func (s *scanner) claimWalk(rel string, depth int, harness map[string]bool, files *[]string) error {
 	if err := s.ctx.Err(); err != nil {
 		return fmt.Errorf("find claims in %s: %w", s.root, err)
 	}
@@ -137,10 +137,10 @@ func (s *scanner) claimWalk(rel string, depth int, files *[]string) error {
 		}
 		switch {
 		case e.Type().IsDir():
-			if s.skipDir(child, name) || depth >= maxDepth || child == "docs/testing-plans" || child == "testing-plans" {
+			if s.skipDir(child, name) || depth >= maxDepth || child == "docs/testing-plans" || child == "testing-plans" || harness[child] {
 				continue
 			}
-			if err := s.claimWalk(child, depth+1, files); err != nil {
+			if err := s.claimWalk(child, depth+1, harness, files); err != nil {
 				return err
 			}
 		case e.Type().IsRegular():
@@ -151,6 +151,22 @@ func (s *scanner) claimWalk(rel string, depth int, files *[]string) error {
 		}
 	}
 	return nil
+}
+
+// harnessDirs are the SUT-relative dirs of the workload drivers its docs
+// run with `go run ./DIR …` (what deploy uploads as the driver): they
+// describe the test harness, not promises of the SUT, so their comments
+// are no candidate claims.
+func harnessDirs(p *Profile) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range p.Deploy {
+		for _, c := range d.Commands {
+			if mm := goRunRE.FindStringSubmatch(strings.TrimSpace(c)); mm != nil {
+				out[path.Clean(mm[1])] = true
+			}
+		}
+	}
+	return out
 }
 
 // isTestSource reports the test files of the usual languages.

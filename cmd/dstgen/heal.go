@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dstgen/dstgen/deploy"
+	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
@@ -44,19 +45,30 @@ input.`,
 	return cmd
 }
 
-// healHosts is `dstgen heal` and `dstgen nemesis heal`.
-func healHosts(ctx context.Context, f *runnerFlags, host string, w io.Writer) error {
+// faultHosts opens env.yml and the pool and prepares the nemesis view of
+// every host: what `dstgen heal` and `dstgen nemesis` act on. The caller
+// closes the pool.
+func faultHosts(f *runnerFlags) (*env.Env, *runner.Pool, []nemesis.Host, error) {
 	e, pool, err := f.open()
 	if err != nil {
-		return badInput(err)
+		return nil, nil, nil, badInput(err)
 	}
-	defer pool.Close()
 	hs, err := deploy.Prepare(e)
 	if err != nil {
-		return badInput(err)
+		pool.Close()
+		return nil, nil, nil, badInput(err)
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
-	targets := orchestrator.NemesisHosts(d, nil)
+	return e, pool, orchestrator.NemesisHosts(d, nil), nil
+}
+
+// healHosts is `dstgen heal` and `dstgen nemesis heal`.
+func healHosts(ctx context.Context, f *runnerFlags, host string, w io.Writer) error {
+	e, pool, targets, err := faultHosts(f)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	if host != "" {
 		var one []nemesis.Host
 		for _, h := range targets {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
@@ -112,18 +111,12 @@ Exit 0 injected, 1 the injection failed on a host, 2 bad input.`,
 }
 
 func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, target, leaderQuery string, dur time.Duration, params map[string]string, w io.Writer) error {
-	e, pool, err := f.open()
+	e, pool, all, err := faultHosts(f)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	defer pool.Close()
-	hs, err := deploy.Prepare(e)
-	if err != nil {
-		return badInput(err)
-	}
-	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
 	x := orchestrator.PoolExec{Pool: pool}
-	all := orchestrator.NemesisHosts(d, nil)
 	cluster := orchestrator.SUTOnly(all)
 	if len(cluster) == 0 {
 		cluster = all
