@@ -38,6 +38,9 @@ func TestAgentWorkflowOnDemoHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds examples/kv and runs a benchmark and two scenarios on the demo's hosts")
 	}
+	// The long end-to-end tests run side by side: the demo-hosted ones need
+	// no network namespace, and the namespace ones queue on sshtest's lock.
+	t.Parallel()
 	bin := buildDstgen(t)
 	runner, err := exec.LookPath(taskRunnerName)
 	if err != nil {

@@ -45,6 +45,9 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds dstgen, brings up a 4-host testbed and a 3-member etcd")
 	}
+	// The long end-to-end tests run side by side: the demo-hosted ones need
+	// no network namespace, and the namespace ones queue on sshtest's lock.
+	t.Parallel()
 	sshtest.Require(t)
 	taskBin, err := exec.LookPath("task")
 	if err != nil {

@@ -76,6 +76,9 @@ func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's demo and testbed quickstart")
 	}
+	// The long end-to-end tests run side by side: the demo-hosted ones need
+	// no network namespace, and the namespace ones queue on sshtest's lock.
+	t.Parallel()
 	blocks := runnableBlocks(t, "../../README.md")
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no `sh run` block: the demo at least must be one")
@@ -99,6 +102,7 @@ func TestREADMECommands(t *testing.T) {
 			continue
 		}
 		t.Run(first, func(t *testing.T) {
+			t.Parallel()
 			if exp.root {
 				sshtest.Require(t)
 				for _, need := range []string{"task", "etcd", "iptables"} {

@@ -16,6 +16,12 @@ import (
 // the route.
 const netLockPath = "/run/dstgen-sshtest-net.lock"
 
+// netLockWait bounds the wait for that lock. The test binaries of several
+// packages queue on it at once, and one holder alone (the etcd scenario
+// end to end) keeps it for about 3.5 minutes, so the bound is the queue's,
+// not one test's.
+const netLockWait = 10 * time.Minute
+
 // Net is a set of network namespaces ("simulated hosts") on one bridge in
 // the root namespace. The test process reaches every host directly at its
 // Addr through the bridge (10.77.0.1).
@@ -42,7 +48,7 @@ func NewNet(t testing.TB, n int) *Net {
 	if n < 1 || n > 200 {
 		t.Fatalf("NewNet: n=%d out of range 1..200", n)
 	}
-	unlock := flock(t, netLockPath, 120*time.Second)
+	unlock := flock(t, netLockPath, netLockWait)
 	id := randHex(3)
 	nt := &Net{Bridge: "dgb" + id}
 	t.Cleanup(func() {
@@ -100,5 +106,5 @@ func killNetnsPids(ns string) {
 func LockNet(t testing.TB) {
 	t.Helper()
 	Require(t)
-	t.Cleanup(flock(t, netLockPath, 120*time.Second))
+	t.Cleanup(flock(t, netLockPath, netLockWait))
 }
