@@ -100,7 +100,7 @@ func Down(ctx context.Context, dir string) ([]string, error) {
 		if _, err := run(ctx, "id", "-u", st.User); err == nil {
 			// -f: every process of uid 0 counts as the alias's; without it
 			// userdel refuses while any root process runs.
-			if _, err := run(ctx, "userdel", "-f", st.User); err != nil {
+			if _, err := runAccount(ctx, "userdel", "-f", st.User); err != nil {
 				fail(fmt.Errorf("remove user: %w", err))
 			} else {
 				removed = append(removed, "user "+st.User)

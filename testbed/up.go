@@ -142,14 +142,14 @@ func (u *upper) user(ctx context.Context) error {
 		}
 		// -o -u 0: a second name for uid 0; -g 0 -N: no group of its own;
 		// -M: its home is the testbed dir's, made above.
-		if _, err := run(ctx, "useradd", "-o", "-u", "0", "-g", "0", "-N", "-M", "-d", filepath.Join(st.Dir, "home"), "-s", "/bin/sh", "-c", "dstgen testbed login", st.User); err != nil {
+		if _, err := runAccount(ctx, "useradd", "-o", "-u", "0", "-g", "0", "-N", "-M", "-d", filepath.Join(st.Dir, "home"), "-s", "/bin/sh", "-c", "dstgen testbed login", st.User); err != nil {
 			return fmt.Errorf("make login user: %w", err)
 		}
 		u.made("user " + st.User)
 	}
 	// sshd with UsePAM no refuses an account whose password field is
 	// locked ("!"); "*" is no password, not locked.
-	if _, err := run(ctx, "usermod", "-p", "*", st.User); err != nil {
+	if _, err := runAccount(ctx, "usermod", "-p", "*", st.User); err != nil {
 		return fmt.Errorf("unlock login user: %w", err)
 	}
 	return nil
@@ -515,11 +515,44 @@ func gone(ctx context.Context, pid int, wait time.Duration) bool {
 	}
 }
 
+// runAccount runs useradd, usermod or userdel. They take the password
+// file's lock, which other test binaries' and users' account commands hold
+// for a while (lckpwdf waits up to 15 s, then "cannot lock /etc/passwd;
+// try again later"): a failure to get it is retried, 4 tries at most,
+// each bounded by accountTimeout.
+func runAccount(ctx context.Context, args ...string) (string, error) {
+	var out string
+	var err error
+	for i := 0; i < 4; i++ {
+		actx, cancel := context.WithTimeout(ctx, accountTimeout)
+		out, err = runBounded(actx, args...)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(strings.Contains(out, "lock") || errors.Is(err, context.DeadlineExceeded)) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(time.Second):
+		}
+	}
+	return out, err
+}
+
+// accountTimeout bounds one account command: longer than lckpwdf's own
+// 15 s wait for the password file's lock.
+const accountTimeout = 20 * time.Second
+
 // run runs one local command, bounded by cmdTimeout, and returns its
 // output; the error names the command and the first line it printed.
 func run(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, cmdTimeout)
 	defer cancel()
+	return runBounded(ctx, args...)
+}
+
+// runBounded is run under the caller's bound.
+func runBounded(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	// sshd daemonizes: a child still holding the output pipe must not
 	// keep us waiting.
