@@ -23,9 +23,13 @@ const tmpfsMagic = 0x01021994
 
 // upForTest brings up an n-host testbed in a fresh dir while holding the
 // shared 10.77.0.0/24 lock; Down runs in cleanup whatever the test did.
-func upForTest(t *testing.T, ctx context.Context, n, dataMiB int) (string, *UpResult) {
+// The caller's context must start after the lock is held: the wait for it
+// (other packages' namespace tests) is not the test's time.
+func upForTest(t *testing.T, n, dataMiB int) (string, *UpResult) {
 	t.Helper()
 	sshtest.LockNet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	if err := CheckTools(exec.LookPath); err != nil {
 		t.Skip("testbed:", err)
 	}
@@ -49,11 +53,11 @@ func upForTest(t *testing.T, ctx context.Context, n, dataMiB int) (string, *UpRe
 // killed sshd is restarted by up; down leaves no namespace, bridge, sshd,
 // mount, user or file, and down again finds nothing.
 func TestUpDown(t *testing.T) {
+	start := time.Now()
+	dir, res := upForTest(t, 3, 16)
+	t.Logf("up 3 (lock wait included): %s", time.Since(start))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	start := time.Now()
-	dir, res := upForTest(t, ctx, 3, 16)
-	t.Logf("up 3 (lock wait included): %s", time.Since(start))
 	st := res.State
 	if res.AlreadyUp() || len(st.Hosts) != 3 || !st.BridgeCreated {
 		t.Fatalf("up made %v, state %+v", res.Made, st)
