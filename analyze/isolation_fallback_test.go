@@ -1,9 +1,6 @@
 package analyze
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,33 +13,14 @@ import (
 // analyze judges it with per-key linearizability and says the scope is
 // narrower than the claim, never turning it into a checker error.
 func TestIsolationClaimWithoutTxnFallsBackToLinearizability(t *testing.T) {
-	root := t.TempDir()
-	planText := strings.Replace(auditPlanHeader,
-		`| C1 | "get/put on a single key are linearizable" | safety |`,
-		`| C1 | "multi-key transactions are serializable" | isolation |`, 1) +
-		seriousScenarioChecker("S1", "kv_isolation", "kv", "TODO-free: serializable isolation")
+	planText := isolationPlan("kv", "TODO-free: serializable isolation")
 	if !strings.Contains(planText, "| isolation |") {
 		t.Fatal("fixture header changed: no isolation claim made")
-	}
-	planPath := filepath.Join(root, "plan.md")
-	if err := os.WriteFile(planPath, []byte(planText), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Parse(planPath)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if c, _ := checker.Pick("kv", plan.CatIsolation); c != checker.Serializability {
 		t.Fatalf("Pick(kv, isolation) = %q: the premise of this test changed", c)
 	}
-	dir := filepath.Join(root, "audit", "20260601T100000Z")
-	sessionLog(t, dir, "audit", "../../plan.md")
-	g := baseAudit("S1")
-	g.build(t, dir)
-	rep, err := Analyze(context.Background(), dir, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeOne(t, planText, baseAudit("S1"), nil)
 	s := findResult(rep, "S1")
 	if s == nil {
 		t.Fatal("no S1 result")

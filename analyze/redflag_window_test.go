@@ -1,15 +1,15 @@
 package analyze
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
+
+// linPlan is a plan whose S1 is a serious per-key linearizability
+// scenario.
+var linPlan = auditPlanHeader + seriousScenarioChecker("S1", "kv_lin", "register", "linearizability")
 
 // Red flag 1 does not count a rate dip inside a fault window (or its two
 // recovery intervals) as a stall — the client is suffering the fault — but
@@ -33,17 +33,6 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			planPath := filepath.Join(root, "plan.md")
-			if err := os.WriteFile(planPath, []byte(auditPlanHeader+seriousScenarioChecker("S1", "kv_lin", "register", "linearizability")), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			p, err := plan.Parse(planPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(root, "audit", "20260601T100000Z")
-			sessionLog(t, dir, "audit", "../../plan.md")
 			g := baseAudit("S1")
 			g.ops = 600
 			g.mutate = func(r *session.Run) {
@@ -59,11 +48,7 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 					r.Recovery = &session.Recovery{Nominal: true, Evidence: "quiesce held", NominalAtNS: &at}
 				}
 			}
-			g.build(t, dir)
-			rep, err := Analyze(context.Background(), dir, p, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := analyzeOne(t, linPlan, g, nil)
 			s := findResult(rep, "S1")
 			if s == nil {
 				t.Fatal("no S1")
@@ -79,26 +64,11 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 
 // A final heal that failed fails red flag 8: a fault may still be active.
 func TestRecoveryFailsWhenTheFinalHealFailed(t *testing.T) {
-	root := t.TempDir()
-	planPath := filepath.Join(root, "plan.md")
-	if err := os.WriteFile(planPath, []byte(auditPlanHeader+seriousScenarioChecker("S1", "kv_lin", "register", "linearizability")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Parse(planPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "audit", "20260601T100000Z")
-	sessionLog(t, dir, "audit", "../../plan.md")
 	g := baseAudit("S1")
 	g.mutate = func(r *session.Run) {
 		r.Heal = &session.HealRecord{Errors: []string{"h3: connection lost"}}
 	}
-	g.build(t, dir)
-	rep, err := Analyze(context.Background(), dir, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := analyzeOne(t, linPlan, g, nil)
 	if got := findResult(rep, "S1").RedFlags[7]; got.Status != CheckFail || !strings.Contains(got.Evidence, "h3: connection lost") {
 		t.Errorf("red flag 8 = %s (%s), want fail citing the heal error", got.Status, got.Evidence)
 	}
