@@ -403,8 +403,14 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	if a.plan.note != "" {
 		raw = append(raw, a.plan.note)
 	}
+	name := "bytes through " + proxyTag(a.epoch) + "'s proxies"
+	if a.plan.disable {
+		// Equal numbers are the landing here; the name says so, so that a
+		// reader of "783687→783687" does not take it for no effect.
+		name = "bytes through " + proxyTag(a.epoch) + "'s disabled proxies (no byte since the disable = the cut held)"
+	}
 	ev := session.Evidence{
-		Kind: ProxyEvidenceKind, Name: "bytes through " + proxyTag(a.epoch) + "'s proxies",
+		Kind: ProxyEvidenceKind, Name: name,
 		Before: json.RawMessage(strconv.FormatInt(before, 10)), After: json.RawMessage(strconv.FormatInt(after, 10)),
 		Delta: &d, Raw: strings.Join(raw, "; "),
 	}
