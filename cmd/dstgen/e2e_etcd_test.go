@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,10 +42,7 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 			t.Skipf("%s missing (apt-get install etcd-server etcd-client)", b)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "dstgen")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDstgen(t)
 	tb := sshtest.NewTestbed(t, 4)
 	sut, err := filepath.Abs("../../examples/etcd")
 	if err != nil {
@@ -60,17 +56,8 @@ func TestEtcdFrameworkEndToEnd(t *testing.T) {
 
 	// The real binary starts the connection holder: give it a private dir
 	// of this test's and stop it by PID at the end.
-	holderDir := filepath.Join(t.TempDir(), "holder")
-	if err := os.Mkdir(holderDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("DSTGEN_HOLDER_DIR", holderDir)
+	t.Setenv("DSTGEN_HOLDER_DIR", privateHolder(t))
 	t.Setenv("DSTGEN_NO_HOLDER", "0")
-	t.Cleanup(func() {
-		for _, pid := range sshtest.Pgrep(holderDir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
 	task := func(args ...string) (int, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -59,19 +59,8 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	bin := filepath.Join(t.TempDir(), "dstgen")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	holderDir := filepath.Join(t.TempDir(), "holder")
-	if err := os.Mkdir(holderDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, pid := range sshtest.Pgrep(holderDir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	bin := buildDstgen(t)
+	holderDir := privateHolder(t)
 	envv := append(os.Environ(), "DSTGEN="+bin, "NO_COLOR=1", "DSTGEN_SSH_CONFIG=none", "DSTGEN_HOLDER_DIR="+holderDir, "DSTGEN_NO_HOLDER=0")
 	dir := filepath.Join(t.TempDir(), "testing")
 	// sh runs a command with the test's environment in dir, bounded.
@@ -311,6 +300,22 @@ func windowTimings(r *session.Run) [][2]time.Duration {
 			time.Duration(*w.RevertedAtNS - *w.InjectedAtNS - r.Schedule[i].ForNS)})
 	}
 	return out
+}
+
+// privateHolder is a connection-holder dir of the test's own (mode 0700);
+// the holder the real binary starts there is killed by PID at the end.
+func privateHolder(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "holder")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, pid := range sshtest.Pgrep(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return dir
 }
 
 // fillScenarios writes name from the generated scenarios.yml with the
