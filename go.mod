@@ -13,6 +13,7 @@ require (
 	github.com/go-task/slim-sprig/v3 v3.0.0
 	github.com/go-task/task/v3 v3.54.0
 	github.com/go-task/template v0.2.0
+	github.com/google/renameio/v2 v2.0.2
 	github.com/google/uuid v1.6.0
 	github.com/gorilla/mux v1.8.0
 	github.com/kevinburke/ssh_config v1.6.0

@@ -110,11 +110,11 @@ func series(lr *loadedRun) []MetricPoint {
 	if lo > 0 && lo < step {
 		lo = 0
 	}
-	lo = floorTo(lo, step)
+	lo = render.FloorTo(lo, step)
 	const maxPoints = 2000
 	if (hi-lo)/step >= maxPoints {
 		step = (hi-lo)/maxPoints + 1
-		lo = floorTo(lo, step)
+		lo = render.FloorTo(lo, step)
 	}
 	n := int((hi-lo)/step) + 1
 	lats := make([][]float64, n)
@@ -142,13 +142,4 @@ func series(lr *loadedRun) []MetricPoint {
 		}
 	}
 	return out
-}
-
-// floorTo rounds v down to a multiple of step (also for negative v).
-func floorTo(v, step int64) int64 {
-	r := v % step
-	if r < 0 {
-		r += step
-	}
-	return v - r
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 )
 
 // WriteReport writes findings/<ID>.md for every scenario, report.md,
@@ -32,7 +32,7 @@ func WriteReport(r *Report, cmp *Comparison, dir string) error {
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
 			return
 		}
-		if err := render.WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), data, 0o644); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // language is what author mode knows about one Skeleton language: how a
@@ -69,7 +71,7 @@ func formatSource(ctx context.Context, lang language, dir, rel string, src []byt
 		// gofmt's own library: always present, and the same output.
 		out, err := format.Source(src)
 		if err != nil {
-			return src, "gofmt", fmt.Errorf("gofmt: %s", firstLine(err.Error()))
+			return src, "gofmt", fmt.Errorf("gofmt: %s", oneline.First(err.Error()))
 		}
 		return out, "gofmt", nil
 	}
@@ -99,7 +101,7 @@ func formatSource(ctx context.Context, lang language, dir, rel string, src []byt
 		}
 		out, err := runTool(ctx, toolTimeout, dir, src, c.tool, c.args...)
 		if err != nil {
-			return src, c.tool, fmt.Errorf("%s: %s", c.tool, firstLine(err.Error()))
+			return src, c.tool, fmt.Errorf("%s: %s", c.tool, oneline.First(err.Error()))
 		}
 		return out, c.tool, nil
 	}
@@ -299,16 +301,7 @@ func firstError(out string) string {
 			return t
 		}
 	}
-	return firstLine(out)
-}
-
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if t := strings.TrimSpace(l); t != "" {
-			return t
-		}
-	}
-	return ""
+	return oneline.First(out)
 }
 
 func firstTool(names ...string) string {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/proxy"
 )
 
@@ -778,21 +779,10 @@ func readHeadlines(sess, label string) ([]headline, error) {
 		if h.evidence == "" {
 			h.evidence = s.OracleEvidence
 		}
-		h.evidence = oneLine(h.evidence)
+		h.evidence = oneline.Cut(h.evidence, 300)
 		hs = append(hs, h)
 	}
 	return hs, nil
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
 }
 
 // print writes the headline block.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // buildTimeout bounds one `go build` of the workload driver.
@@ -126,7 +128,7 @@ func goBuild(ctx context.Context, dir, out, goos, goarch string) error {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s for %s/%s: %v: %s", dir, goos, goarch, err, oneLine(string(b)))
+		return fmt.Errorf("go build %s for %s/%s: %v: %s", dir, goos, goarch, err, oneline.Fold(string(b)))
 	}
 	return nil
 }

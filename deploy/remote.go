@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/wait"
 	"github.com/dstgen/dstgen/runner"
 	"golang.org/x/sync/errgroup"
 )
@@ -96,19 +98,11 @@ func (d *Deployer) Run(ctx context.Context, h Host, script string) (string, erro
 			msg = msg[:i]
 		}
 		if msg == "" {
-			msg = strings.TrimSpace(lastLine(out.String()))
+			msg = strings.TrimSpace(oneline.Last(out.String()))
 		}
 		return out.String(), fmt.Errorf("exit %d: %s", res.ExitCode, msg)
 	}
 	return out.String(), nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
 }
 
 // asRoot is the shell prologue that defines SUDO: empty for root, sudo -n
@@ -232,7 +226,7 @@ fi`
 				return nil
 			}
 			tail, _ := runner.JobLogs(ctx, d.Pool, h.Host, h.Workdir, id, 3, true)
-			return fmt.Errorf("package install exited %s: %s", rcString(st.RC), oneLine(string(tail)))
+			return fmt.Errorf("package install exited %s: %s", rcString(st.RC), oneline.Fold(string(tail)))
 		}
 		if err == nil && (st.Status == runner.StatusLost || st.Status == runner.StatusAbsent) {
 			return fmt.Errorf("package install job %s is %s", id, st.Status)
@@ -241,7 +235,7 @@ fi`
 			_, _ = runner.StopJob(ctx, d.Pool, h.Host, h.Workdir, id, 5*time.Second)
 			return fmt.Errorf("package install still running after %s; stopped", installTimeout)
 		}
-		if err := sleep(ctx, 2*d.every()); err != nil {
+		if err := wait.Sleep(ctx, 2*d.every()); err != nil {
 			return err
 		}
 	}
@@ -252,19 +246,6 @@ func rcString(rc *int) string {
 		return "?"
 	}
 	return strconv.Itoa(*rc)
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // push uploads local files to a per-host directory. runner.Push takes one
@@ -535,9 +516,9 @@ func (d *Deployer) Health(ctx context.Context) []HealthResult {
 	_ = d.each(ctx, d.Hosts, func(ctx context.Context, h Host) error {
 		for _, hc := range h.Health {
 			out, err := d.Run(ctx, h, "sh -c "+shell.Quote(hc.Command)+" 2>&1")
-			r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneLine(firstLine(out))}
+			r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneline.Fold(oneline.First(out))}
 			if err != nil && r.Output == "" {
-				r.Output = oneLine(err.Error())
+				r.Output = oneline.Fold(err.Error())
 			}
 			mu.Lock()
 			res = append(res, r)
@@ -546,14 +527,6 @@ func (d *Deployer) Health(ctx context.Context) []HealthResult {
 		return nil
 	})
 	return res
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // WaitHealthy polls the health commands until all answer, bounded by
@@ -581,7 +554,7 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 			}
 			return nil
 		}
-		if err := sleep(ctx, d.every()); err != nil {
+		if err := wait.Sleep(ctx, d.every()); err != nil {
 			return err
 		}
 	}
@@ -590,7 +563,7 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 // stillRunning is the readiness check of a SUT without health commands:
 // every SUT host's process is running a moment after the start.
 func (d *Deployer) stillRunning(ctx context.Context) error {
-	if err := sleep(ctx, 2*d.every()); err != nil {
+	if err := wait.Sleep(ctx, 2*d.every()); err != nil {
 		return err
 	}
 	st, err := d.Status(ctx)

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // Defaults and ceilings of the remote contract (docs/env-yml.md §2 and §3).
@@ -129,16 +130,16 @@ const maxPrefixProbes = 200
 func (l *loader) yamlErr(err error, data []byte) error {
 	var le *yaml.LoadError
 	if !errors.As(err, &le) {
-		return l.errf(1, "%s", firstLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return l.errf(1, "%s", oneline.First(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
-	msg := firstLine(le.Message)
+	msg := oneline.First(le.Message)
 	line := le.Mark.Line
 	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != line {
 		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
 	}
 	if le.Stage == yaml.ScannerStage || le.Stage == yaml.ParserStage {
 		if start, why := l.unclosedBefore(data, line); start > 0 {
-			return l.errf(start, "%s (yaml then failed at line %d: %s)", why, line, firstLine(le.Message))
+			return l.errf(start, "%s (yaml then failed at line %d: %s)", why, line, oneline.First(le.Message))
 		}
 	}
 	return l.errf(line, "%s", msg)
@@ -171,20 +172,13 @@ func (l *loader) unclosedBefore(data []byte, bad int) (int, string) {
 			return 0, ""
 		}
 		// "while scanning a quoted scalar", "while parsing a flow sequence"
-		why = firstLine(le.Message)
+		why = oneline.First(le.Message)
 		if c, ok := strings.CutPrefix(le.ContextMsg, "while "); ok {
 			_, what, _ := strings.Cut(c, " a ")
 			why = "unclosed " + what
 		}
 	}
 	return 0, ""
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // looksLikeKey reports whether a scalar holds private key material rather

@@ -13,6 +13,7 @@ import (
 	"github.com/kevinburke/ssh_config"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // SSHConfigEnv names the environment variable that overrides the OpenSSH
@@ -91,7 +92,7 @@ func (l *loader) loadSSHConfig(e *Env) (*sshConfig, error) {
 	}
 	cfg, err := ssh_config.DecodeBytes(data)
 	if err != nil {
-		msg := firstLine(strings.TrimSpace(err.Error()))
+		msg := oneline.First(strings.TrimSpace(err.Error()))
 		line := 1
 		if m := parseLineCol.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])

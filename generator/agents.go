@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -365,28 +366,9 @@ func writeAgentFiles(sut string, afs []agentFile) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}
-		if err := writeAtomic(p, af.Data, af.mode); err != nil {
+		if err := atomicfile.Write(p, af.Data, af.mode); err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}
-	}
-	return nil
-}
-
-func writeAtomic(p string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".dstgen-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp, mode)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return err
 	}
 	return nil
 }

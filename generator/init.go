@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -257,7 +258,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 	defer os.RemoveAll(tmp)
 	if err := o.CheckTaskfile(tmp); err != nil {
-		return nil, fmt.Errorf("generated Taskfile.yml is not valid for go-task (nothing written): %s", oneline(err.Error()))
+		return nil, fmt.Errorf("generated Taskfile.yml is not valid for go-task (nothing written): %s", oneline.Fold(err.Error()))
 	}
 	// Before testing/'s manifest: should this fail, the manifest does not
 	// vouch for a file that never reached the disk; should the commit
@@ -281,7 +282,7 @@ func checkStaged(dir string, files []File, check func(string) error) error {
 			return fmt.Errorf("dry run: %w", err)
 		}
 		if err := check(dir); err != nil {
-			return fmt.Errorf("generated Taskfile.yml is not valid for go-task: %s", oneline(err.Error()))
+			return fmt.Errorf("generated Taskfile.yml is not valid for go-task: %s", oneline.Fold(err.Error()))
 		}
 	}
 	return nil

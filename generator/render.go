@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/templates"
@@ -112,7 +113,7 @@ func renderFuncs() template.FuncMap {
 		// the plan.
 		"taskq": func(s string) string { return strings.ReplaceAll(s, "{{", `{{"{{"}}`) },
 		// oneline folds a value into one comment-safe line.
-		"oneline": oneline,
+		"oneline": oneline.Fold,
 		// comment prefixes every line of s (never empty: "(not stated)").
 		"comment": func(prefix, s string) string {
 			s = strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
@@ -133,10 +134,6 @@ func renderFuncs() template.FuncMap {
 			return strconv.FormatFloat(*v, 'f', -1, 64)
 		},
 	}
-}
-
-func oneline(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // model is the data every template sees. Field names are the template
@@ -325,7 +322,7 @@ func fillBuild(m *model, p *Profile) {
 		m.BuildTool = b.Kind
 		m.BuildToolPurpose = "local build, from " + b.File
 		if len(b.Commands) > 0 {
-			m.BuildToolPurpose += " (`" + oneline(b.Commands[0]) + "`)"
+			m.BuildToolPurpose += " (`" + oneline.Fold(b.Commands[0]) + "`)"
 		}
 	}
 	for _, c := range p.Configs {
@@ -459,7 +456,7 @@ func applyAnswers(m *model, qs []Question) {
 		if a == "" {
 			m.TODOs = append(m.TODOs, q)
 			if q.EnvKey == "benchmark.command" {
-				m.BenchCommand = fmt.Sprintf("TODO(%s): %s", q.ID, oneline(q.Text))
+				m.BenchCommand = fmt.Sprintf("TODO(%s): %s", q.ID, oneline.Fold(q.Text))
 			}
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
 )
@@ -113,7 +114,7 @@ func scenarioFor(s plan.Scenario) scenarioModel {
 		sm.Model = "none (§7.M not applicable)"
 		if s.S != nil && strings.TrimSpace(s.S.FairnessFormula) != "" {
 			sm.Model = "group"
-			sm.FairnessFormula = oneline(s.S.FairnessFormula)
+			sm.FairnessFormula = oneline.Fold(s.S.FairnessFormula)
 		}
 		sm.Checker = checkerFor(s.ID, s.Oracle, sm.FairnessFormula)
 	}
@@ -149,7 +150,7 @@ func checkerFor(id, oracle, formula string) string {
 	case sloRE.MatchString(oracle):
 		return "metric SLO threshold (inferred from the Oracle text)"
 	}
-	return fmt.Sprintf("TODO(%s.oracle.checker): pick the checker for: %s", id, oneline(oracle))
+	return fmt.Sprintf("TODO(%s.oracle.checker): pick the checker for: %s", id, oneline.Fold(oracle))
 }
 
 func nonNil(s []string) []string {
@@ -163,7 +164,7 @@ func orTODO(v, id, why string) string {
 	if strings.TrimSpace(v) == "" {
 		return fmt.Sprintf("TODO(%s): %s", id, why)
 	}
-	return oneline(v)
+	return oneline.Fold(v)
 }
 
 // nemesisIDs are the 33 rows of docs/nemesis.md with their generic landing
@@ -391,7 +392,7 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 		i := len(out)
 		f := scenarios.Fault{Nemesis: nem, Targets: targetsOf(clause)}
 		if f.Nemesis == "" {
-			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (`dstgen help nemesis`) for: %s", id, i, oneline(clause))
+			f.Nemesis = fmt.Sprintf("TODO(%s.faults[%d].nemesis): name a nemesis id (`dstgen help nemesis`) for: %s", id, i, oneline.Fold(clause))
 		}
 		if m := atRE.FindStringSubmatch(clause); m != nil {
 			f.At = dur(m[1], m[2])
@@ -505,7 +506,7 @@ func landingFor(id, mNemesis string, faults []scenarios.Fault) []string {
 			}
 		}
 		for _, part := range splitSignals(ev) {
-			if p := oneline(part); p != "" {
+			if p := oneline.Fold(part); p != "" {
 				out = append(out, p)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/internal/wait"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -92,19 +94,10 @@ func MarkChild(dir string) (func(rc int), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("detached run: %w", err)
 	}
-	if err := writeSmall(filepath.Join(dir, PIDFile), strconv.Itoa(os.Getpid())+"\n"); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("detached run: %w", err)
 	}
-	return func(rc int) { _ = writeSmall(filepath.Join(dir, RCFile), strconv.Itoa(rc)+"\n") }, nil
-}
-
-// writeSmall writes a small file atomically (temp + rename).
-func writeSmall(p, s string) error {
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(s), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return func(rc int) { _ = atomicfile.Write(filepath.Join(dir, RCFile), []byte(strconv.Itoa(rc)+"\n"), 0o644) }, nil
 }
 
 func readInt(p string) (int, error) {
@@ -220,7 +213,7 @@ func StatusOf(dir string) (DetachedStatus, error) {
 
 // StopDetached sends SIGTERM to the detached run (which heals on it) and
 // waits, bounded by wait, until it wrote its rc or died.
-func StopDetached(ctx context.Context, dir string, wait time.Duration) (DetachedStatus, error) {
+func StopDetached(ctx context.Context, dir string, grace time.Duration) (DetachedStatus, error) {
 	s, err := StatusOf(dir)
 	if err != nil || s.State != StateRunning {
 		return s, err
@@ -228,15 +221,15 @@ func StopDetached(ctx context.Context, dir string, wait time.Duration) (Detached
 	if err := syscall.Kill(s.PID, syscall.SIGTERM); err != nil {
 		return s, fmt.Errorf("stop pid %d: %w", s.PID, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	ctx, cancel := context.WithTimeout(ctx, grace)
 	defer cancel()
 	for i := 0; i < 100000; i++ {
 		s, err = StatusOf(dir)
 		if err != nil || s.State != StateRunning {
 			return s, err
 		}
-		if sleepCtx(ctx, 200*time.Millisecond) != nil {
-			return s, fmt.Errorf("stop pid %d: still running after %s", s.PID, wait)
+		if wait.Sleep(ctx, 200*time.Millisecond) != nil {
+			return s, fmt.Errorf("stop pid %d: still running after %s", s.PID, grace)
 		}
 	}
 	return s, nil

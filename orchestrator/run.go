@@ -17,7 +17,9 @@ import (
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/wait"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
@@ -617,7 +619,7 @@ func (r *unitRun) startWorkload(ctx context.Context) error {
 // the first window: a driver that failed on its flags or its endpoints is
 // done by then.
 func (r *unitRun) exitedAtOnce(ctx context.Context) (int, bool) {
-	if err := sleepCtx(ctx, min(r.o.poll(), time.Second)); err != nil {
+	if err := wait.Sleep(ctx, min(r.o.poll(), time.Second)); err != nil {
 		return 0, false
 	}
 	st, err := runner.JobStatusOf(ctx, r.o.Deployer.Pool, r.driver.Host, r.driver.Workdir, r.jobID)
@@ -625,21 +627,6 @@ func (r *unitRun) exitedAtOnce(ctx context.Context) (int, bool) {
 		return 0, false
 	}
 	return *st.RC, true
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // faultOf finds the scenarios.yml entry a scheduled window came from.
@@ -657,7 +644,7 @@ func (r *unitRun) schedule(ctx context.Context, sched []session.ScheduledFault) 
 	var errs []string
 	for _, sf := range sched {
 		at := r.jobStarted.Add(time.Duration(sf.AtNS))
-		if err := sleepCtx(ctx, time.Until(at)); err != nil {
+		if err := wait.Sleep(ctx, time.Until(at)); err != nil {
 			return fmt.Errorf("%s interrupted before %s: %w", r.u.ID(), sf.FaultEpoch, context.Cause(ctx))
 		}
 		if err := r.window(ctx, sf, at); err != nil {
@@ -694,17 +681,9 @@ func (r *unitRun) leader(ctx context.Context) (string, error) {
 		if m, ok := MatchHost(out, r.sut); ok {
 			return m.Name, nil
 		}
-		errs = append(errs, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, headLine(out)))
+		errs = append(errs, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, oneline.First(out)))
 	}
 	return "", fmt.Errorf("leader query: %s", strings.Join(errs, "; "))
-}
-
-func headLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // landingOf is the fault's victim signal, or the default: a leader change
@@ -940,7 +919,7 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 		if now.Before(healAt) && next.After(healAt) {
 			next = healAt
 		}
-		if err := sleepCtx(ctx, time.Until(next)); err != nil {
+		if err := wait.Sleep(ctx, time.Until(next)); err != nil {
 			break
 		}
 	}
@@ -1086,7 +1065,7 @@ func (r *unitRun) quiesce(ctx context.Context) {
 		if time.Now().After(deadline) {
 			break
 		}
-		if sleepCtx(ctx, r.o.poll()) != nil {
+		if wait.Sleep(ctx, r.o.poll()) != nil {
 			break
 		}
 	}
@@ -1119,7 +1098,7 @@ func (r *unitRun) stop(ctx context.Context) {
 		if err == nil && st.Status != runner.StatusRunning {
 			break
 		}
-		if time.Now().After(deadline) || sleepCtx(ctx, r.o.poll()) != nil {
+		if time.Now().After(deadline) || wait.Sleep(ctx, r.o.poll()) != nil {
 			break
 		}
 	}

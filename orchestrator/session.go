@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -122,12 +123,5 @@ func WriteRun(path string, r *session.Run) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/session"
@@ -164,7 +165,7 @@ func LogSizes(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host) (map[st
 		}
 		lines := strings.Fields(res[i].out)
 		if len(lines) != len(logs) {
-			errs = append(errs, fmt.Errorf("log sizes: host %s: want %d sizes, got %q", h.Name, len(logs), firstLine(res[i].out, 120)))
+			errs = append(errs, fmt.Errorf("log sizes: host %s: want %d sizes, got %q", h.Name, len(logs), oneline.Cut(res[i].out, 120)))
 			continue
 		}
 		m := make(map[string]int64, len(logs))
@@ -227,7 +228,7 @@ func LogSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since 
 		}
 		lines := strings.Split(strings.TrimSuffix(res[i].out, "\n"), "\n")
 		if len(lines) != 2*len(logs) {
-			errs = append(errs, fmt.Errorf("log marker %q: host %s: unexpected output %q", re, h.Name, firstLine(res[i].out, 120)))
+			errs = append(errs, fmt.Errorf("log marker %q: host %s: unexpected output %q", re, h.Name, oneline.Cut(res[i].out, 120)))
 			continue
 		}
 		first := ""
@@ -301,7 +302,7 @@ func lastNumber(out string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("the command printed %q, not a number", firstLine(lines[len(lines)-1], 80))
+		return 0, fmt.Errorf("the command printed %q, not a number", oneline.Cut(lines[len(lines)-1], 80))
 	}
 	return v, nil
 }
@@ -389,10 +390,10 @@ func Throughput(ops []history.Op, interval time.Duration) session.Workload {
 		w.IntervalNS = step
 		return w
 	}
-	start := floorTo(lo, step)
+	start := render.FloorTo(lo, step)
 	if (hi-start)/step >= maxIntervals {
 		step = (hi-start)/maxIntervals + 1
-		start = floorTo(lo, step)
+		start = render.FloorTo(lo, step)
 	}
 	w.IntervalNS = step
 	n := int((hi-start)/step) + 1
@@ -418,15 +419,6 @@ func Throughput(ops []history.Op, interval time.Duration) session.Workload {
 	}
 	w.Throughput = series
 	return w
-}
-
-// floorTo rounds v down to a multiple of step (also for negative v).
-func floorTo(v, step int64) int64 {
-	r := v % step
-	if r < 0 {
-		r += step
-	}
-	return v - r
 }
 
 func jsonNumber(v float64) json.RawMessage {

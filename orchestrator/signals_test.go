@@ -14,6 +14,7 @@ import (
 
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/sshtest"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
@@ -152,7 +153,7 @@ func (shExec) Run(ctx context.Context, _ env.Host, script string) (string, error
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%v: %s", err, firstLine(errb.String(), 200))
+		return out.String(), fmt.Errorf("%v: %s", err, oneline.Cut(errb.String(), 200))
 	}
 	return out.String(), nil
 }

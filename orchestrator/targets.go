@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/nemesis"
 )
 
@@ -70,7 +71,7 @@ func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int6
 		}
 		h, ok := MatchHost(out, cluster)
 		if !ok {
-			return nil, fmt.Errorf("target leader: the leader query printed %q, which names none of the hosts %s", firstLine(out, 120), strings.Join(hostNames(cluster), ", "))
+			return nil, fmt.Errorf("target leader: the leader query printed %q, which names none of the hosts %s", oneline.Cut(out, 120), strings.Join(hostNames(cluster), ", "))
 		}
 		return []nemesis.Host{h}, nil
 	}
@@ -137,14 +138,6 @@ func roles(hs []nemesis.Host) []string {
 		return []string{"none"}
 	}
 	return out
-}
-
-func firstLine(s string, max int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
 }
 
 // MatchHost finds the host a leader query's output names: the first token

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -167,7 +168,7 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 		if err != nil {
 			return 0, 0, fmt.Errorf("stamp history: %w", err)
 		}
-		if err := writeAtomic(raw, data); err != nil {
+		if err := atomicfile.Write(raw, data, 0o644); err != nil {
 			return 0, 0, fmt.Errorf("stamp history: save the driver's original: %w", err)
 		}
 	case err != nil:
@@ -205,7 +206,7 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 			out.WriteByte('\n')
 		}
 	}
-	if err := writeAtomic(path, out.Bytes()); err != nil {
+	if err := atomicfile.Write(path, out.Bytes(), 0o644); err != nil {
 		return stamped, ambiguous, fmt.Errorf("stamp history: %w", err)
 	}
 	if len(bad) > 0 {
@@ -245,28 +246,4 @@ func sameOp(line []byte, op *history.Op) bool {
 	}
 	got := ops[0]
 	return bytes.Equal(history.AppendJSON(nil, &got), history.AppendJSON(nil, op))
-}
-
-// writeAtomic writes data to path through a temporary file and a rename.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

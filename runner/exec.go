@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
 	"golang.org/x/crypto/ssh"
 )
@@ -78,7 +78,7 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 	fail := func(status string, err error) (Result, error) {
 		res.Status = status
 		res.Elapsed = time.Since(start)
-		res.Err = oneLine(err.Error())
+		res.Err = oneline.First(err.Error())
 		if status == StatusTimeout {
 			res.ExitCode = ExitTimeout
 		}
@@ -263,14 +263,6 @@ func randomMarker() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 // gate forwards writes until shut, then swallows them, so goroutines still

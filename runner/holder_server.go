@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -62,7 +63,7 @@ func ServeHolder(ctx context.Context, dir string, idle time.Duration, log io.Wri
 	}
 	// The key goes in before the socket: a client that sees the socket
 	// can always verify whom it talks to.
-	if err := writeFileAtomic(filepath.Join(dir, holderPub), ssh.MarshalAuthorizedKey(signer.PublicKey())); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, holderPub), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600); err != nil {
 		return fmt.Errorf("holder: %w", err)
 	}
 	sock := filepath.Join(dir, holderSock)
@@ -75,7 +76,7 @@ func ServeHolder(ctx context.Context, dir string, idle time.Duration, log io.Wri
 	if err := os.Chmod(sock, 0o600); err != nil {
 		return fmt.Errorf("holder: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, holderPID), []byte(strconv.Itoa(os.Getpid())+"\n")); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, holderPID), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return fmt.Errorf("holder: %w", err)
 	}
 	defer os.Remove(filepath.Join(dir, holderPID))
@@ -119,18 +120,6 @@ func ServeHolder(ctx context.Context, dir string, idle time.Duration, log io.Wri
 		go s.serve(nc)
 	}
 	s.closeAll()
-	return nil
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp" + randSuffix()
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/atomicfile"
 )
 
 // DefaultSessionDir is where the job index lives when no --session is given.
@@ -115,22 +117,8 @@ func (x JobIndex) Put(e IndexEntry) error {
 	if err != nil {
 		return fmt.Errorf("encode job index: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(x.Path), ".jobs.json.tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(x.Path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write job index: %w", err)
-	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write job index: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write job index: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), x.Path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("replace job index: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // maxFileBytes bounds what Load reads: a generated scenarios.yml is tens of
@@ -112,9 +113,9 @@ func (d *decoder) errf(line int, format string, args ...any) *fileline.Error {
 func (d *decoder) yamlErr(err error) error {
 	var le *yaml.LoadError
 	if !errors.As(err, &le) {
-		return d.errf(1, "%s", firstLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return d.errf(1, "%s", oneline.First(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
-	msg := firstLine(le.Message)
+	msg := oneline.First(le.Message)
 	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != le.Mark.Line {
 		// An unclosed quote or [ / { swallows the lines after it; the
 		// line to fix is where it opened, not where yaml gave up.
@@ -127,13 +128,6 @@ func (d *decoder) yamlErr(err error) error {
 		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
 	}
 	return d.errf(le.Mark.Line, "%s", msg)
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // shown is how a value appears in an error: quoted and cut short, so a

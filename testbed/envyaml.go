@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/internal/fileline"
 	"go.yaml.in/yaml/v4"
 )
@@ -65,7 +66,7 @@ func EnvInto(path string, st *State) error {
 	if fi, err := os.Stat(src); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return writeAtomic(path, out, mode)
+	return atomicfile.Write(path, out, mode)
 }
 
 // rewriteEnv is EnvInto on bytes: name is for error messages.

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/atomicfile"
 )
 
 // Names and addresses the testbed uses (docs/testbed.md §2).
@@ -230,31 +232,7 @@ func (st *State) save() error {
 	if err != nil {
 		return fmt.Errorf("encode testbed state: %w", err)
 	}
-	return writeAtomic(filepath.Join(st.Dir, StateFile), append(data, '\n'), 0o600)
-}
-
-// writeAtomic writes data to path through a temp file and a rename.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(st.Dir, StateFile), append(data, '\n'), 0o600)
 }
 
 // knownHosts is the known_hosts text of every host whose key is known.

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -110,7 +111,7 @@ func (u *upper) run(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", st.Hosts[i].Name, err)
 		}
 	}
-	if err := writeAtomic(st.KnownHosts, st.knownHosts(), 0o644); err != nil {
+	if err := atomicfile.Write(st.KnownHosts, st.knownHosts(), 0o644); err != nil {
 		return err
 	}
 	if err := u.sshds(ctx); err != nil {
@@ -120,7 +121,7 @@ func (u *upper) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(st.EnvFile, envYAML, 0o644); err != nil {
+	if err := atomicfile.Write(st.EnvFile, envYAML, 0o644); err != nil {
 		return err
 	}
 	return st.save()
@@ -166,12 +167,12 @@ func (u *upper) clientKey(_ context.Context) error {
 			return fmt.Errorf("make client key: %w", err)
 		}
 		pubLine = []byte(line + " dstgen-testbed\n")
-		if err := writeAtomic(pubPath, pubLine, 0o644); err != nil {
+		if err := atomicfile.Write(pubPath, pubLine, 0o644); err != nil {
 			return err
 		}
 		u.made("key " + st.Key)
 	}
-	return writeAtomic(filepath.Join(st.Dir, "authorized_keys"), pubLine, 0o644)
+	return atomicfile.Write(filepath.Join(st.Dir, "authorized_keys"), pubLine, 0o644)
 }
 
 // newKey writes a fresh unencrypted ed25519 private key to path (0600) and
@@ -185,7 +186,7 @@ func newKey(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeAtomic(path, pem.EncodeToMemory(blk), 0o600); err != nil {
+	if err := atomicfile.Write(path, pem.EncodeToMemory(blk), 0o600); err != nil {
 		return "", err
 	}
 	sp, err := ssh.NewPublicKey(pub)
@@ -294,7 +295,7 @@ func (u *upper) host(ctx context.Context, h *HostState) error {
 		h.restart = true // a running sshd still serves the old key
 		u.made("host key " + h.Name)
 	}
-	return writeAtomic(filepath.Join(h.SSHDir, "sshd_config"), sshdConfig(st, h), 0o600)
+	return atomicfile.Write(filepath.Join(h.SSHDir, "sshd_config"), sshdConfig(st, h), 0o600)
 }
 
 // sshdConfig is h's sshd_config: key-only login of the uid-0 alias.

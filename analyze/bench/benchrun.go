@@ -43,6 +43,7 @@ import (
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -805,8 +806,8 @@ func WriteReport(b *Run, dir string) error {
 		return fmt.Errorf("write benchmark report: %w", err)
 	}
 	return errors.Join(
-		render.WriteFileAtomic(filepath.Join(dir, render.MarkdownFile), RenderMarkdown(b)),
-		render.WriteFileAtomic(filepath.Join(dir, render.JSONFile), js),
-		render.WriteFileAtomic(filepath.Join(dir, render.HTMLFile), RenderHTML(b)),
+		atomicfile.Write(filepath.Join(dir, render.MarkdownFile), RenderMarkdown(b), 0o644),
+		atomicfile.Write(filepath.Join(dir, render.JSONFile), js, 0o644),
+		atomicfile.Write(filepath.Join(dir, render.HTMLFile), RenderHTML(b), 0o644),
 	)
 }

@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -23,30 +21,6 @@ const (
 	JSONFile     = "report.json"
 	HTMLFile     = "report.html"
 )
-
-// WriteFileAtomic writes through a temporary file and a rename, so a
-// reader (or a killed analyze) never sees a half-written report.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
 
 // FmtOpt formats an optional figure with one decimal and its unit; nil shows an em dash.
 func FmtOpt(p *float64, unit string) string {
@@ -104,4 +78,15 @@ func JSONErrorLine(data []byte, err error) int {
 		return jsonLine(data, te.Offset)
 	}
 	return 1
+}
+
+// FloorTo rounds v down to a multiple of step (also for negative v): the
+// start of the interval v falls in, for every per-interval series (the
+// run record's throughput, the report's charts).
+func FloorTo(v, step int64) int64 {
+	r := v % step
+	if r < 0 {
+		r += step
+	}
+	return v - r
 }

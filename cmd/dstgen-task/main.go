@@ -31,6 +31,7 @@ import (
 	"syscall"
 
 	"github.com/dstgen/dstgen/internal/gotask"
+	"github.com/dstgen/dstgen/internal/gotask/taskcheck"
 )
 
 const exitBadInput = 2
@@ -63,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *list:
 		names, err := gotask.Tasks(*dir)
 		if err != nil {
-			return bad("%s", oneLine(err.Error()))
+			return bad("%s", taskcheck.Reason(err))
 		}
 		for _, n := range names {
 			fmt.Fprintln(stdout, n)
@@ -85,14 +86,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if code, ok := gotask.ExitCode(err); ok {
-		fmt.Fprintf(stderr, "dstgen: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "dstgen: %s\n", taskcheck.Reason(err))
 		return code
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		fmt.Fprintf(stderr, "dstgen: task %s: interrupted\n", fs.Arg(0))
 		return 130
 	}
-	return bad("%s", oneLine(err.Error()))
+	return bad("%s", taskcheck.Reason(err))
 }
 
 // moduleVersion is dstgen's module version, or "devel" for a build from a
@@ -102,10 +103,4 @@ func moduleVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
-}
-
-// oneLine folds go-task's multi-line errors into the one-line reason the
-// CLI contract asks for.
-func oneLine(s string) string {
-	return strings.TrimPrefix(strings.Join(strings.Fields(s), " "), "task: ")
 }

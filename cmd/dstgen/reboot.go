@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -184,7 +185,7 @@ func waitBoot(ctx context.Context, host, before string, read func(context.Contex
 		cancel()
 		switch {
 		case err != nil:
-			last = "unreachable: " + firstLine(err.Error())
+			last = "unreachable: " + oneline.First(err.Error())
 		case now == "":
 			last = "answers, but no boot id readable"
 		case now == before:
@@ -196,13 +197,4 @@ func waitBoot(ctx context.Context, host, before string, read func(context.Contex
 		}
 	}
 	return fmt.Errorf("not back with a new boot id after %s (last: %s)", p.bound, last)
-}
-
-// firstLine is s up to its first newline: reasons stay one line.
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -40,6 +40,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/oneline"
 )
 
 // Taskfile is the file name Check reads in its directory.
@@ -82,7 +83,7 @@ func Check(dir string) error {
 	}
 	var tf ast.Taskfile
 	if err := yaml.Unmarshal(data, &tf); err != nil {
-		return fmt.Errorf("%s: parse: %s", entry, oneLine(err.Error()))
+		return fmt.Errorf("%s: parse: %s", entry, Reason(err))
 	}
 	if err := checkVersion(entry, tf.Version); err != nil {
 		return err
@@ -107,7 +108,7 @@ func Check(dir string) error {
 			if t.Location != nil {
 				line = t.Location.Line
 			}
-			return fileline.Errorf(entry, line, "task %q: %s", t.Task, oneLine(err.Error()))
+			return fileline.Errorf(entry, line, "task %q: %s", t.Task, Reason(err))
 		}
 	}
 	return nil
@@ -625,6 +626,8 @@ func smartJoin(a, b string) string {
 	return filepath.Join(a, b)
 }
 
-func oneLine(s string) string {
-	return strings.TrimPrefix(strings.Join(strings.Fields(s), " "), "task: ")
+// Reason is go-task's (often multi-line) error as the one-line reason the
+// CLI contract asks for, without go-task's "task: " prefix.
+func Reason(err error) string {
+	return strings.TrimPrefix(oneline.Fold(err.Error()), "task: ")
 }
