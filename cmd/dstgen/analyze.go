@@ -13,6 +13,7 @@ import (
 	"github.com/dstgen/dstgen/analyze"
 	"github.com/dstgen/dstgen/analyze/bench"
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -89,28 +90,28 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.checkTimeout < 0 {
-		return badInput(fmt.Errorf("analyze: --check-timeout %s is negative", f.checkTimeout))
+		return fmt.Errorf("analyze: --check-timeout %s is negative", f.checkTimeout)
 	}
 	if f.maxErrorRate <= 0 || f.maxErrorRate > 1 {
-		return badInput(fmt.Errorf("analyze: --max-error-rate %g: want a fraction in (0, 1]", f.maxErrorRate))
+		return fmt.Errorf("analyze: --max-error-rate %g: want a fraction in (0, 1]", f.maxErrorRate)
 	}
 	st, err := os.Stat(results)
 	if err != nil {
-		return badInput(fmt.Errorf("analyze: %w", err))
+		return fmt.Errorf("analyze: %w", err)
 	}
 	if !st.IsDir() {
-		return badInput(fmt.Errorf("analyze: %s is not a directory", results))
+		return fmt.Errorf("analyze: %s is not a directory", results)
 	}
 	var p *plan.Plan
 	if f.planFile != "" {
 		p, err = plan.Parse(f.planFile)
 		if err != nil {
-			return badInput(fmt.Errorf("analyze: %w", err))
+			return fmt.Errorf("analyze: %w", err)
 		}
 	}
 	dir, err := session.Find(results)
 	if err != nil {
-		return badInput(fmt.Errorf("analyze: %w", err))
+		return fmt.Errorf("analyze: %w", err)
 	}
 	if bench.IsRunDir(dir) {
 		// A run_<ts> that `task collect` brought back from the benchmark
@@ -136,10 +137,10 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	rep, aerr := analyze.Analyze(ctx, dir, p, opts)
 	if aerr != nil {
 		if ctx.Err() != nil {
-			return badInput(fmt.Errorf("analyze: interrupted: %w", ctx.Err()))
+			return fmt.Errorf("analyze: interrupted: %w", ctx.Err())
 		}
 		if rep == nil {
-			return badInput(fmt.Errorf("analyze: %w", aerr))
+			return fmt.Errorf("analyze: %w", aerr)
 		}
 		// Nothing could be judged: the session is BLOCKED, and says why.
 		rep.SessionVerdict = analyze.Blocked
@@ -168,7 +169,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if f.asJSON {
 		js, err := analyze.RenderJSON(rep, cmp)
 		if err != nil {
-			return badInput(fmt.Errorf("analyze: render report.json: %w", err))
+			return fmt.Errorf("analyze: render report.json: %w", err)
 		}
 		stdout.Write(js)
 	} else {
@@ -177,7 +178,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if rep.SessionVerdict == analyze.Done {
 		return nil
 	}
-	return withCode(exitNotSo, nil)
+	return exitcode.New(exitcode.NotSo, nil)
 }
 
 // previousComparison finds the earlier session of the same plan and
@@ -210,7 +211,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	if f.envFile != "" {
 		e, err := env.Load(f.envFile)
 		if err != nil {
-			return badInput(fmt.Errorf("analyze: --env: %w", err))
+			return fmt.Errorf("analyze: --env: %w", err)
 		}
 		opts.Model, opts.Checker = e.Benchmark.Model, e.Benchmark.Checker
 	}
@@ -222,11 +223,11 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		opts.Checker = f.checker
 	}
 	if opts.Checker != "" && opts.Model == "" {
-		return badInput(errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)"))
+		return errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)")
 	}
 	b, err := bench.Analyze(cmd.Context(), dir, opts)
 	if err != nil {
-		return badInput(fmt.Errorf("analyze: %w", err))
+		return fmt.Errorf("analyze: %w", err)
 	}
 	for _, pr := range b.Problems {
 		fmt.Fprintf(stderr, "problem: %s\n", pr)
@@ -241,14 +242,14 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	if f.asJSON {
 		data, err := bench.RenderJSON(b)
 		if err != nil {
-			return badInput(fmt.Errorf("analyze: render report.json: %w", err))
+			return fmt.Errorf("analyze: render report.json: %w", err)
 		}
 		stdout.Write(data)
 	} else {
 		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, b.Verdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
 	if b.Failed || b.Verdict != bench.Pass {
-		return withCode(exitNotSo, nil)
+		return exitcode.New(exitcode.NotSo, nil)
 	}
 	return nil
 }
@@ -258,7 +259,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 func reportNotWritten(stdout io.Writer, out string, werr error, md []byte) error {
 	fmt.Fprintf(stdout, "REPORT NOT WRITTEN to %s (%v); full report follows:\n\n", out, werr)
 	stdout.Write(md)
-	return badInput(fmt.Errorf("analyze: findings were NOT written to %s: %w", out, werr))
+	return fmt.Errorf("analyze: findings were NOT written to %s: %w", out, werr)
 }
 
 func writeAnalysisFile(path string, data []byte) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstgen/dstgen/author"
+	"github.com/dstgen/dstgen/internal/exitcode"
 )
 
 // newAuthorCmd is `dstgen author`: write the plan's skeletons into the
@@ -60,7 +61,7 @@ skeleton — file:line of the plan).`,
 						fmt.Fprintln(cmd.ErrOrStderr(), p.String())
 					}
 				}
-				return badInput(fmt.Errorf("author: %w", err))
+				return fmt.Errorf("author: %w", err)
 			}
 			return printAuthor(cmd.OutOrStdout(), res, !quiet)
 		},
@@ -125,9 +126,9 @@ func printAuthor(w io.Writer, res *author.Result, diffs bool) error {
 		kvValue(res.Plan), res.PlanSHA, len(res.Scenarios), written, refused, failed)
 	switch {
 	case refused > 0:
-		return withCode(exitBadInput, fmt.Errorf("author: %d scenario(s) refused (see reason=)", refused))
+		return exitcode.New(exitcode.BadInput, fmt.Errorf("author: %d scenario(s) refused (see reason=)", refused))
 	case failed > 0:
-		return withCode(exitNotSo, fmt.Errorf("author: %d authored test(s) do not compile (see compile_detail=)", failed))
+		return exitcode.New(exitcode.NotSo, fmt.Errorf("author: %d authored test(s) do not compile (see compile_detail=)", failed))
 	}
 	return nil
 }
@@ -137,11 +138,11 @@ func printAuthor(w io.Writer, res *author.Result, diffs bool) error {
 // JSON document, {"drift": [...]}, after lint's.
 func runDrift(cmd *cobra.Command, file, sutDir string, asJSON bool) error {
 	if file == "-" {
-		return badInput(errors.New("lint --drift: needs the plan's file (its SUT and sha256), not standard input"))
+		return errors.New("lint --drift: needs the plan's file (its SUT and sha256), not standard input")
 	}
 	items, err := author.Drift(cmd.Context(), file, sutDir)
 	if err != nil {
-		return badInput(fmt.Errorf("lint --drift: %w", err))
+		return fmt.Errorf("lint --drift: %w", err)
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
@@ -162,7 +163,7 @@ func runDrift(cmd *cobra.Command, file, sutDir string, asJSON bool) error {
 		fmt.Fprintf(out, "drift=%d\n", len(items))
 	}
 	if len(items) > 0 {
-		return withCode(exitNotSo, fmt.Errorf("lint: %d authored test file(s) drifted from %s; re-author them (dstgen author --on-exists sibling) and review", len(items), file))
+		return exitcode.New(exitcode.NotSo, fmt.Errorf("lint: %d authored test file(s) drifted from %s; re-author them (dstgen author --on-exists sibling) and review", len(items), file))
 	}
 	return nil
 }

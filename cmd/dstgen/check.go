@@ -12,6 +12,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -63,22 +64,22 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if spec.Model == "" {
-				return badInput(errors.New("check: --model is required (register, kv, map, counter, log, set, queue, session, ledger, ...)"))
+				return errors.New("check: --model is required (register, kv, map, counter, log, set, queue, session, ledger, ...)")
 			}
 			spec.Params = map[string]string{}
 			for _, p := range params {
 				k, v, ok := strings.Cut(p, "=")
 				if !ok || k == "" {
-					return badInput(fmt.Errorf("check: --param %q: want name=value", p))
+					return fmt.Errorf("check: --param %q: want name=value", p)
 				}
 				spec.Params[k] = v
 			}
 			if level != "" {
 				l, ok := checker.IsolationLevel(level)
 				if !ok {
-					return badInput(fmt.Errorf("check: --level %q: want %s, %s, %s, %s, %s or %s", level,
+					return fmt.Errorf("check: --level %q: want %s, %s, %s, %s, %s or %s", level,
 						checker.ReadCommitted, checker.SnapshotIsolation, checker.Serializable,
-						checker.StrongSessionSI, checker.StrongSessionSerializable, checker.StrictSerializable))
+						checker.StrongSessionSI, checker.StrongSessionSerializable, checker.StrictSerializable)
 				}
 				spec.Params["level"] = l
 			}
@@ -87,14 +88,14 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 				// one-off check may state only some of the thresholds.
 				f, err := plan.ParseFairness(formula)
 				if err != nil && !errors.Is(err, plan.ErrIncomplete) {
-					return badInput(fmt.Errorf("check: --param formula: %v", err))
+					return fmt.Errorf("check: --param formula: %v", err)
 				}
 				spec.Fairness = f
 			}
 			if spec.Checker == "" {
 				c, ok := checker.Pick(spec.Model, "")
 				if !ok {
-					return badInput(fmt.Errorf("check: no default checker for model %q; pass --checker", spec.Model))
+					return fmt.Errorf("check: no default checker for model %q; pass --checker", spec.Model)
 				}
 				spec.Checker = c
 			}
@@ -102,13 +103,13 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 			if finalPath != "" {
 				f, err := checker.LoadFinalState(finalPath)
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				final = f
 			}
 			meta, ops, bad, err := history.ReadFile(path)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			rep := checkReport{History: path, Meta: meta, OpsRead: len(ops)}
 			for _, e := range bad {
@@ -121,7 +122,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 			spec.History = path // an error about one op names path:line
 			res, err := checker.Run(cmd.Context(), spec, ops, final)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			rep.Result = res
 			out := cmd.OutOrStdout()
@@ -136,22 +137,22 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 			}
 			switch {
 			case len(rep.BadLines) > 0:
-				return badInput(fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0]))
+				return fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0])
 			case len(rep.InvalidRecords) > 0:
-				return badInput(fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0]))
+				return fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0])
 			case len(ops) == 0:
 				// Red flag 2: a checker that consumed nothing proves nothing,
 				// so an empty history is never reported as valid.
-				return badInput(fmt.Errorf("%s: no ops: an empty history proves nothing", path))
+				return fmt.Errorf("%s: no ops: an empty history proves nothing", path)
 			case res.Outcome == checker.Invalid:
-				return withCode(exitNotSo, nil)
+				return exitcode.New(exitcode.NotSo, nil)
 			case len(res.Dirty) > 0:
 				// Left-over state from an earlier run is an environment
 				// problem, not an anomaly of the SUT: exit 2 (bad input or
 				// environment), never 1.
-				return badInput(fmt.Errorf("%s: dirty initial state: %d keys read a value no op in the history wrote; %s", path, len(res.Dirty), checker.DirtyAdvice))
+				return fmt.Errorf("%s: dirty initial state: %d keys read a value no op in the history wrote; %s", path, len(res.Dirty), checker.DirtyAdvice)
 			case res.Outcome == checker.Unknown:
-				return withCode(exitUnknown, nil)
+				return exitcode.New(exitUnknown, nil)
 			}
 			return nil
 		},

@@ -37,7 +37,7 @@ rejected name or a host/transfer error (files already collected are kept).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if into == "" {
-				return badInput(fmt.Errorf("collect: --into DIR is required"))
+				return fmt.Errorf("collect: --into DIR is required")
 			}
 			e, pool, hosts, err := f.openTarget("collect: ", args[0])
 			if err != nil {

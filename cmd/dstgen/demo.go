@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dstgen/dstgen/demo"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
@@ -51,7 +52,7 @@ input.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()
 			if err != nil {
-				return badInput(fmt.Errorf("demo: this binary's path: %w", err))
+				return fmt.Errorf("demo: this binary's path: %w", err)
 			}
 			cfg.Exe = exe
 			cfg.Out = cmd.OutOrStdout()
@@ -66,11 +67,11 @@ input.`,
 			}
 			switch {
 			case errors.Is(err, demo.ErrBadInput):
-				return badInput(fmt.Errorf("demo: %w", err))
+				return fmt.Errorf("demo: %w", err)
 			case err != nil:
-				return withCode(exitNotSo, fmt.Errorf("demo: %w", err))
+				return exitcode.New(exitcode.NotSo, fmt.Errorf("demo: %w", err))
 			case code != 0:
-				return withCode(code, nil)
+				return exitcode.New(code, nil)
 			}
 			return nil
 		},

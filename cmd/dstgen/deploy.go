@@ -12,6 +12,7 @@ import (
 
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"
@@ -119,12 +120,12 @@ with its file:line).`,
 			}
 			for _, s := range steps {
 				if !slices.Contains(deploySteps, s) {
-					return badInput(fmt.Errorf("deploy: unknown step %q (want %s)", s, strings.Join(deploySteps, ", ")))
+					return fmt.Errorf("deploy: unknown step %q (want %s)", s, strings.Join(deploySteps, ", "))
 				}
 			}
 			d, err := f.openDeployer(cmd.OutOrStdout())
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer d.Pool.Close()
 			ctx := cmd.Context()
@@ -134,7 +135,7 @@ with its file:line).`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "==> deploy %s\n", s)
 				if err := runStep(ctx, d, s); err != nil {
-					return withCode(exitNotSo, fmt.Errorf("deploy %s: %w", s, err))
+					return exitcode.New(exitcode.NotSo, fmt.Errorf("deploy %s: %w", s, err))
 				}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "deploy=done steps="+strings.Join(steps, ","))
@@ -221,11 +222,11 @@ func newSUTCmd() *cobra.Command {
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				d, err := f.openDeployer(cmd.OutOrStdout())
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				defer d.Pool.Close()
 				if err := v.run(cmd.Context(), d, cmd.OutOrStdout()); err != nil {
-					return withCode(exitNotSo, fmt.Errorf("sut %s: %w", v.name, err))
+					return exitcode.New(exitcode.NotSo, fmt.Errorf("sut %s: %w", v.name, err))
 				}
 				return nil
 			},
@@ -351,14 +352,14 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runID == "" {
-				return badInput(errors.New("bench start: --run-id is required"))
+				return errors.New("bench start: --run-id is required")
 			}
 			if err := runner.ValidateJobID("bench-" + runID); err != nil {
-				return badInput(fmt.Errorf("bench start: --run-id: %w", err))
+				return fmt.Errorf("bench start: --run-id: %w", err)
 			}
 			d, err := f.openDeployer(cmd.OutOrStdout())
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer d.Pool.Close()
 			if host == "" {
@@ -366,15 +367,15 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			}
 			i := slices.IndexFunc(d.Hosts, func(h deploy.Host) bool { return h.Name == host })
 			if i < 0 {
-				return badInput(fmt.Errorf("%s: bench host %q is not a host of env.yml", d.Env.Path, host))
+				return fmt.Errorf("%s: bench host %q is not a host of env.yml", d.Env.Path, host)
 			}
 			h := d.Hosts[i]
 			if strings.TrimSpace(d.Env.Benchmark.Command) == "" || strings.Contains(d.Env.Benchmark.Command, "TODO(") {
-				return badInput(fmt.Errorf("%s: benchmark.command is not set (still empty or a TODO)", d.Env.Path))
+				return fmt.Errorf("%s: benchmark.command is not set (still empty or a TODO)", d.Env.Path)
 			}
 			command, err := env.Render("benchmark.command", d.Env.Benchmark.Command, h.Facts)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			switch {
 			case outDir == "":
@@ -393,7 +394,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 				lines = append(lines, kv[0]+"="+kv[1])
 			}
 			if _, err := d.Run(cmd.Context(), h, "mkdir -p "+shell.Quote(outDir)+" && printf '%s\\n' "+shell.QuoteArgs(lines)+" >"+shell.Quote(path.Join(outDir, session.BenchParamsFile))); err != nil {
-				return withCode(exitNotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
+				return exitcode.New(exitcode.NotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
 			}
 			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,
 				HistoryPath: path.Join(outDir, "history.jsonl"), Benchmark: d.Env.Benchmark})
@@ -401,7 +402,7 @@ Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
 			argv = append(argv, "bash", path.Join(h.Workdir, "scripts", "remote-setup.sh"), "bench", outDir, strings.TrimSpace(command))
 			st, err := runner.StartJob(cmd.Context(), d.Pool, h.Host, h.Workdir, "bench-"+runID, argv)
 			if err != nil {
-				return withCode(exitNotSo, fmt.Errorf("bench start on %s: %w", host, err))
+				return exitcode.New(exitcode.NotSo, fmt.Errorf("bench start on %s: %w", host, err))
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintln(w, runner.FormatKV(st.Fields()))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
@@ -57,17 +58,17 @@ When several apply, the highest priority wins: 2, then 124, then 1.`,
 			}
 			dash := cmd.ArgsLenAtDash()
 			if dash < 0 {
-				return badInput(errors.New("exec: usage: dstgen exec TARGET -- CMD... (the command goes after --)"))
+				return errors.New("exec: usage: dstgen exec TARGET -- CMD... (the command goes after --)")
 			}
 			if dash != 1 {
-				return badInput(fmt.Errorf("exec: want exactly one TARGET before --, got %d", dash))
+				return fmt.Errorf("exec: want exactly one TARGET before --, got %d", dash)
 			}
 			words := args[dash:]
 			if len(words) == 0 {
-				return badInput(errors.New("exec: no command after --"))
+				return errors.New("exec: no command after --")
 			}
 			if parallel < 0 {
-				return badInput(fmt.Errorf("exec: --parallel %d: must be ≥ 0 (0 = all hosts at once)", parallel))
+				return fmt.Errorf("exec: --parallel %d: must be ≥ 0 (0 = all hosts at once)", parallel)
 			}
 			remote := words[0]
 			if len(words) > 1 {
@@ -111,7 +112,7 @@ func serveHolder(cmd *cobra.Command, dir string, idle time.Duration) error {
 		return nil
 	}
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	return nil
 }
@@ -196,7 +197,7 @@ func execJSON(cmd *cobra.Command, pool *runner.Pool, hosts []env.Host, remote st
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		return results, badInput(fmt.Errorf("exec: write json: %w", err))
+		return results, fmt.Errorf("exec: write json: %w", err)
 	}
 	return results, nil
 }
@@ -221,13 +222,13 @@ func execExit(results []runner.Result) error {
 	}
 	switch {
 	case nErr == 1:
-		return badInput(errors.New(firstErr))
+		return errors.New(firstErr)
 	case nErr > 1:
-		return badInput(fmt.Errorf("%s (and %d more hosts failed to run)", firstErr, nErr-1))
+		return fmt.Errorf("%s (and %d more hosts failed to run)", firstErr, nErr-1)
 	case timeout:
-		return withCode(exitTimeout, nil)
+		return exitcode.New(exitTimeout, nil)
 	case failed:
-		return withCode(exitNotSo, nil)
+		return exitcode.New(exitcode.NotSo, nil)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
@@ -34,7 +35,7 @@ input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if all && host != "" {
-				return badInput(errors.New("heal: --all and --host exclude each other"))
+				return errors.New("heal: --all and --host exclude each other")
 			}
 			return healHosts(cmd.Context(), &f, host, cmd.OutOrStdout())
 		},
@@ -51,12 +52,12 @@ input.`,
 func faultHosts(f *runnerFlags) (*env.Env, *runner.Pool, []nemesis.Host, error) {
 	e, pool, err := f.open()
 	if err != nil {
-		return nil, nil, nil, badInput(err)
+		return nil, nil, nil, err
 	}
 	hs, err := deploy.Prepare(e)
 	if err != nil {
 		pool.Close()
-		return nil, nil, nil, badInput(err)
+		return nil, nil, nil, err
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
 	return e, pool, orchestrator.NemesisHosts(d, nil), nil
@@ -77,7 +78,7 @@ func healHosts(ctx context.Context, f *runnerFlags, host string, w io.Writer) er
 			}
 		}
 		if len(one) == 0 {
-			return badInput(fmt.Errorf("%s: --host %q is not a host of env.yml", e.Path, host))
+			return fmt.Errorf("%s: --host %q is not a host of env.yml", e.Path, host)
 		}
 		targets = one
 	}
@@ -91,7 +92,7 @@ func healHosts(ctx context.Context, f *runnerFlags, host string, w io.Writer) er
 	}
 	fmt.Fprintln(w, runner.FormatKV([][2]string{{"heal", status}, {"hosts", strconv.Itoa(len(targets))}, {"removed", strconv.Itoa(len(removed))}}))
 	if herr != nil {
-		return withCode(exitNotSo, herr)
+		return exitcode.New(exitcode.NotSo, herr)
 	}
 	return nil
 }

@@ -54,11 +54,11 @@ the reference topics. An unknown name exits 2.`,
 					return err
 				}
 				if !errors.Is(err, docs.ErrUnknownTopic) {
-					return badInput(fmt.Errorf("help: %w", err))
+					return fmt.Errorf("help: %w", err)
 				}
 			}
-			return badInput(fmt.Errorf("help: unknown command or topic %q; topics: %s (or a command: dstgen help)",
-				strings.Join(args, " "), strings.Join(docs.Names(), ", ")))
+			return fmt.Errorf("help: unknown command or topic %q; topics: %s (or a command: dstgen help)",
+				strings.Join(args, " "), strings.Join(docs.Names(), ", "))
 		},
 	}
 }

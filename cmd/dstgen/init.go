@@ -56,7 +56,7 @@ of order (file:line). Nothing is half-written.`,
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			agents, err := generator.ParseAgents(agentNames)
 			if err != nil {
-				return badInput(fmt.Errorf("init: %w", err))
+				return fmt.Errorf("init: %w", err)
 			}
 			o.Agents = agents
 			if !o.Yes && isTerminal(cmd.InOrStdin()) {
@@ -70,7 +70,7 @@ of order (file:line). Nothing is half-written.`,
 						fmt.Fprintln(stderr, p.String())
 					}
 				}
-				return badInput(fmt.Errorf("init: %w", err))
+				return fmt.Errorf("init: %w", err)
 			}
 			printInitSummary(stdout, res)
 			return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +27,7 @@ func unreachable(w io.Writer, asJSON bool, st runner.JobStatus, err error) (bool
 	if perr := printJob(w, asJSON, true, st); perr != nil {
 		return true, perr
 	}
-	return true, withCode(exitUnreachable, nil)
+	return true, exitcode.New(exitUnreachable, nil)
 }
 
 // jobFlags are shared by the job subcommands.
@@ -141,9 +142,9 @@ func statusExit(st runner.JobStatus) error {
 	case runner.StatusFinished:
 		return nil
 	case runner.StatusRunning, runner.StatusStarted:
-		return withCode(exitNotSo, nil)
+		return exitcode.New(exitcode.NotSo, nil)
 	}
-	return withCode(exitBadInput, nil)
+	return exitcode.New(exitcode.BadInput, nil)
 }
 
 func newJobCmd() *cobra.Command {
@@ -184,10 +185,10 @@ different command; 2 bad input or error; 3 host unreachable.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 0 {
-				return badInput(errors.New("job start: usage: dstgen job start --host H --id ID -- CMD (the command goes after --)"))
+				return errors.New("job start: usage: dstgen job start --host H --id ID -- CMD (the command goes after --)")
 			}
 			if len(args) == 0 {
-				return badInput(errors.New("job start: no command after --"))
+				return errors.New("job start: no command after --")
 			}
 			argv := args
 			if len(args) == 1 {
@@ -195,7 +196,7 @@ different command; 2 bad input or error; 3 host unreachable.`,
 			}
 			e, pool, h, idx, err := f.open()
 			if err != nil {
-				return badInput(fmt.Errorf("job start: %w", err))
+				return fmt.Errorf("job start: %w", err)
 			}
 			defer pool.Close()
 			st, err := runner.StartJob(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, argv)
@@ -207,10 +208,10 @@ different command; 2 bad input or error; 3 host unreachable.`,
 				if perr := printJob(cmd.OutOrStdout(), f.json, true, st); perr != nil {
 					return perr
 				}
-				return withCode(exitNotSo, err)
+				return exitcode.New(exitcode.NotSo, err)
 			}
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			ierr := idx.Put(runner.IndexEntry{Host: h.Name, Address: h.Address, Port: h.Port, ID: f.id, PID: st.PID,
 				Workdir: e.HostWorkdir(h), Started: st.Started, Status: st.Status})
@@ -248,7 +249,7 @@ Exit: 0 finished; 1 running; 2 lost, absent or error; 3 host unreachable.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, pool, h, idx, err := f.open()
 			if err != nil {
-				return badInput(fmt.Errorf("job status: %w", err))
+				return fmt.Errorf("job status: %w", err)
 			}
 			defer pool.Close()
 			st, err := runner.JobStatusOf(cmd.Context(), pool, h, e.HostWorkdir(h), f.id)
@@ -257,7 +258,7 @@ Exit: 0 finished; 1 running; 2 lost, absent or error; 3 host unreachable.`,
 				return uerr
 			}
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			recordStatus(idx, h.Name, f.id, e.HostWorkdir(h), st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
@@ -287,11 +288,11 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error;
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if grace < 0 || grace > runner.MaxStopGrace {
-				return badInput(fmt.Errorf("job stop: --grace %v outside 0..%v", grace, runner.MaxStopGrace))
+				return fmt.Errorf("job stop: --grace %v outside 0..%v", grace, runner.MaxStopGrace)
 			}
 			e, pool, h, idx, err := f.open()
 			if err != nil {
-				return badInput(fmt.Errorf("job stop: %w", err))
+				return fmt.Errorf("job stop: %w", err)
 			}
 			defer pool.Close()
 			st, err := runner.StopJob(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, grace)
@@ -300,7 +301,7 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error;
 				return uerr
 			}
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			recordStatus(idx, h.Name, f.id, e.HostWorkdir(h), st.Status)
 			if err := printJob(cmd.OutOrStdout(), f.json, false, st); err != nil {
@@ -310,9 +311,9 @@ Exit: 0 the job is not running any more; 2 absent, bad input or error;
 			case runner.StatusFinished, runner.StatusLost:
 				return nil
 			case runner.StatusAbsent:
-				return withCode(exitBadInput, fmt.Errorf("job stop: no job %s on %s", f.id, h.Name))
+				return exitcode.New(exitcode.BadInput, fmt.Errorf("job stop: no job %s on %s", f.id, h.Name))
 			}
-			return withCode(exitBadInput, fmt.Errorf("job stop: job %s on %s still %s", f.id, h.Name, st.Status))
+			return exitcode.New(exitcode.BadInput, fmt.Errorf("job stop: job %s on %s still %s", f.id, h.Name, st.Status))
 		},
 	}
 	f.register(cmd, true)
@@ -340,16 +341,16 @@ unreachable (and none failed otherwise).`,
 			idx := runner.NewJobIndex(f.session)
 			es, err := idx.Load()
 			if err != nil {
-				return badInput(fmt.Errorf("job list: %w", err))
+				return fmt.Errorf("job list: %w", err)
 			}
 			e, pool, err := f.runnerFlags.open()
 			if err != nil {
-				return badInput(fmt.Errorf("job list: %w", err))
+				return fmt.Errorf("job list: %w", err)
 			}
 			defer pool.Close()
 			hosts, err := e.Select(f.host)
 			if err != nil {
-				return badInput(fmt.Errorf("job list: %s: %w", e.Path, err))
+				return fmt.Errorf("job list: %s: %w", e.Path, err)
 			}
 			var all []runner.JobStatus
 			var failed, unreach bool
@@ -381,9 +382,9 @@ unreachable (and none failed otherwise).`,
 			}
 			switch {
 			case failed:
-				return withCode(exitBadInput, nil)
+				return exitcode.New(exitcode.BadInput, nil)
 			case unreach:
-				return withCode(exitUnreachable, nil)
+				return exitcode.New(exitUnreachable, nil)
 			}
 			return nil
 		},
@@ -408,21 +409,21 @@ Exit: 0 printed; 2 absent job, bad input or error; 3 host unreachable.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if lines <= 0 || lines > runner.MaxLogLines {
-				return badInput(fmt.Errorf("job logs: --lines %d outside 1..%d", lines, runner.MaxLogLines))
+				return fmt.Errorf("job logs: --lines %d outside 1..%d", lines, runner.MaxLogLines)
 			}
 			e, pool, h, _, err := f.open()
 			if err != nil {
-				return badInput(fmt.Errorf("job logs: %w", err))
+				return fmt.Errorf("job logs: %w", err)
 			}
 			defer pool.Close()
 			out, err := runner.JobLogs(cmd.Context(), pool, h, e.HostWorkdir(h), f.id, lines, stderr)
 			if runner.IsUnreachable(err) {
 				st := runner.JobStatus{Host: h.Name, ID: f.id, Status: runner.StatusUnreachable, Err: err.Error()}
 				fmt.Fprintln(cmd.ErrOrStderr(), runner.FormatKV(st.Fields()))
-				return withCode(exitUnreachable, nil)
+				return exitcode.New(exitUnreachable, nil)
 			}
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if f.json {
 				stream := "stdout"

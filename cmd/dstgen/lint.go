@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/plan"
 )
@@ -71,7 +72,7 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 	if err != nil {
 		var pe *fileline.Error
 		if !errors.As(err, &pe) {
-			return badInput(fmt.Errorf("lint: %w", err))
+			return fmt.Errorf("lint: %w", err)
 		}
 		// A plan that cannot be parsed is one error-severity problem, so
 		// --json readers see the same shape as for lint errors.
@@ -80,9 +81,9 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 			if err := writeLintJSON(cmd, file, p, []plan.Problem{prob}); err != nil {
 				return err
 			}
-			return withCode(exitBadInput, nil)
+			return exitcode.New(exitcode.BadInput, nil)
 		}
-		return badInput(err)
+		return err
 	}
 	probs := plan.Lint(p)
 	if asJSON {
@@ -100,14 +101,14 @@ func runLint(cmd *cobra.Command, file string, asJSON, strict bool) error {
 	switch {
 	case errs > 0:
 		if !asJSON {
-			return withCode(exitBadInput, fmt.Errorf("lint: %s: %d error(s), %d warning(s)", file, errs, len(probs)-errs))
+			return exitcode.New(exitcode.BadInput, fmt.Errorf("lint: %s: %d error(s), %d warning(s)", file, errs, len(probs)-errs))
 		}
-		return withCode(exitBadInput, nil)
+		return exitcode.New(exitcode.BadInput, nil)
 	case strict && len(probs) > 0:
 		if !asJSON {
-			return withCode(exitBadInput, fmt.Errorf("lint: %s: %d warning(s) (--strict)", file, len(probs)))
+			return exitcode.New(exitcode.BadInput, fmt.Errorf("lint: %s: %d warning(s) (--strict)", file, len(probs)))
 		}
-		return withCode(exitBadInput, nil)
+		return exitcode.New(exitcode.BadInput, nil)
 	}
 	if !asJSON {
 		// Every dstgen command prints key=value lines; a silent success

@@ -6,46 +6,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/spf13/cobra"
 )
-
-// Exit codes shared by every command: 0 ok, 1 the checked thing is not so,
-// 2 bad input or environment. Commands with a richer contract (check: 3 =
-// unknown; exec: timeout) return their own codes through exitError.
-const (
-	exitOK       = 0
-	exitNotSo    = 1
-	exitBadInput = 2
-)
-
-// exitError carries an exit code to main. A nil err means "exit silently
-// with code" (the command already printed what it had to say).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// badInput wraps err as a one-line exit-2 failure.
-func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
-
-// withCode returns an error that makes dstgen exit with code; err may be nil.
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,20 +31,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// The exit code is decided here, once: an error that carries one
+	// (exitcode.New, a unit that could not run) says it; every other
+	// error, cobra's usage errors included, is bad input (exit 2).
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	if msg := exitcode.Message(err); msg != "" {
+		fmt.Fprintf(stderr, "dstgen: %s\n", msg)
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "dstgen: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	// Cobra usage errors (unknown flag, wrong arg count) are bad input.
-	fmt.Fprintf(stderr, "dstgen: %v\n", err)
-	return exitBadInput
+	return exitcode.Of(err)
 }
 
 func newRootCmd() *cobra.Command {

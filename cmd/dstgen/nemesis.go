@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
@@ -82,22 +83,22 @@ Exit 0 injected, 1 the injection failed on a host, 2 bad input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if target == "" {
-				return badInput(errors.New("nemesis inject: --target is required"))
+				return errors.New("nemesis inject: --target is required")
 			}
 			pm := map[string]string{}
 			for _, p := range params {
 				k, v, ok := strings.Cut(p, "=")
 				if !ok || k == "" {
-					return badInput(fmt.Errorf("nemesis inject: --param %q: want k=v", p))
+					return fmt.Errorf("nemesis inject: --param %q: want k=v", p)
 				}
 				pm[k] = v
 			}
 			n, missing, err := orchestrator.Lookup(scenarios.Fault{Nemesis: args[0]})
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if missing != nil {
-				return badInput(errors.New(missing.Reason))
+				return errors.New(missing.Reason)
 			}
 			return injectByHand(cmd.Context(), &f, n, args[0], target, leaderQuery, dur, pm, cmd.OutOrStdout())
 		},
@@ -139,7 +140,7 @@ func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, ta
 	pick := time.Now().UnixNano()
 	targets, err := orchestrator.Resolve(ctx, target, cluster, pick, leader)
 	if err != nil {
-		return badInput(fmt.Errorf("nemesis inject: --target %q: %w", target, err))
+		return fmt.Errorf("nemesis inject: --target %q: %w", target, err)
 	}
 	epoch := "manual-" + time.Now().UTC().Format(session.StampLayout)
 	var names []string
@@ -149,7 +150,7 @@ func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, ta
 	act, err := n.Inject(ctx, x, nemesis.Fault{Epoch: epoch, Nemesis: id, Targets: targets, Cluster: cluster,
 		Params: params, Pick: pick, For: dur})
 	if err != nil {
-		return withCode(exitNotSo, fmt.Errorf("nemesis inject %s on %s: %w (run `dstgen heal --all` to remove any part of it)", id, strings.Join(names, ","), err))
+		return exitcode.New(exitcode.NotSo, fmt.Errorf("nemesis inject %s on %s: %w (run `dstgen heal --all` to remove any part of it)", id, strings.Join(names, ","), err))
 	}
 	fmt.Fprintln(w, runner.FormatKV([][2]string{{"injected", id}, {"epoch", epoch}, {"targets", strings.Join(names, ",")}}))
 	if tc, err := act.TargetCheck(ctx); err != nil {

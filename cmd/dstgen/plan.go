@@ -98,30 +98,30 @@ type planNewArgs struct {
 
 func runPlanNew(cmd *cobra.Command, a planNewArgs) error {
 	if a.mode != generator.ModeChangeScoped && a.mode != generator.ModeProjectWide {
-		return badInput(fmt.Errorf("plan new: --mode %q is not change-scoped or project-wide", a.mode))
+		return fmt.Errorf("plan new: --mode %q is not change-scoped or project-wide", a.mode)
 	}
 	ctx := cmd.Context()
 	p, err := generator.Scan(ctx, a.sut, generator.ScanOptions{})
 	if err != nil {
-		return badInput(fmt.Errorf("plan new: %w", err))
+		return fmt.Errorf("plan new: %w", err)
 	}
 	if a.slug == "" {
 		a.slug = defaultSlug(p.Name, a.change)
 	}
 	if !slugRE.MatchString(a.slug) {
-		return badInput(fmt.Errorf("plan new: --slug %q is not kebab-case (a-z, 0-9, single dashes)", a.slug))
+		return fmt.Errorf("plan new: --slug %q is not kebab-case (a-z, 0-9, single dashes)", a.slug)
 	}
 	if a.out == "" {
 		a.out = filepath.Join(p.Root, "docs", "testing-plans", a.slug+".md")
 	}
 	if _, err := os.Lstat(a.out); err == nil && !a.force {
-		return badInput(fmt.Errorf("plan new: %s exists; --force overwrites it", a.out))
+		return fmt.Errorf("plan new: %s exists; --force overwrites it", a.out)
 	}
 	o := generator.ScaffoldOptions{Slug: a.slug, Date: time.Now().UTC().Format(time.DateOnly), Mode: a.mode, Change: a.change}
 	if a.change != "" && a.mode == generator.ModeChangeScoped {
 		files, err := generator.DiffStat(ctx, p.Root, a.change)
 		if err != nil {
-			return badInput(fmt.Errorf("plan new: %w", err))
+			return fmt.Errorf("plan new: %w", err)
 		}
 		if len(files) > maxListedFiles {
 			o.TouchedMore = len(files) - maxListedFiles
@@ -130,11 +130,11 @@ func runPlanNew(cmd *cobra.Command, a planNewArgs) error {
 		o.Touched = files
 	}
 	if o.Claims, err = generator.FindClaims(ctx, p); err != nil {
-		return badInput(fmt.Errorf("plan new: %w", err))
+		return fmt.Errorf("plan new: %w", err)
 	}
 	md := generator.Scaffold(p, o)
 	if err := writeNew(a.out, md, a.force); err != nil {
-		return badInput(fmt.Errorf("plan new: %w", err))
+		return fmt.Errorf("plan new: %w", err)
 	}
 	todos := 0
 	if pl, err := plan.ParseBytes(a.out, md); err == nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
@@ -63,16 +64,16 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			var p *plan.Plan
 			if planPath != "" {
 				if reach {
-					return badInput(fmt.Errorf("probe: --reach and --plan do not go together"))
+					return fmt.Errorf("probe: --reach and --plan do not go together")
 				}
 				var err error
 				if p, err = plan.Parse(planPath); err != nil {
-					return badInput(fmt.Errorf("probe: %w", err))
+					return fmt.Errorf("probe: %w", err)
 				}
 			}
 			e, pool, err := f.open()
 			if err != nil {
-				return badInput(fmt.Errorf("probe: %w", err))
+				return fmt.Errorf("probe: %w", err)
 			}
 			defer pool.Close()
 			target := "all"
@@ -81,7 +82,7 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			}
 			hosts, err := e.Select(target)
 			if err != nil {
-				return badInput(fmt.Errorf("probe: %s: %w", e.Path, err))
+				return fmt.Errorf("probe: %s: %w", e.Path, err)
 			}
 			if reach {
 				return probeReach(cmd, f.json, runner.ProbeReach(cmd.Context(), pool, hosts))
@@ -98,9 +99,9 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 				s := runner.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios)
 				sum = &s
 			}
-			code := exitOK
+			code := exitcode.OK
 			if sum != nil && sum.Blocking {
-				code = exitNotSo
+				code = exitcode.NotSo
 				for _, m := range sum.Details {
 					if m.Blocking {
 						fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s missing on %s, needed by %s; install it or set dstgen.capabilities.%s: false in %s\n",
@@ -111,10 +112,10 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			for _, h := range caps {
 				switch {
 				case h.Refused || (h.Reachable && h.Err != ""):
-					code = exitBadInput
+					code = exitcode.BadInput
 					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
 				case !h.Reachable:
-					if code != exitBadInput {
+					if code != exitcode.BadInput {
 						code = exitProbeUnreachable
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
@@ -137,10 +138,10 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 					fmt.Fprintln(cmd.OutOrStdout(), sum.Line())
 				}
 			}
-			if code == exitOK {
+			if code == exitcode.OK {
 				return nil
 			}
-			return withCode(code, nil)
+			return exitcode.New(code, nil)
 		},
 	}
 	f.register(cmd)
@@ -190,9 +191,9 @@ func probeReach(cmd *cobra.Command, asJSON bool, rs []runner.Reach) error {
 	}
 	switch {
 	case refused > 0:
-		return withCode(exitBadInput, nil)
+		return exitcode.New(exitcode.BadInput, nil)
 	case down > 0:
-		return withCode(exitProbeUnreachable, nil)
+		return exitcode.New(exitProbeUnreachable, nil)
 	}
 	return nil
 }

@@ -56,10 +56,10 @@ Run it detached with: dstgen job start --host H --id proxy -- dstgen proxy serve
 			for _, s := range specs {
 				p, err := proxy.ParseSpec(s)
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				if seen[p.Name] {
-					return badInput(fmt.Errorf("proxy %s: named twice", p.Name))
+					return fmt.Errorf("proxy %s: named twice", p.Name)
 				}
 				seen[p.Name] = true
 				sp = append(sp, p)
@@ -73,7 +73,7 @@ Run it detached with: dstgen job start --host H --id proxy -- dstgen proxy serve
 				fmt.Fprintln(w, runner.FormatKV([][2]string{{"api", addr}, {"status", "serving"}}))
 			})
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			fmt.Fprintln(w, runner.FormatKV([][2]string{{"api", api}, {"status", "stopped"}}))
 			return nil
@@ -124,7 +124,7 @@ func newProxyListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ps, err := proxy.NewClient(api).Proxies(cmd.Context())
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if asJSON {
 				return writeJSONTo(cmd.OutOrStdout(), map[string]any{"api": api, "proxies": ps})
@@ -150,7 +150,7 @@ func newProxyStatsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := proxy.NewClient(api).Proxy(cmd.Context(), args[0])
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if asJSON {
 				return writeJSONTo(cmd.OutOrStdout(), p.Stats)
@@ -209,19 +209,19 @@ default) or upstream (client → upstream).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if typ == "" || name == "" {
-				return badInput(errors.New("toxic add: --type and --toxic-name are required"))
+				return errors.New("toxic add: --type and --toxic-name are required")
 			}
 			t := proxy.Toxic{Name: name, Type: typ, Stream: stream, Toxicity: toxicity, Attributes: map[string]any{}}
 			for _, a := range attrs {
 				k, v, err := parseAttr(a)
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				t.Attributes[k] = v
 			}
 			got, err := proxy.NewClient(api).AddToxic(cmd.Context(), args[0], t)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), runner.FormatKV([][2]string{{"proxy", args[0]}, {"toxic", got.Name}, {"type", got.Type},
 				{"stream", got.Stream}, {"toxicity", strconv.FormatFloat(float64(got.Toxicity), 'g', -1, 32)}, {"added", "yes"}}))
@@ -258,7 +258,7 @@ use), a toxic, proxy or server that is not there is success: removed=absent.`,
 			state := "yes"
 			if err != nil {
 				if !missingOK || !absent(err) {
-					return badInput(err)
+					return err
 				}
 				state = "absent"
 			}
@@ -287,7 +287,7 @@ func newProxyEnableCmd(verb string, enabled bool) *cobra.Command {
 			state := strconv.FormatBool(enabled)
 			if err != nil {
 				if !missingOK || !absent(err) {
-					return badInput(err)
+					return err
 				}
 				state = "absent"
 			}

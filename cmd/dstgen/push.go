@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,7 @@ Exit: 0 all ok; 1 some file failed sha256 verification; 2 bad input
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if parallel < 0 {
-				return badInput(fmt.Errorf("push: --parallel %d must be >= 0", parallel))
+				return fmt.Errorf("push: --parallel %d must be >= 0", parallel)
 			}
 			e, pool, hosts, err := f.openTarget("push: ", args[0])
 			if err != nil {
@@ -49,11 +50,11 @@ Exit: 0 all ok; 1 some file failed sha256 verification; 2 bad input
 			for _, g := range byWorkdir(e, hosts) {
 				dir, err := runner.ResolveRemote(g.workdir, args[len(args)-1])
 				if err != nil {
-					return badInput(fmt.Errorf("push: REMOTE_DIR: %w", err))
+					return fmt.Errorf("push: REMOTE_DIR: %w", err)
 				}
 				rs, err := runner.Push(cmd.Context(), pool, g.hosts, args[1:len(args)-1], dir, parallel, cmd.ErrOrStderr())
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				res = append(res, rs...)
 			}
@@ -87,23 +88,23 @@ func printFiles(w io.Writer, asJSON bool, res []runner.FileResult) error {
 // filesExit: 2 when any file was rejected or failed to transfer (bad input
 // or environment), else 1 when any failed sha256 verification, else 0.
 func filesExit(res []runner.FileResult) error {
-	code := exitOK
+	code := exitcode.OK
 	for _, r := range res {
 		switch r.Status {
 		case runner.FileOK:
 		case runner.FileMismatch:
-			code = max(code, exitNotSo)
+			code = max(code, exitcode.NotSo)
 		default:
-			code = exitBadInput
+			code = exitcode.BadInput
 		}
 	}
 	if len(res) == 0 {
-		return withCode(exitBadInput, errors.New("no files transferred"))
+		return exitcode.New(exitcode.BadInput, errors.New("no files transferred"))
 	}
-	if code == exitOK {
+	if code == exitcode.OK {
 		return nil
 	}
-	return withCode(code, nil)
+	return exitcode.New(code, nil)
 }
 
 // workdirGroup is the hosts that share one work dir.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
@@ -74,7 +75,7 @@ within 5 minutes; 2 bad input or no --confirm.`,
 				for _, h := range ok {
 					fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", h.Name}, {"reboot", "would"}}))
 				}
-				return badInput(fmt.Errorf("reboot: %d host(s) would be rebooted; pass --confirm (task clean:reboot CONFIRM=yes) to do it", len(ok)))
+				return fmt.Errorf("reboot: %d host(s) would be rebooted; pass --confirm (task clean:reboot CONFIRM=yes) to do it", len(ok))
 			}
 			var failed []string
 			for i, h := range ok {
@@ -84,7 +85,7 @@ within 5 minutes; 2 bad input or no --confirm.`,
 				}
 			}
 			if len(refused)+len(failed) > 0 {
-				return withCode(exitNotSo, fmt.Errorf("reboot: refused %s; failed %s", listOr(refused), listOr(failed)))
+				return exitcode.New(exitcode.NotSo, fmt.Errorf("reboot: refused %s; failed %s", listOr(refused), listOr(failed)))
 			}
 			return nil
 		},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/reduce"
 	"github.com/dstgen/dstgen/session"
 )
@@ -37,48 +38,48 @@ a run.json whose fault windows the reduced window overlaps.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			if spec.Model == "" {
-				return badInput(errors.New("reduce: --model is required (register, kv, map, counter, log, set, queue, ...)"))
+				return errors.New("reduce: --model is required (register, kv, map, counter, log, set, queue, ...)")
 			}
 			if spec.Checker == "" {
 				c, ok := checker.Pick(spec.Model, "")
 				if !ok {
-					return badInput(fmt.Errorf("reduce: no default checker for model %q; pass --checker", spec.Model))
+					return fmt.Errorf("reduce: no default checker for model %q; pass --checker", spec.Model)
 				}
 				spec.Checker = c
 			}
 			if spec.Timeout <= 0 {
-				return badInput(fmt.Errorf("reduce: --timeout %v: want a positive duration", spec.Timeout))
+				return fmt.Errorf("reduce: --timeout %v: want a positive duration", spec.Timeout)
 			}
 			var run *session.Run
 			if runPath != "" {
 				r, err := session.LoadRun(runPath)
 				if err != nil {
-					return badInput(err)
+					return err
 				}
 				run = r
 			}
 			meta, ops, bad, err := history.ReadFile(path)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if len(bad) > 0 {
-				return badInput(fmt.Errorf("%d bad lines in %s (first: %v)", len(bad), path, bad[0]))
+				return fmt.Errorf("%d bad lines in %s (first: %v)", len(bad), path, bad[0])
 			}
 			if errs := history.Validate(path, ops, nil); len(errs) > 0 {
-				return badInput(fmt.Errorf("history invalid: %v", errs[0]))
+				return fmt.Errorf("history invalid: %v", errs[0])
 			}
 			if len(ops) == 0 {
-				return badInput(fmt.Errorf("%s: no ops: nothing to reduce", path))
+				return fmt.Errorf("%s: no ops: nothing to reduce", path)
 			}
 			spec.History = path
 			ctx, cancel := context.WithTimeoutCause(cmd.Context(), spec.Timeout, fmt.Errorf("time limit %v reached", spec.Timeout))
 			defer cancel()
 			res, err := reduce.Reduce(ctx, spec, ops, nil)
 			if errors.Is(err, reduce.ErrNoAnomaly) {
-				return withCode(exitNotSo, fmt.Errorf("reduce: %s: %v; only a history with an anomaly is reduced", path, err))
+				return exitcode.New(exitcode.NotSo, fmt.Errorf("reduce: %s: %v; only a history with an anomaly is reduced", path, err))
 			}
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if out == "" {
 				out = strings.TrimSuffix(path, filepath.Ext(path)) + ".reduced.jsonl"
@@ -89,7 +90,7 @@ a run.json whose fault windows the reduced window overlaps.`,
 				b = append(history.AppendJSON(b, &res.Ops[i]), '\n')
 			}
 			if err := os.WriteFile(out, b, 0o644); err != nil {
-				return badInput(fmt.Errorf("reduce: write the reduced history: %w", err))
+				return fmt.Errorf("reduce: write the reduced history: %w", err)
 			}
 			w := cmd.OutOrStdout()
 			var fw []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
@@ -104,31 +105,31 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
 	switch {
 	case f.all && len(args) > 0:
-		return badInput(errors.New("run: give an ID or --all, not both"))
+		return errors.New("run: give an ID or --all, not both")
 	case !f.all && len(args) != 1:
-		return badInput(errors.New("run: want exactly one ID (S1, S4/api) or --all"))
+		return errors.New("run: want exactly one ID (S1, S4/api) or --all")
 	}
 	sf, err := scenarios.Load(f.scenariosPath)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	var units []scenarios.Unit
 	if f.all {
 		units = sf.All()
 	} else if units, err = sf.Select(args[0]); err != nil {
-		return badInput(err)
+		return err
 	}
 	for _, u := range units {
 		if todos := sf.TODOsOf(u.ID()); len(todos) > 0 {
-			return badInput(fmt.Errorf("%s refused: %w", u.ID(), todos[0]))
+			return fmt.Errorf("%s refused: %w", u.ID(), todos[0])
 		}
 		if strings.TrimSpace(u.Command()) == "" {
-			return badInput(fmt.Errorf("%s:%d: %s has no workload.command", sf.Path, u.Scenario.Line, u.ID()))
+			return fmt.Errorf("%s:%d: %s has no workload.command", sf.Path, u.Scenario.Line, u.ID())
 		}
 	}
 	e, pool, err := f.open()
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	defer pool.Close()
 	tier := f.tier
@@ -141,11 +142,11 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	switch tier {
 	case "smoke", "hardening", "release":
 	default:
-		return badInput(fmt.Errorf("--tier %q: want smoke, hardening or release", tier))
+		return fmt.Errorf("--tier %q: want smoke, hardening or release", tier)
 	}
 	hs, err := deploy.Prepare(e)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	slug, planPath := planSlug(sf)
 	root := resultsRoot(sf.Path)
@@ -155,13 +156,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	dir := f.out
 	if f.rerun {
 		if f.all {
-			return badInput(errors.New("run --rerun: give one ID, not --all"))
+			return errors.New("run --rerun: give one ID, not --all")
 		}
 		reruns = map[string]rerunOf{}
 		for _, u := range units {
 			ro, err := findRerun(root, dir, u.ID())
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			reruns[u.ID()] = ro
 			dir = ro.session
@@ -176,16 +177,14 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if f.child {
 		done, err := orchestrator.MarkChild(dir)
 		if err != nil {
-			return badInput(err)
+			return err
 		}
-		code := exitOK
+		code := exitcode.OK
 		defer func() { done(code) }()
 		err = f.runUnits(cmd.Context(), w, e, pool, hs, sf, units, tier, dir, slug, planPath, reruns)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		} else if err != nil {
-			code = exitNotSo
+		var ee *exitcode.Error
+		if code = exitcode.Of(err); err != nil && !errors.As(err, &ee) {
+			code = exitcode.NotSo
 		}
 		return err
 	}
@@ -246,19 +245,19 @@ func (f *runFlags) runUnits(ctx context.Context, w io.Writer, e *env.Env, pool *
 	units []scenarios.Unit, tier, dir, slug, planPath string, reruns map[string]rerunOf) error {
 	sess, err := orchestrator.OpenSession(dir, slug, planPath, w)
 	if err != nil {
-		return badInput(err)
+		return err
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
 	o := &orchestrator.Orchestrator{Env: e, Deployer: d, Exec: orchestrator.PoolExec{Pool: pool}, Session: sess,
 		Tier: tier, PlanPath: planPath, ID: filepath.Base(dir), Checkpoint: f.checkpoint}
 	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", dir, tier, len(units), sf.Path, e.Path)
-	worst := exitOK
+	worst := exitcode.OK
 	var firstErr error
 	for _, u := range units {
 		ou := orchestrator.Unit{Scenario: u.Scenario, Arm: u.Arm}
 		dur, err := u.Scenario.Duration(tier)
 		if err != nil {
-			return badInput(err)
+			return err
 		}
 		rate := e.Benchmark.Rate
 		if u.Scenario.Workload.Rate != nil {
@@ -304,8 +303,8 @@ func (f *runFlags) runUnits(ctx context.Context, w io.Writer, e *env.Env, pool *
 		o.Tier = tier
 	}
 	fmt.Fprintf(w, "next: dstgen analyze %s\n", dir)
-	if worst != exitOK {
-		return withCode(worst, firstErr)
+	if worst != exitcode.OK {
+		return exitcode.New(worst, firstErr)
 	}
 	return nil
 }
@@ -331,7 +330,7 @@ func (f *runFlags) seeds(fromEnv []int64, n int) []int64 {
 func (f *runFlags) startDetached(cmd *cobra.Command, args []string, dir string, w io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
-		return badInput(fmt.Errorf("run --detach: %w", err))
+		return fmt.Errorf("run --detach: %w", err)
 	}
 	argv := []string{exe, "run"}
 	argv = append(argv, args...)
@@ -357,7 +356,7 @@ func (f *runFlags) startDetached(cmd *cobra.Command, args []string, dir string, 
 	argv = append(argv, "--checkpoint-every", f.checkpoint.String())
 	pid, err := orchestrator.Detach(dir, argv, 2*time.Second)
 	if err != nil {
-		return withCode(exitNotSo, err)
+		return exitcode.New(exitcode.NotSo, err)
 	}
 	fmt.Fprintln(w, runner.FormatKV([][2]string{{"status", runner.StatusStarted}, {"session", dir}, {"pid", strconv.Itoa(pid)}}))
 	return nil
@@ -384,18 +383,18 @@ func newRunStatusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := sessionFor(dir, scenariosPath)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			s, err := orchestrator.StatusOf(d)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), runner.FormatKV(append(s.Fields(), [2]string{"session", d})))
 			switch s.State {
 			case orchestrator.StateRunning:
-				return withCode(exitNotSo, nil)
+				return exitcode.New(exitcode.NotSo, nil)
 			case orchestrator.StateLost:
-				return withCode(exitBadInput, nil)
+				return exitcode.New(exitcode.BadInput, nil)
 			}
 			return nil
 		},
@@ -415,17 +414,17 @@ func newRunStopCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := sessionFor(dir, scenariosPath)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			if wait <= 0 || wait > 60*time.Second {
-				return badInput(fmt.Errorf("--wait %s: want (0, 60s]", wait))
+				return fmt.Errorf("--wait %s: want (0, 60s]", wait)
 			}
 			s, err := orchestrator.StopDetached(cmd.Context(), d, wait)
 			if s.PID != 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), runner.FormatKV(append(s.Fields(), [2]string{"session", d})))
 			}
 			if err != nil {
-				return withCode(exitNotSo, err)
+				return exitcode.New(exitcode.NotSo, err)
 			}
 			return nil
 		},

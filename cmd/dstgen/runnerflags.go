@@ -119,12 +119,12 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 func (f *runnerFlags) openTarget(what, target string) (*env.Env, *runner.Pool, []env.Host, error) {
 	e, pool, err := f.open()
 	if err != nil {
-		return nil, nil, nil, badInput(fmt.Errorf("%s%w", what, err))
+		return nil, nil, nil, fmt.Errorf("%s%w", what, err)
 	}
 	hosts, err := e.Select(target)
 	if err != nil {
 		pool.Close()
-		return nil, nil, nil, badInput(fmt.Errorf("%s%s: %w", what, e.Path, err))
+		return nil, nil, nil, fmt.Errorf("%s%s: %w", what, e.Path, err)
 	}
 	return e, pool, hosts, nil
 }

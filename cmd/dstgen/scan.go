@@ -34,7 +34,7 @@ Exit codes: 0 scanned; 2 DIR or --plan missing or unreadable.`,
 			}
 			p, err := generator.Scan(cmd.Context(), dir, generator.ScanOptions{PlanPath: planPath})
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

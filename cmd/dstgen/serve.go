@@ -63,22 +63,22 @@ func runServe(cmd *cobra.Command, args []string, f serveFlags) error {
 		results = args[0]
 	}
 	if f.port < 0 || f.port > 65535 {
-		return badInput(fmt.Errorf("serve: --port %d: want 0..65535", f.port))
+		return fmt.Errorf("serve: --port %d: want 0..65535", f.port)
 	}
 	if f.addr == "" {
-		return badInput(errors.New("serve: --addr is empty"))
+		return errors.New("serve: --addr is empty")
 	}
 	srv, err := serve.New(results)
 	if err != nil {
 		if len(args) == 0 {
 			err = fmt.Errorf("%w (no RESULTS given: looked for testing/results and ./results)", err)
 		}
-		return badInput(err)
+		return err
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.addr, strconv.Itoa(f.port)))
 	if err != nil {
-		return badInput(fmt.Errorf("serve: listen: %w", err))
+		return fmt.Errorf("serve: listen: %w", err)
 	}
 	if ip := net.ParseIP(f.addr); f.addr != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: listening on %s: anyone who reaches it can read everything under %s\n", f.addr, results)
@@ -89,7 +89,7 @@ func runServe(cmd *cobra.Command, args []string, f serveFlags) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "results=%s sessions=%d\nurl=http://%s/\n", results, len(all), ln.Addr())
 	if err := serve.Serve(cmd.Context(), ln, srv); err != nil {
-		return badInput(err)
+		return err
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/exitcode"
 )
 
 func TestServeBadInputExits2(t *testing.T) {
@@ -40,7 +42,7 @@ func TestServeBadInputExits2(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, c.args...)
-			if code != exitBadInput || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			if code != exitcode.BadInput || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 				t.Errorf("code %d, stderr %q (want exit 2 and one line with %q), stdout %q", code, errOut, c.want, out)
 			}
 		})
@@ -50,7 +52,7 @@ func TestServeBadInputExits2(t *testing.T) {
 func TestServeDefaultResultsNamesWhereItLooked(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, _, errOut := runCLI(t, "serve", "--port", "0")
-	if code != exitBadInput || !strings.Contains(errOut, "looked for testing/results and ./results") {
+	if code != exitcode.BadInput || !strings.Contains(errOut, "looked for testing/results and ./results") {
 		t.Errorf("code %d, stderr %q", code, errOut)
 	}
 }
@@ -105,7 +107,7 @@ func TestServeListsAndShutsDownOnCancel(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitOK {
+		if code != exitcode.OK {
 			t.Errorf("exit %d after cancel, stderr %q", code, errb.String())
 		}
 	case <-time.After(30 * time.Second):

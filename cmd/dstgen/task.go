@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/spf13/cobra"
 )
 
@@ -59,7 +60,7 @@ Exit codes: the task's own exit code (0 ok, 1 e.g. bench:status running);
 				for _, a := range args[1:] {
 					k, _, ok := strings.Cut(a, "=")
 					if !ok || k == "" {
-						return badInput(fmt.Errorf("task: argument %q is not VAR=value", a))
+						return fmt.Errorf("task: argument %q is not VAR=value", a)
 					}
 					dstgenSet = dstgenSet || k == "DSTGEN"
 				}
@@ -72,7 +73,7 @@ Exit codes: the task's own exit code (0 ok, 1 e.g. bench:status running);
 			}
 			bin, err := findTaskRunner()
 			if err != nil {
-				return badInput(fmt.Errorf("task: %w", err))
+				return fmt.Errorf("task: %w", err)
 			}
 			c := exec.CommandContext(cmd.Context(), bin, runnerArgs...)
 			c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -88,9 +89,9 @@ Exit codes: the task's own exit code (0 ok, 1 e.g. bench:status running);
 				return nil
 			case errors.As(err, &ee) && ee.ExitCode() >= 0:
 				// dstgen-task printed its one-line reason already.
-				return withCode(ee.ExitCode(), nil)
+				return exitcode.New(ee.ExitCode(), nil)
 			default:
-				return badInput(fmt.Errorf("task: %s: %w", bin, err))
+				return fmt.Errorf("task: %s: %w", bin, err)
 			}
 		},
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/testbed"
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ See docs/testbed.md.`,
 // testbed is the environment or the input.
 func testbedFail(cmd *cobra.Command, err error) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "dstgen testbed: %v\n", err)
-	return withCode(exitBadInput, nil)
+	return exitcode.New(exitcode.BadInput, nil)
 }
 
 // testbedPreflight is root and the tools, before anything is touched.
