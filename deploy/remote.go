@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,25 +83,9 @@ func (d *Deployer) each(ctx context.Context, hs []Host, fn func(context.Context,
 	return errors.Join(errs...)
 }
 
-// Run runs script on h within one bounded round trip and returns its
-// stdout; a non-zero exit is an error carrying the first stderr line.
+// Run runs script on h (runner.Script): its stdout, or "exit N: why".
 func (d *Deployer) Run(ctx context.Context, h Host, script string) (string, error) {
-	var out, errOut bytes.Buffer
-	res, err := d.Pool.Run(ctx, h.Host, script, nil, &out, &errOut)
-	if err != nil {
-		return out.String(), err
-	}
-	if res.ExitCode != 0 {
-		msg := strings.TrimSpace(errOut.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg == "" {
-			msg = strings.TrimSpace(oneline.Last(out.String()))
-		}
-		return out.String(), fmt.Errorf("exit %d: %s", res.ExitCode, msg)
-	}
-	return out.String(), nil
+	return runner.Script(ctx, d.Pool, h.Host, script)
 }
 
 // asRoot is the shell prologue that defines SUDO: empty for root, sudo -n

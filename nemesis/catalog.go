@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/session"
 )
 
 // rows is every row of docs/nemesis.md §1–§5, in its order. A row whose
@@ -102,3 +105,24 @@ func Lookup(id string) (Nemesis, error) {
 // Custom returns the nemesis that runs f.Custom's commands under the id of
 // the row it stands for (rolling-upgrade, compaction-during-reads, …).
 func Custom(id string) Nemesis { return customNemesis{id: id} }
+
+// ForFault finds the nemesis a scenarios.yml fault names: its custom commands when it has
+// them (under the row's id), else the built-in row. A row that is not
+// built in yields a MissingCapability (INCONCLUSIVE-env), an unknown id an
+// error (bad input).
+func ForFault(f scenarios.Fault) (Nemesis, *session.MissingCapability, error) {
+	if f.Custom != nil {
+		return Custom(f.Nemesis), nil, nil
+	}
+	n, err := Lookup(f.Nemesis)
+	if err == nil {
+		return n, nil, nil
+	}
+	for _, info := range Catalog() {
+		if info.ID == f.Nemesis {
+			return nil, &session.MissingCapability{Requirement: "nemesis " + f.Nemesis,
+				Reason: fmt.Sprintf("%v (scenarios.yml:%d)", err, f.Line)}, nil
+		}
+	}
+	return nil, nil, err
+}

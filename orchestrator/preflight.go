@@ -37,27 +37,6 @@ func capChecks() map[string]capCheck {
 // docs/nemesis.md §8).
 const clockOptIn = "allow"
 
-// Lookup finds the nemesis a fault names: its custom commands when it has
-// them (under the row's id), else the built-in row. A row that is not
-// built in yields a MissingCapability (INCONCLUSIVE-env), an unknown id an
-// error (bad input).
-func Lookup(f scenarios.Fault) (nemesis.Nemesis, *session.MissingCapability, error) {
-	if f.Custom != nil {
-		return nemesis.Custom(f.Nemesis), nil, nil
-	}
-	n, err := nemesis.Lookup(f.Nemesis)
-	if err == nil {
-		return n, nil, nil
-	}
-	for _, info := range nemesis.Catalog() {
-		if info.ID == f.Nemesis {
-			return nil, &session.MissingCapability{Requirement: "nemesis " + f.Nemesis,
-				Reason: fmt.Sprintf("%v (scenarios.yml:%d)", err, f.Line)}, nil
-		}
-	}
-	return nil, nil, err
-}
-
 // Preflight checks that every host answers and that the needs of the
 // unit's nemeses hold on the SUT hosts. It returns the capability rows
 // (one per need and host) and the first missing one, or nil.
@@ -72,7 +51,7 @@ func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut 
 	}
 	needs := map[string]bool{}
 	for _, f := range faults {
-		n, missing, err := Lookup(f)
+		n, missing, err := nemesis.ForFault(f)
 		if err != nil {
 			return caps, nil, err
 		}

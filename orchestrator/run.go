@@ -308,14 +308,14 @@ func (r *unitRun) checkpoints(ctx context.Context) {
 func (r *unitRun) stages(ctx context.Context) (int, error) {
 	o := r.o
 	modes := map[string]string{}
-	r.all = NemesisHosts(o.Deployer, modes)
-	r.sut = SUTOnly(r.all)
+	r.all = o.Deployer.NemesisHosts(modes)
+	r.sut = nemesis.SUTOnly(r.all)
 	r.run.Nodes = len(r.sut)
 
 	// 1. Nemeses of the unit: an unknown id is bad input, a row that is
 	// not built in is INCONCLUSIVE-env.
 	for _, f := range r.u.Scenario.Faults {
-		_, missing, err := Lookup(f)
+		_, missing, err := nemesis.ForFault(f)
 		if err != nil {
 			return CodeBadInput, fmt.Errorf("scenarios.yml:%d: %w", f.Line, err)
 		}
@@ -343,8 +343,8 @@ func (r *unitRun) stages(ctx context.Context) (int, error) {
 			modes[h.Name] = m
 		}
 	}
-	r.all = NemesisHosts(o.Deployer, modes)
-	r.sut = SUTOnly(r.all)
+	r.all = o.Deployer.NemesisHosts(modes)
+	r.sut = nemesis.SUTOnly(r.all)
 	clocks, err := MeasureClocks(ctx, o.Deployer.Pool, r.all)
 	if err != nil {
 		r.logf("clock=partial reason=%q", err.Error())
@@ -678,7 +678,7 @@ func (r *unitRun) leader(ctx context.Context) (string, error) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		if m, ok := MatchHost(out, r.sut); ok {
+		if m, ok := nemesis.MatchHost(out, r.sut); ok {
 			return m.Name, nil
 		}
 		errs = append(errs, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, oneline.First(out)))
@@ -713,7 +713,7 @@ func (r *unitRun) victimHosts(ctx context.Context, l scenarios.Landing, targets 
 		}
 		return out, nil
 	}
-	return Resolve(ctx, l.On, r.sut, pick, r.leader)
+	return nemesis.Resolve(ctx, l.On, r.sut, pick, r.leader)
 }
 
 // victim reads the victim side of one window: before() before the
@@ -799,12 +799,12 @@ func (r *unitRun) window(ctx context.Context, sf session.ScheduledFault, at time
 	save := func() { r.wins[idx] = rec; r.run.FaultWindows = r.windowsControl() }
 	defer save()
 
-	n, _, err := Lookup(f)
+	n, _, err := nemesis.ForFault(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sf.FaultEpoch, err)
 	}
 	rctx, cancel := bounded(ctx, 30*time.Second)
-	targets, err := Resolve(rctx, sf.Targets, r.sut, sf.Pick, r.leader)
+	targets, err := nemesis.Resolve(rctx, sf.Targets, r.sut, sf.Pick, r.leader)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("%s: targets %q: %w", sf.FaultEpoch, sf.Targets, err)

@@ -296,7 +296,7 @@ func TestMetricValueLocal(t *testing.T) {
 }
 
 // TestSignalsOverSSH reads real log files and a metric on a real sshd on
-// 127.0.0.1, through the run's PoolExec over runner.Pool.
+// 127.0.0.1, through the run's runner.Shell over runner.Pool.
 func TestSignalsOverSSH(t *testing.T) {
 	sshtest.Require(t)
 	k := sshtest.NewKeys(t)
@@ -308,7 +308,7 @@ func TestSignalsOverSSH(t *testing.T) {
 	p := runner.NewPool(e, runner.Options{})
 	t.Cleanup(func() { p.Close() })
 	dir := sshtest.Workdir(t)
-	x := hostExec{pool: PoolExec{Pool: p}, host: e.Hosts[0]}
+	x := hostExec{pool: runner.Shell{Pool: p}, host: e.Hosts[0]}
 	checkLogSignal(t, x, dir)
 
 	hosts := logHosts(dir)[:2]
@@ -323,7 +323,7 @@ func TestSignalsOverSSH(t *testing.T) {
 // hostExec sends every logical host's script to the one real sshd: the
 // test's hosts are names over one machine.
 type hostExec struct {
-	pool PoolExec
+	pool runner.Shell
 	host env.Host
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/nemesis"
-	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +59,7 @@ func faultHosts(f *runnerFlags) (*env.Env, *runner.Pool, []nemesis.Host, error) 
 		return nil, nil, nil, err
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
-	return e, pool, orchestrator.NemesisHosts(d, nil), nil
+	return e, pool, d.NemesisHosts(nil), nil
 }
 
 // healHosts is `dstgen heal` and `dstgen nemesis heal`.
@@ -82,7 +81,7 @@ func healHosts(ctx context.Context, f *runnerFlags, host string, w io.Writer) er
 		}
 		targets = one
 	}
-	removed, herr := nemesis.HealAll(ctx, orchestrator.PoolExec{Pool: pool}, targets)
+	removed, herr := nemesis.HealAll(ctx, runner.Shell{Pool: pool}, targets)
 	for _, r := range removed {
 		fmt.Fprintln(w, runner.FormatKV([][2]string{{"host", r.Host}, {"removed", r.What}}))
 	}

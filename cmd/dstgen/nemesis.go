@@ -11,7 +11,6 @@ import (
 
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/nemesis"
-	"github.com/dstgen/dstgen/orchestrator"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -93,7 +92,7 @@ Exit 0 injected, 1 the injection failed on a host, 2 bad input.`,
 				}
 				pm[k] = v
 			}
-			n, missing, err := orchestrator.Lookup(scenarios.Fault{Nemesis: args[0]})
+			n, missing, err := nemesis.ForFault(scenarios.Fault{Nemesis: args[0]})
 			if err != nil {
 				return err
 			}
@@ -117,8 +116,8 @@ func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, ta
 		return err
 	}
 	defer pool.Close()
-	x := orchestrator.PoolExec{Pool: pool}
-	cluster := orchestrator.SUTOnly(all)
+	x := runner.Shell{Pool: pool}
+	cluster := nemesis.SUTOnly(all)
 	if len(cluster) == 0 {
 		cluster = all
 	}
@@ -131,14 +130,14 @@ func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, ta
 			if err != nil {
 				continue
 			}
-			if m, ok := orchestrator.MatchHost(out, cluster); ok {
+			if m, ok := nemesis.MatchHost(out, cluster); ok {
 				return m.Name, nil
 			}
 		}
 		return "", errors.New("the leader query named no SUT host")
 	}
 	pick := time.Now().UnixNano()
-	targets, err := orchestrator.Resolve(ctx, target, cluster, pick, leader)
+	targets, err := nemesis.Resolve(ctx, target, cluster, pick, leader)
 	if err != nil {
 		return fmt.Errorf("nemesis inject: --target %q: %w", target, err)
 	}

@@ -248,7 +248,7 @@ func (f *runFlags) runUnits(ctx context.Context, w io.Writer, e *env.Env, pool *
 		return err
 	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
-	o := &orchestrator.Orchestrator{Env: e, Deployer: d, Exec: orchestrator.PoolExec{Pool: pool}, Session: sess,
+	o := &orchestrator.Orchestrator{Env: e, Deployer: d, Exec: runner.Shell{Pool: pool}, Session: sess,
 		Tier: tier, PlanPath: planPath, ID: filepath.Base(dir), Checkpoint: f.checkpoint}
 	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", dir, tier, len(units), sf.Path, e.Path)
 	worst := exitcode.OK

@@ -1,4 +1,4 @@
-package orchestrator
+package nemesis
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/internal/oneline"
-	"github.com/dstgen/dstgen/nemesis"
 )
 
 // Resolve turns a target expression into hosts of cluster (the SUT hosts,
@@ -30,7 +29,7 @@ import (
 // same hosts. An unknown name or role, an empty result (the minority of a
 // 1- or 2-host cluster), or a leader that names no host is an error naming
 // what is known. ctx bounds the leader query.
-func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int64, leader func(context.Context) (string, error)) ([]nemesis.Host, error) {
+func Resolve(ctx context.Context, expr string, cluster []Host, pick int64, leader func(context.Context) (string, error)) ([]Host, error) {
 	expr = strings.TrimSpace(expr)
 	if expr == "" {
 		return nil, fmt.Errorf("empty target expression (%s)", knownTargets(cluster))
@@ -43,7 +42,7 @@ func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int6
 	case "all":
 		return slices.Clone(cluster), nil
 	case "random", "one":
-		return []nemesis.Host{cluster[permutation(pick, n)[0]]}, nil
+		return []Host{cluster[permutation(pick, n)[0]]}, nil
 	case "minority", "majority":
 		k := (n - 1) / 2
 		if k == 0 {
@@ -54,7 +53,7 @@ func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int6
 		for _, i := range perm[:k] {
 			in[i] = true
 		}
-		var out []nemesis.Host
+		var out []Host
 		for i, h := range cluster {
 			if in[i] == (expr == "minority") {
 				out = append(out, h)
@@ -73,7 +72,7 @@ func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int6
 		if !ok {
 			return nil, fmt.Errorf("target leader: the leader query printed %q, which names none of the hosts %s", oneline.Cut(out, 120), strings.Join(hostNames(cluster), ", "))
 		}
-		return []nemesis.Host{h}, nil
+		return []Host{h}, nil
 	}
 	want := make([]bool, n)
 	for _, item := range strings.Split(expr, ",") {
@@ -93,13 +92,13 @@ func Resolve(ctx context.Context, expr string, cluster []nemesis.Host, pick int6
 			}
 			continue
 		}
-		i := slices.IndexFunc(cluster, func(h nemesis.Host) bool { return h.Name == item })
+		i := slices.IndexFunc(cluster, func(h Host) bool { return h.Name == item })
 		if i < 0 {
 			return nil, fmt.Errorf("target %q: unknown host %q (%s)", expr, item, knownTargets(cluster))
 		}
 		want[i] = true
 	}
-	var out []nemesis.Host
+	var out []Host
 	for i, h := range cluster {
 		if want[i] {
 			out = append(out, h)
@@ -113,11 +112,11 @@ func permutation(pick int64, n int) []int {
 	return rand.New(rand.NewPCG(uint64(pick), 0x9e3779b97f4a7c15)).Perm(n)
 }
 
-func knownTargets(cluster []nemesis.Host) string {
+func knownTargets(cluster []Host) string {
 	return "hosts: " + strings.Join(hostNames(cluster), ", ") + "; or role:R, leader, random, one, minority, majority, all"
 }
 
-func hostNames(hs []nemesis.Host) []string {
+func hostNames(hs []Host) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
 		out[i] = h.Name
@@ -125,7 +124,7 @@ func hostNames(hs []nemesis.Host) []string {
 	return out
 }
 
-func roles(hs []nemesis.Host) []string {
+func roles(hs []Host) []string {
 	var out []string
 	for _, h := range hs {
 		for _, r := range h.Roles {
@@ -145,7 +144,7 @@ func roles(hs []nemesis.Host) []string {
 // part does. Tokens are separated by white space and by , ; " ' = ( ) { }
 // (the separators of etcdctl's and JSON output), so "http://10.0.0.2:2379,"
 // and {"leader":"n2"} both name their host.
-func MatchHost(out string, hosts []nemesis.Host) (nemesis.Host, bool) {
+func MatchHost(out string, hosts []Host) (Host, bool) {
 	tokens := strings.FieldsFunc(out, func(r rune) bool {
 		switch r {
 		case ',', ';', '"', '\'', '=', '(', ')', '{', '}', '`':
@@ -162,7 +161,7 @@ func MatchHost(out string, hosts []nemesis.Host) (nemesis.Host, bool) {
 			}
 		}
 	}
-	return nemesis.Host{}, false
+	return Host{}, false
 }
 
 // hostParts is what a token may name a host by: itself, the host of a URL,
@@ -179,6 +178,17 @@ func hostParts(tok string) []string {
 		}
 	} else if host, _, err := net.SplitHostPort(tok); err == nil {
 		out = append(out, host)
+	}
+	return out
+}
+
+// SUTOnly keeps the hosts that run the SUT, in order.
+func SUTOnly(hs []Host) []Host {
+	var out []Host
+	for _, h := range hs {
+		if h.SUT != nil {
+			out = append(out, h)
+		}
 	}
 	return out
 }

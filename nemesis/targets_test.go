@@ -1,4 +1,4 @@
-package orchestrator
+package nemesis
 
 import (
 	"context"
@@ -8,22 +8,21 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/nemesis"
 )
 
-func cluster(n int) []nemesis.Host {
-	var hs []nemesis.Host
+func cluster(n int) []Host {
+	var hs []Host
 	for i := 1; i <= n; i++ {
 		roles := []string{"etcd"}
 		if i == 1 {
 			roles = append(roles, "seed")
 		}
-		hs = append(hs, nemesis.Host{Host: env.Host{Name: "n" + string(rune('0'+i)), Address: "10.77.0." + string(rune('0'+i)), Roles: roles}})
+		hs = append(hs, Host{Host: env.Host{Name: "n" + string(rune('0'+i)), Address: "10.77.0." + string(rune('0'+i)), Roles: roles}})
 	}
 	return hs
 }
 
-func names(hs []nemesis.Host) []string { return hostNames(hs) }
+func names(hs []Host) []string { return hostNames(hs) }
 
 func TestResolve(t *testing.T) {
 	leaderSays := func(out string, err error) func(context.Context) (string, error) {
