@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/nemesis"
-	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
 )
@@ -37,12 +36,12 @@ func capChecks() map[string]capCheck {
 // docs/nemesis.md §8).
 const clockOptIn = "allow"
 
-// Preflight checks that every host answers and that the needs of the
+// preflight checks that every host answers and that the needs of the
 // unit's nemeses hold on the SUT hosts. It returns the capability rows
 // (one per need and host) and the first missing one, or nil.
-func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut []nemesis.Host, faults []scenarios.Fault) ([]session.Capability, *session.MissingCapability, error) {
+func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []scenarios.Fault) ([]session.Capability, *session.MissingCapability, error) {
 	var caps []session.Capability
-	for _, r := range runner.ProbeReach(ctx, pool, toEnv(all)) {
+	for _, r := range x.Reach(ctx, toEnv(all)) {
 		caps = append(caps, session.Capability{Requirement: "reach " + r.Host, Present: r.Reachable, Source: "ssh"})
 		if !r.Reachable {
 			return caps, &session.MissingCapability{Requirement: "reach " + r.Host,
@@ -96,14 +95,14 @@ func Preflight(ctx context.Context, pool *runner.Pool, x nemesis.Exec, all, sut 
 	return caps, nil, nil
 }
 
-// MeasureClocks measures every host's clock against this machine's
+// measureClocks measures every host's clock against this machine's
 // (runner.MeasureClock); a host whose measurement fails is left out and
 // named in the returned error, which the caller logs.
-func MeasureClocks(ctx context.Context, pool *runner.Pool, hosts []nemesis.Host) ([]session.HostClock, error) {
+func measureClocks(ctx context.Context, x Hosts, hosts []nemesis.Host) ([]session.HostClock, error) {
 	var out []session.HostClock
 	var errs []string
 	for _, h := range hosts {
-		cs, err := runner.MeasureClock(ctx, pool, h.Host, runner.ClockSamples)
+		cs, err := x.Clock(ctx, h.Host)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -114,4 +113,62 @@ func MeasureClocks(ctx context.Context, pool *runner.Pool, hosts []nemesis.Host)
 		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return out, nil
+}
+
+// cluster is the hosts of a unit: every env.yml host, and those of them
+// that run the SUT, in env.yml order.
+type cluster struct{ all, sut []nemesis.Host }
+
+func newCluster(all []nemesis.Host) cluster { return cluster{all: all, sut: nemesis.SUTOnly(all)} }
+
+// prepare is every stage before the SUT is touched: the unit's nemeses
+// (an unknown id is bad input, a row that is not built in
+// INCONCLUSIVE-env), pre-flight (reach, the nemeses' needs), each SUT
+// host's supervisor, every host's clock, where the workload runs, and the
+// fault schedule — a pure function of the seed and scenarios.yml (a
+// re-run replays the recorded one), so a bad one stops here.
+func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.ScheduledFault, error) {
+	o, run := r.o, r.rec.run
+	cl := newCluster(o.sut.Hosts(nil))
+	run.Nodes = len(cl.sut)
+	for _, f := range r.u.Scenario.Faults {
+		_, missing, err := nemesis.ForFault(f)
+		if err != nil {
+			return cl, placement{}, nil, badInput(fmt.Errorf("scenarios.yml:%d: %w", f.Line, err))
+		}
+		if missing != nil {
+			run.MissingCapability = missing
+			return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", missing.Requirement, missing.Reason))
+		}
+	}
+	caps, missing, err := preflight(ctx, o.hosts, cl.all, cl.sut, r.u.Scenario.Faults)
+	run.Capabilities = caps
+	if err != nil {
+		return cl, placement{}, nil, badInput(err)
+	}
+	if missing != nil {
+		run.MissingCapability = missing
+		return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", missing.Requirement, missing.Reason))
+	}
+	cl = newCluster(o.sut.Hosts(o.sut.Modes(ctx)))
+	clocks, err := measureClocks(ctx, o.hosts, cl.all)
+	if err != nil {
+		r.logf("clock=partial reason=%q", err.Error())
+	}
+	run.Timeline = &session.Timeline{Hosts: clocks}
+	p, err := r.place(cl)
+	if err != nil {
+		return cl, p, nil, badInput(err)
+	}
+	r.progress.place.Store(&p)
+	run.Timeline.DriverHost = p.driver.Name
+	sched := r.a.Schedule
+	if sched == nil {
+		sched, err = Schedule(slug(r.u), r.u.Scenario.Faults, r.a.Seed, r.a.Duration, r.a.MaxFaults)
+		if err != nil {
+			return cl, p, nil, badInput(fmt.Errorf("schedule of %s: %w", r.u.ID(), err))
+		}
+	}
+	run.Schedule = sched
+	return cl, p, sched, nil
 }

@@ -12,7 +12,7 @@ import (
 // attempt wrote, which would be a dirty initial state, or worse, the same
 // values.
 func TestRunIDPerAttempt(t *testing.T) {
-	u := Unit{Scenario: &scenarios.Scenario{ID: "S1"}}
+	u := scenarios.Unit{Scenario: &scenarios.Scenario{ID: "S1"}}
 	cases := []struct {
 		a    Attempt
 		want string
@@ -23,8 +23,7 @@ func TestRunIDPerAttempt(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
-		r := &unitRun{o: &Orchestrator{ID: "20261201T000000Z"}, u: u, a: c.a}
-		got := r.runID()
+		got := runID("20261201T000000Z", u, c.a)
 		if got != c.want || seen[got] {
 			t.Errorf("runID(%+v) = %q, want %q (and unique)", c.a, got, c.want)
 		}

@@ -44,37 +44,11 @@ func Schedule(unit string, faults []scenarios.Fault, seed int64, dur time.Durati
 	var all []win
 	for i, f := range faults {
 		where := fmt.Sprintf("faults[%d] (%s, line %d)", i, f.Nemesis, f.Line)
-		at, err := faultTime(f.At, "at")
+		ft, err := timesOf(f, dur)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		length, err := faultTime(f.For, "for")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		every, err := faultTime(f.Every, "every")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		jitter, err := faultTime(f.Jitter, "jitter")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		if strings.TrimSpace(f.At) == "" && every > 0 {
-			at = every
-		}
-		switch {
-		case f.Times < 0:
-			return nil, fmt.Errorf("%s: times %d is negative", where, f.Times)
-		case f.Times > 1 && every == 0:
-			return nil, fmt.Errorf("%s: times %d needs every (the repeat period)", where, f.Times)
-		case every > 0 && every < length:
-			return nil, fmt.Errorf("%s: every %s is shorter than for %s: windows of one fault would overlap", where, every, length)
-		case every > 0 && f.Times == 0 && dur <= 0:
-			return nil, fmt.Errorf("%s: every %s without times needs a run length to stop at", where, every)
-		case f.Times > maxWindowsPerFault:
-			return nil, fmt.Errorf("%s: times %d is over the limit of %d windows per fault", where, f.Times, maxWindowsPerFault)
-		}
+		at, length, every, jitter := ft.at, ft.length, ft.every, ft.jitter
 		n := f.Times
 		if n == 0 {
 			n = 1
@@ -155,4 +129,41 @@ func faultTime(s, field string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s %s is negative", field, d)
 	}
 	return d, nil
+}
+
+// faultTimes are one fault's at, for, every and jitter.
+type faultTimes struct{ at, length, every, jitter time.Duration }
+
+// timesOf parses a fault's times and refuses the combinations Schedule
+// cannot expand: a negative times, a repeat without every, every shorter
+// than for, an unbounded repeat without a run length, too many windows.
+func timesOf(f scenarios.Fault, dur time.Duration) (faultTimes, error) {
+	var ft faultTimes
+	for _, t := range []struct {
+		v    string
+		name string
+		into *time.Duration
+	}{{f.At, "at", &ft.at}, {f.For, "for", &ft.length}, {f.Every, "every", &ft.every}, {f.Jitter, "jitter", &ft.jitter}} {
+		d, err := faultTime(t.v, t.name)
+		if err != nil {
+			return ft, err
+		}
+		*t.into = d
+	}
+	if strings.TrimSpace(f.At) == "" && ft.every > 0 {
+		ft.at = ft.every
+	}
+	switch {
+	case f.Times < 0:
+		return ft, fmt.Errorf("times %d is negative", f.Times)
+	case f.Times > 1 && ft.every == 0:
+		return ft, fmt.Errorf("times %d needs every (the repeat period)", f.Times)
+	case ft.every > 0 && ft.every < ft.length:
+		return ft, fmt.Errorf("every %s is shorter than for %s: windows of one fault would overlap", ft.every, ft.length)
+	case ft.every > 0 && f.Times == 0 && dur <= 0:
+		return ft, fmt.Errorf("every %s without times needs a run length to stop at", ft.every)
+	case f.Times > maxWindowsPerFault:
+		return ft, fmt.Errorf("times %d is over the limit of %d windows per fault", f.Times, maxWindowsPerFault)
+	}
+	return ft, nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,15 +22,6 @@ type Session struct {
 	Out io.Writer
 
 	mu sync.Mutex
-}
-
-// SessionDir is <root>/<slug>/<UTC stamp>: where a new session goes when
-// --out does not name one.
-func SessionDir(root, slug string, t time.Time) string {
-	if slug == "" {
-		slug = "scenarios"
-	}
-	return filepath.Join(root, slug, t.UTC().Format(session.StampLayout))
 }
 
 // OpenSession creates dir with logs/, metrics/ and artifacts/ and, when
@@ -82,34 +72,6 @@ func (s *Session) Logf(format string, args ...any) {
 // ArtifactDir is artifacts/<ID>/ of a unit ("S4/api" → artifacts/S4/api/).
 func (s *Session) ArtifactDir(unit string) string {
 	return filepath.Join(s.Dir, session.ArtifactsDir, filepath.FromSlash(unit))
-}
-
-// RunFile is the run record's name for a seed: run.json for the only or
-// first seed of a unit, run-seed-<n>.json when the unit runs several
-// (session.RunFiles reads both).
-func RunFile(seed int64, multi bool) string {
-	if multi {
-		return fmt.Sprintf("run-seed-%d.json", seed)
-	}
-	return "run.json"
-}
-
-// HistoryFile is the history beside a run file (session.HistoryPath's
-// default): history.jsonl or history-seed-<n>.jsonl.
-func HistoryFile(runFile string) string {
-	return siblingName(runFile, "history", ".jsonl")
-}
-
-// FinalFile is the final-state dump beside a run file.
-func FinalFile(runFile string) string {
-	return siblingName(runFile, "final", ".json")
-}
-
-func siblingName(runFile, base, ext string) string {
-	if rest, ok := strings.CutPrefix(runFile, "run-seed-"); ok {
-		return base + "-seed-" + strings.TrimSuffix(rest, ".json") + ext
-	}
-	return base + ext
 }
 
 // WriteRun writes r as path atomically (temp file + rename), so a run

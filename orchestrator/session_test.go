@@ -13,27 +13,11 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-func TestRunFileNames(t *testing.T) {
-	for _, tc := range []struct {
-		seed          int64
-		multi         bool
-		run, hist, fs string
-	}{
-		{7, false, "run.json", "history.jsonl", "final.json"},
-		{7, true, "run-seed-7.json", "history-seed-7.jsonl", "final-seed-7.json"},
-	} {
-		run := RunFile(tc.seed, tc.multi)
-		if run != tc.run || HistoryFile(run) != tc.hist || FinalFile(run) != tc.fs {
-			t.Errorf("seed %d multi %v: %s %s %s", tc.seed, tc.multi, run, HistoryFile(run), FinalFile(run))
-		}
-	}
-}
-
 // TestSessionLayoutAndRunRecord: the session dirs exist, the log gets
 // timestamped lines, and a run record written by WriteRun loads back
 // through the analyzer's loader.
 func TestSessionLayoutAndRunRecord(t *testing.T) {
-	dir := SessionDir(t.TempDir(), "my-plan", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	dir := session.NewDir(t.TempDir(), "my-plan", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if !strings.HasSuffix(dir, filepath.Join("my-plan", "20260102T030405Z")) {
 		t.Fatalf("session dir %s", dir)
 	}

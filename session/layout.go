@@ -34,9 +34,13 @@ const (
 	RunStampLayout = "20060102_150405"  // run_<stamp>/ (real-env-test)
 )
 
-// newDir returns the session directory for a plan run started at t under
-// a results root: <root>/<slug>/<UTC stamp>. It does not create it.
-func newDir(root, slug string, t time.Time) string {
+// NewDir is the session directory of a plan run started at t under a
+// results root: <root>/<slug>/<UTC stamp> (slug "scenarios" when there is
+// no plan). It does not create it.
+func NewDir(root, slug string, t time.Time) string {
+	if slug == "" {
+		slug = "scenarios"
+	}
 	return filepath.Join(root, slug, t.UTC().Format(StampLayout))
 }
 
@@ -104,8 +108,19 @@ func Find(root string) (string, error) {
 	if IsSession(root) {
 		return root, nil
 	}
-	// One listing of root serves both levels: run_<ts>/ directly in it and
-	// <plan-slug>/<ts>/ one below.
+	all := List(root)
+	if len(all) == 0 {
+		return "", fmt.Errorf("find session in %s: no session directory (<plan-slug>/%s, run_%s or a run_<RUN_ID> with results)", root, StampLayout, RunStampLayout)
+	}
+	return all[0], nil
+}
+
+// List is every session under root, newest first: the stamped run_<ts>/
+// dirs in it, a run_<RUN_ID> with results (its age is its mtime), and the
+// <plan-slug>/<ts>/ dirs one level below. Find, `run --rerun` and `dstgen
+// serve` walk results/ through it.
+func List(root string) []string {
+	// One listing of root serves both levels.
 	var cands []candidate
 	if ents, err := os.ReadDir(root); err == nil {
 		for _, e := range ents {
@@ -125,16 +140,17 @@ func Find(root string) (string, error) {
 			cands = append(cands, sessionsIn(sub)...)
 		}
 	}
-	if len(cands) == 0 {
-		return "", fmt.Errorf("find session in %s: no session directory (<plan-slug>/%s, run_%s or a run_<RUN_ID> with results)", root, StampLayout, RunStampLayout)
-	}
 	sort.Slice(cands, func(i, j int) bool {
 		if !cands[i].t.Equal(cands[j].t) {
 			return cands[i].t.After(cands[j].t)
 		}
 		return cands[i].dir > cands[j].dir
 	})
-	return cands[0].dir, nil
+	out := make([]string, len(cands))
+	for i, c := range cands {
+		out[i] = c.dir
+	}
+	return out
 }
 
 // Previous returns the newest session of the same plan older than dir, or
@@ -185,6 +201,23 @@ func RunFiles(sessionDir string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// RunFileName is the run record's name for a seed: run.json for the only
+// or first seed of a unit, run-seed-<n>.json when the unit runs several
+// (RunFiles reads both).
+func RunFileName(seed int64, multi bool) string {
+	if multi {
+		return fmt.Sprintf("run-seed-%d.json", seed)
+	}
+	return "run.json"
+}
+
+// HistoryName is the history beside a run file of that name (HistoryPath's
+// default): history.jsonl or history-seed-<n>.jsonl.
+func HistoryName(runFile string) string { return filepath.Base(sibling(runFile, "history", ".jsonl")) }
+
+// FinalName is the final-state dump beside a run file of that name.
+func FinalName(runFile string) string { return filepath.Base(sibling(runFile, "final", ".json")) }
 
 // sibling maps run.json → <base>.<ext> and run-seed-<n>.json →
 // <base>-seed-<n>.<ext> in the same directory.

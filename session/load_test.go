@@ -250,7 +250,7 @@ func TestFindAndPrevious(t *testing.T) {
 	if _, err := Find(filepath.Join(root, "missing")); err == nil {
 		t.Fatal("a missing dir must be an error")
 	}
-	if d := newDir("testing/results", "kv", time.Date(2026, 5, 4, 3, 2, 1, 0, time.FixedZone("x", 3600))); d != filepath.Join("testing/results", "kv", "20260504T020201Z") {
+	if d := NewDir("testing/results", "kv", time.Date(2026, 5, 4, 3, 2, 1, 0, time.FixedZone("x", 3600))); d != filepath.Join("testing/results", "kv", "20260504T020201Z") {
 		t.Fatalf("newDir = %s", d)
 	}
 }
@@ -310,5 +310,21 @@ func TestFindRunWithPlainRunID(t *testing.T) {
 	got, err := Find(root)
 	if err != nil || got != r2 {
 		t.Fatalf("Find = %q, %v; want the newer run_r2 %q", got, err, r2)
+	}
+}
+
+func TestRunFileNames(t *testing.T) {
+	for _, tc := range []struct {
+		seed          int64
+		multi         bool
+		run, hist, fs string
+	}{
+		{7, false, "run.json", "history.jsonl", "final.json"},
+		{7, true, "run-seed-7.json", "history-seed-7.jsonl", "final-seed-7.json"},
+	} {
+		run := RunFileName(tc.seed, tc.multi)
+		if run != tc.run || HistoryName(run) != tc.hist || FinalName(run) != tc.fs {
+			t.Errorf("seed %d multi %v: %s %s %s", tc.seed, tc.multi, run, HistoryName(run), FinalName(run))
+		}
 	}
 }

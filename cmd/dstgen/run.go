@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/deploy"
-	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/orchestrator"
-	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -84,245 +79,52 @@ func resultsRoot(scenariosPath string) string {
 	return filepath.Join(filepath.Dir(scenariosPath), "results")
 }
 
-// planSlug is the slug of the plan scenarios.yml came from (its "# Test
-// plan: <slug>" heading), else the plan file's base name, else
-// "scenarios".
-func planSlug(sf *scenarios.File) (slug, planPath string) {
-	if sf.Plan == "" {
-		return "scenarios", ""
-	}
-	planPath = sf.Plan
-	if !filepath.IsAbs(planPath) {
-		planPath = filepath.Join(filepath.Dir(sf.Path), planPath)
-	}
-	if p, err := plan.Parse(planPath); err == nil && p.Slug != "" {
-		return p.Slug, planPath
-	}
-	return strings.TrimSuffix(filepath.Base(planPath), filepath.Ext(planPath)), planPath
-}
-
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
-	switch {
-	case f.all && len(args) > 0:
-		return errors.New("run: give an ID or --all, not both")
-	case !f.all && len(args) != 1:
+	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Checkpoint: f.checkpoint}
+	if len(args) > 1 {
 		return errors.New("run: want exactly one ID (S1, S4/api) or --all")
+	}
+	if len(args) == 1 {
+		opt.ID = args[0]
 	}
 	sf, err := scenarios.Load(f.scenariosPath)
 	if err != nil {
 		return err
-	}
-	var units []scenarios.Unit
-	if f.all {
-		units = sf.All()
-	} else if units, err = sf.Select(args[0]); err != nil {
-		return err
-	}
-	for _, u := range units {
-		if todos := sf.TODOsOf(u.ID()); len(todos) > 0 {
-			return fmt.Errorf("%s refused: %w", u.ID(), todos[0])
-		}
-		if strings.TrimSpace(u.Command()) == "" {
-			return fmt.Errorf("%s:%d: %s has no workload.command", sf.Path, u.Scenario.Line, u.ID())
-		}
 	}
 	e, pool, err := f.open()
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	tier := f.tier
-	if tier == "" {
-		tier = e.Dstgen.Tier
-	}
-	if tier == "" {
-		tier = "smoke"
-	}
-	switch tier {
-	case "smoke", "hardening", "release":
-	default:
-		return fmt.Errorf("--tier %q: want smoke, hardening or release", tier)
-	}
 	hs, err := deploy.Prepare(e)
 	if err != nil {
 		return err
 	}
-	slug, planPath := planSlug(sf)
-	root := resultsRoot(sf.Path)
-
-	// A re-run writes into the session that has the unit already.
-	var reruns map[string]rerunOf
-	dir := f.out
-	if f.rerun {
-		if f.all {
-			return errors.New("run --rerun: give one ID, not --all")
-		}
-		reruns = map[string]rerunOf{}
-		for _, u := range units {
-			ro, err := findRerun(root, dir, u.ID())
-			if err != nil {
-				return err
-			}
-			reruns[u.ID()] = ro
-			dir = ro.session
-		}
-	}
-	if dir == "" {
-		dir = orchestrator.SessionDir(root, slug, time.Now())
-	}
-	if f.detach {
-		return f.startDetached(cmd, args, dir, w)
-	}
-	if f.child {
-		done, err := orchestrator.MarkChild(dir)
-		if err != nil {
-			return err
-		}
-		code := exitcode.OK
-		defer func() { done(code) }()
-		err = f.runUnits(cmd.Context(), w, e, pool, hs, sf, units, tier, dir, slug, planPath, reruns)
-		var ee *exitcode.Error
-		if code = exitcode.Of(err); err != nil && !errors.As(err, &ee) {
-			code = exitcode.NotSo
-		}
-		return err
-	}
-	return f.runUnits(cmd.Context(), w, e, pool, hs, sf, units, tier, dir, slug, planPath, reruns)
-}
-
-// rerunOf is the run a --rerun repeats.
-type rerunOf struct {
-	session string
-	dir     string // artifacts/<ID>/rerun-<k>
-	orig    *session.Run
-	file    string // the original's run file name
-}
-
-// findRerun finds the newest session under root (or in dir when given)
-// with a run record of unit, and the next free rerun-<k>/ in it.
-func findRerun(root, dir, unit string) (rerunOf, error) {
-	var cands []string
-	if dir != "" {
-		cands = []string{dir}
-	} else {
-		slugs, _ := os.ReadDir(root)
-		for _, s := range slugs {
-			if !s.IsDir() {
-				continue
-			}
-			stamps, _ := os.ReadDir(filepath.Join(root, s.Name()))
-			for _, st := range stamps {
-				if _, err := time.Parse(session.StampLayout, st.Name()); err == nil && st.IsDir() {
-					cands = append(cands, filepath.Join(root, s.Name(), st.Name()))
-				}
-			}
-		}
-		sort.Slice(cands, func(i, j int) bool { return filepath.Base(cands[i]) > filepath.Base(cands[j]) })
-	}
-	for _, sd := range cands {
-		adir := filepath.Join(sd, session.ArtifactsDir, filepath.FromSlash(unit))
-		for _, name := range []string{"run.json"} {
-			r, err := session.LoadRun(filepath.Join(adir, name))
-			if err != nil || !r.Attempted {
-				continue
-			}
-			k := 1
-			for ; k < 1000; k++ {
-				if _, err := os.Stat(filepath.Join(adir, fmt.Sprintf("rerun-%d", k))); os.IsNotExist(err) {
-					break
-				}
-			}
-			return rerunOf{session: sd, dir: filepath.Join(adir, fmt.Sprintf("rerun-%d", k)), orig: r, file: name}, nil
-		}
-	}
-	return rerunOf{}, fmt.Errorf("run --rerun %s: no attempted run of %s under %s (run it once first)", unit, unit, root)
-}
-
-// runUnits runs every unit with every seed into the session dir and
-// prints one summary line per run and the next command.
-func (f *runFlags) runUnits(ctx context.Context, w io.Writer, e *env.Env, pool *runner.Pool, hs []deploy.Host, sf *scenarios.File,
-	units []scenarios.Unit, tier, dir, slug, planPath string, reruns map[string]rerunOf) error {
-	sess, err := orchestrator.OpenSession(dir, slug, planPath, w)
+	sr, err := orchestrator.Plan(sf, e, opt, time.Now())
 	if err != nil {
 		return err
 	}
+	if f.detach {
+		return f.startDetached(cmd, args, sr.Dir, w)
+	}
 	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: io.Discard}
-	o := &orchestrator.Orchestrator{Env: e, Deployer: d, Exec: runner.Shell{Pool: pool}, Session: sess,
-		Tier: tier, PlanPath: planPath, ID: filepath.Base(dir), Checkpoint: f.checkpoint}
-	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", dir, tier, len(units), sf.Path, e.Path)
-	worst := exitcode.OK
-	var firstErr error
-	for _, u := range units {
-		ou := orchestrator.Unit{Scenario: u.Scenario, Arm: u.Arm}
-		dur, err := u.Scenario.Duration(tier)
-		if err != nil {
-			return err
-		}
-		rate := e.Benchmark.Rate
-		if u.Scenario.Workload.Rate != nil {
-			rate = *u.Scenario.Workload.Rate
-		}
-		maxFaults := 0
-		if t, ok := u.Scenario.Tiers[tier]; ok && t.Faults != nil {
-			maxFaults = int(*t.Faults)
-		}
-		adir := sess.ArtifactDir(ou.ID())
-		var attempts []orchestrator.Attempt
-		if ro, ok := reruns[u.ID()]; ok {
-			attempts = []orchestrator.Attempt{{Seed: ro.orig.Seed, Duration: dur, Rate: rate, MaxFaults: maxFaults, Dir: ro.dir, RunFile: "run.json",
-				Schedule: ro.orig.Schedule, ReRunOf: &session.RunRef{File: ro.file, Seed: ro.orig.Seed}}}
-			if len(ro.orig.Schedule) == 0 {
-				attempts[0].Schedule = []session.ScheduledFault{}
-			}
-			if ro.orig.Tier != "" {
-				o.Tier = ro.orig.Tier
-			}
-		} else {
-			seeds := f.seeds(e.Dstgen.Seeds, u.Scenario.Seeds(tier))
-			for _, s := range seeds {
-				attempts = append(attempts, orchestrator.Attempt{Seed: s, Duration: dur, Rate: rate, MaxFaults: maxFaults,
-					Dir: adir, RunFile: orchestrator.RunFile(s, len(seeds) > 1)})
-			}
-		}
-		for _, a := range attempts {
-			var out orchestrator.Outcome
-			if ctx.Err() != nil {
-				out = o.NotAttempted(ou, a, "not reached: the run was interrupted")
-			} else {
-				out = o.RunUnit(ctx, ou, a)
-			}
-			fmt.Fprintln(w, out.Summary(dir))
-			if out.Code > worst {
-				worst = out.Code
-			}
-			if out.Err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("%s: %w", out.Unit, out.Err)
-			}
-		}
-		o.Tier = tier
+	run := func() error { return sr.Run(cmd.Context(), orchestrator.NewHosts(pool), orchestrator.NewSUT(d), w) }
+	if !f.child {
+		return run()
 	}
-	fmt.Fprintf(w, "next: dstgen analyze %s\n", dir)
-	if worst != exitcode.OK {
-		return exitcode.New(worst, firstErr)
+	done, err := orchestrator.MarkChild(sr.Dir)
+	if err != nil {
+		return err
 	}
-	return nil
-}
-
-// seeds are --seed, else env.yml dstgen.seeds, else 1..n for a tier that
-// asks for n seeds.
-func (f *runFlags) seeds(fromEnv []int64, n int) []int64 {
-	if f.seed != 0 {
-		return []int64{f.seed}
+	err = run()
+	var ee *exitcode.Error
+	code := exitcode.Of(err)
+	if err != nil && !errors.As(err, &ee) {
+		code = exitcode.NotSo
 	}
-	if len(fromEnv) > 0 {
-		return fromEnv
-	}
-	out := make([]int64, 0, max(n, 1))
-	for i := 1; i <= max(n, 1); i++ {
-		out = append(out, int64(i))
-	}
-	return out
+	done(code)
+	return err
 }
 
 // startDetached re-runs this command as a detached process writing into

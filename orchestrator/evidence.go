@@ -1,0 +1,137 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dstgen/dstgen/internal/oneline"
+	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/session"
+)
+
+// leaderOf is the scenario's leader query over cl's SUT hosts: the first
+// host that answers wins, and the answer names the host it points at.
+func (r *unitRun) leaderOf(cl cluster) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		q := r.u.Scenario.LeaderQuery
+		if q == "" {
+			return "", fmt.Errorf("scenarios.yml:%d: %s has no leader_query (needed by target leader and the leader_change signal)", r.u.Scenario.Line, r.u.Scenario.ID)
+		}
+		var errs []string
+		for _, h := range cl.sut {
+			out, err := r.o.hosts.Run(ctx, h.Host, q)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			if m, ok := nemesis.MatchHost(out, cl.sut); ok {
+				return m.Name, nil
+			}
+			errs = append(errs, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, oneline.First(out)))
+		}
+		return "", fmt.Errorf("leader query: %s", strings.Join(errs, "; "))
+	}
+}
+
+// landingOf is the fault's victim signal, or the default: a leader change
+// for leader-isolation when a leader query is set, else the history.
+func (r *unitRun) landingOf(f scenarios.Fault) scenarios.Landing {
+	if f.Landing != nil {
+		return *f.Landing
+	}
+	if f.Nemesis == "leader-isolation" && r.u.Scenario.LeaderQuery != "" {
+		return scenarios.Landing{LeaderChange: true}
+	}
+	return scenarios.Landing{History: true}
+}
+
+// victimHosts are where the victim signal is read: the targets, the
+// others, or a target expression.
+func (r *unitRun) victimHosts(ctx context.Context, cl cluster, l scenarios.Landing, targets []nemesis.Host, pick int64) ([]nemesis.Host, error) {
+	switch l.On {
+	case "", "targets":
+		return targets, nil
+	case "others":
+		var out []nemesis.Host
+		for _, h := range cl.sut {
+			if !slices.ContainsFunc(targets, func(t nemesis.Host) bool { return t.Name == h.Name }) {
+				out = append(out, h)
+			}
+		}
+		return out, nil
+	}
+	return nemesis.Resolve(ctx, l.On, cl.sut, pick, r.leaderOf(cl))
+}
+
+// victim reads the victim side of one window: before() before the
+// injection, then read() each poll until it changed or within ran out;
+// best is the best reading so far. A history victim is read after
+// collect, from the history itself.
+type victim struct {
+	kind    string
+	before  func(ctx context.Context) error
+	read    func(ctx context.Context) (session.Evidence, error)
+	best    *session.Evidence
+	history bool
+}
+
+func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Host) *victim {
+	v := &victim{}
+	x := r.o.hosts
+	switch {
+	case l.Log != "":
+		var sizes map[string]map[string]int64
+		v.kind = "log"
+		v.before = func(ctx context.Context) (err error) { sizes, err = LogSizes(ctx, x, hosts); return err }
+		v.read = func(ctx context.Context) (session.Evidence, error) { return LogSignal(ctx, x, hosts, sizes, l.Log) }
+	case l.Metric != "":
+		var before float64
+		v.kind = "metric"
+		v.before = func(ctx context.Context) (err error) { before, err = MetricValue(ctx, x, hosts, l.Metric); return err }
+		v.read = func(ctx context.Context) (session.Evidence, error) {
+			after, err := MetricValue(ctx, x, hosts, l.Metric)
+			if err != nil {
+				return session.Evidence{}, err
+			}
+			return MetricSignal(l.Metric, before, after, l.Expect), nil
+		}
+	case l.LeaderChange:
+		var before string
+		leader := r.leaderOf(cl)
+		v.kind = "leader"
+		v.before = func(ctx context.Context) (err error) { before, err = leader(ctx); return err }
+		v.read = func(ctx context.Context) (session.Evidence, error) {
+			after, err := leader(ctx)
+			if err != nil {
+				after = "" // no leader yet is "not changed yet", not an error
+			}
+			return LeaderSignal(before, after), nil
+		}
+	default:
+		v.kind, v.history = "history", true
+	}
+	return v
+}
+
+// rank orders verdicts: a later reading only replaces a better one.
+func rank(v string) int {
+	switch v {
+	case session.SignalChanged:
+		return 3
+	case session.SignalAmbiguous:
+		return 2
+	case session.SignalUnchanged:
+		return 1
+	}
+	return 0
+}
+
+func keepBest(cur *session.Evidence, ev session.Evidence) *session.Evidence {
+	if cur == nil || rank(ev.Verdict) > rank(cur.Verdict) || (rank(ev.Verdict) == rank(cur.Verdict) && ev.Verdict != session.SignalChanged) {
+		return &ev
+	}
+	return cur
+}

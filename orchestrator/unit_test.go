@@ -1,0 +1,208 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/session"
+)
+
+// RunUnit against the fake world: the stages of docs/dst-run.md §7 with
+// real shell scripts on fake hosts, a real history and real evidence, in
+// seconds and without root.
+
+func TestRunUnitLandsAFaultAndHeals(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+	if out.Code != CodeOK || out.Err != nil {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	run, err := session.LoadRun(out.RunPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.Attempted || len(run.FaultWindows) != 1 {
+		t.Fatalf("attempted %v windows %d", run.Attempted, len(run.FaultWindows))
+	}
+	fw := run.FaultWindows[0]
+	if verdictOf(fw.InjectorEvidence) != session.SignalChanged || verdictOf(fw.VictimEvidence) != session.SignalChanged || !fw.Landed {
+		t.Errorf("window %s: injector %s victim %s landed %v", fw.FaultEpoch, verdictOf(fw.InjectorEvidence), verdictOf(fw.VictimEvidence), fw.Landed)
+	}
+	if run.Workload.OpsProduced == 0 || run.Workload.ExitStatus == nil || *run.Workload.ExitStatus != 0 {
+		t.Errorf("workload %+v", run.Workload)
+	}
+	if _, ops, _, err := history.ReadFile(filepath.Join(filepath.Dir(out.RunPath), "history.jsonl")); err != nil || len(ops) != run.Workload.OpsProduced {
+		t.Errorf("collected history: %d ops, %v", len(ops), err)
+	}
+	if left := w.leftFaulted(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if r := w.running(); len(r) > 0 {
+		t.Errorf("jobs still running: %v", r)
+	}
+}
+
+// Every way out of a unit that touched the hosts heals every host and
+// leaves its record: a stage's error, a cancelled context mid-window, a
+// panic in a stage.
+func TestRunUnitHealsOnEveryWayOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		set    func(w *fakeWorld, f *faultSpec, cancel context.CancelFunc)
+		reason string
+	}{
+		{"a stage's error", func(w *fakeWorld, f *faultSpec, _ context.CancelFunc) {
+			f.inject = `touch "$DSTGEN_WORKDIR/faulted"; echo refused >&2; exit 1` // applied half, then failed
+		}, "inject custom"},
+		{"context cancelled mid-window", func(_ *fakeWorld, _ *faultSpec, cancel context.CancelFunc) {
+			time.AfterFunc(1300*time.Millisecond, cancel)
+		}, "interrupted"},
+		{"panic in a stage", func(w *fakeWorld, _ *faultSpec, _ context.CancelFunc) {
+			w.panicOn = "injections\" 2>/dev/null || echo 0" // the evidence read, mid-window
+		}, "internal error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t, 3)
+			o := testOrchestrator(t, w)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f := faultSpec{}
+			tc.set(w, &f, cancel)
+			fault := markerFault("1s", "1500ms")
+			if f.inject != "" {
+				fault.Custom.Inject = f.inject
+			}
+			w.mu.Lock()
+			panicOn := w.panicOn
+			w.panicOn = "" // armed once the window is open
+			w.mu.Unlock()
+			if panicOn != "" {
+				time.AfterFunc(1100*time.Millisecond, func() { w.mu.Lock(); w.panicOn = panicOn; w.mu.Unlock() })
+			}
+			out := o.RunUnit(ctx, unitOf(fault), attemptIn(o, 1, 3*time.Second))
+			if out.Code != CodeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), tc.reason) {
+				t.Fatalf("outcome %d %v, want not-run naming %q", out.Code, out.Err, tc.reason)
+			}
+			run, err := session.LoadRun(out.RunPath)
+			if err != nil {
+				t.Fatalf("run record: %v", err)
+			}
+			if run.Heal == nil || len(run.Heal.Errors) > 0 {
+				t.Errorf("heal record %+v", run.Heal)
+			}
+			for _, h := range w.hosts {
+				if len(w.ran(h.Name, "removed undo")) == 0 {
+					t.Errorf("HealAll never ran on %s", h.Name)
+				}
+			}
+			if left := w.leftFaulted(); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// faultSpec is what a test case changes of markerFault.
+type faultSpec struct{ inject string }
+
+// An injector reading that gives no number is ambiguous, never changed:
+// the window is not landed, and the run still heals and ends.
+func TestRunUnitWindowWhoseEvidenceReadFails(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	f := markerFault("1s", "1s")
+	f.Custom.Evidence = `echo "no counter here"`
+	out := o.RunUnit(context.Background(), unitOf(f), attemptIn(o, 3, 3*time.Second))
+	if out.Code != CodeOK {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	fw := out.Run.FaultWindows[0]
+	if got := verdictOf(fw.InjectorEvidence); got != session.SignalAmbiguous || fw.Landed {
+		t.Errorf("injector %s landed %v: an unreadable counter must not land the window", got, fw.Landed)
+	}
+	if left := w.leftFaulted(); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// A host that does not answer: at pre-flight the unit does not start
+// (missing capability reach); mid-run every call to it is bounded, the
+// others are healed, and the reason names it.
+func TestRunUnitHostThatNeverAnswers(t *testing.T) {
+	t.Run("unreachable at pre-flight", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		w.unreachable["h2"] = true
+		o := testOrchestrator(t, w)
+		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+		if out.Code != CodeNotRun || out.Run.MissingCapability == nil || out.Run.MissingCapability.Requirement != "reach h2" {
+			t.Fatalf("outcome %d %v missing %+v", out.Code, out.Err, out.Run.MissingCapability)
+		}
+		if out.Run.Attempted || len(w.ran("", "job start")) > 0 {
+			t.Error("the workload started on a cluster with a host down")
+		}
+	})
+	t.Run("hangs mid-run", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		o := testOrchestrator(t, w)
+		f := markerFault("1s", "1s")
+		f.Targets = "h2"
+		time.AfterFunc(500*time.Millisecond, func() { w.mu.Lock(); w.hang["h2"] = true; w.mu.Unlock() })
+		start := time.Now()
+		out := o.RunUnit(context.Background(), unitOf(f), attemptIn(o, 1, 3*time.Second))
+		if out.Code != CodeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), "h2") {
+			t.Fatalf("outcome %d %v, want not-run naming h2", out.Code, out.Err)
+		}
+		// Generous: the point is that it ends, with every wait bounded.
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("the unit took %s with one host hung", d)
+		}
+		for _, h := range []string{"h1", "h3", "c1"} {
+			if len(w.ran(h, "removed undo")) == 0 {
+				t.Errorf("HealAll skipped %s because h2 hung", h)
+			}
+		}
+	})
+}
+
+// A re-run replays the recorded schedule: same windows at the same times
+// on the same targets; and the schedule is a pure function of the seed.
+func TestRunUnitReplaysTheScheduleFromASeed(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	u := unitOf(markerFault("500ms", "500ms"), markerFault("1600ms", "400ms"))
+	first := o.RunUnit(context.Background(), u, attemptIn(o, 42, 3*time.Second))
+	if first.Code != CodeOK {
+		t.Fatalf("first %d %v", first.Code, first.Err)
+	}
+	again, err := Schedule("S1", u.Scenario.Faults, 42, 3*time.Second, 0)
+	if err != nil || !reflect.DeepEqual(again, first.Run.Schedule) {
+		t.Fatalf("Schedule(seed 42) = %+v, %v; recorded %+v", again, err, first.Run.Schedule)
+	}
+	a := attemptIn(o, 42, 3*time.Second)
+	a.Dir = filepath.Join(a.Dir, "rerun-1")
+	a.Schedule = first.Run.Schedule
+	a.ReRunOf = &session.RunRef{File: "run.json", Seed: 42}
+	rerun := o.RunUnit(context.Background(), u, a)
+	if rerun.Code != CodeOK {
+		t.Fatalf("rerun %d %v", rerun.Code, rerun.Err)
+	}
+	if !reflect.DeepEqual(rerun.Run.Schedule, first.Run.Schedule) || len(rerun.Run.FaultWindows) != 2 {
+		t.Fatalf("rerun schedule %+v windows %d", rerun.Run.Schedule, len(rerun.Run.FaultWindows))
+	}
+	for i, fw := range rerun.Run.FaultWindows {
+		was := first.Run.FaultWindows[i]
+		if fw.FaultEpoch != was.FaultEpoch || !reflect.DeepEqual(fw.Targets, was.Targets) {
+			t.Errorf("window %d: %s on %v, first run %s on %v", i, fw.FaultEpoch, fw.Targets, was.FaultEpoch, was.Targets)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.Dir, "run.json")); err != nil {
+		t.Errorf("rerun record: %v", err)
+	}
+}

@@ -1,0 +1,320 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/wait"
+	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/session"
+)
+
+// slug is the unit id usable in a file or job name ("S4/api" → "S4.api").
+func slug(u scenarios.Unit) string { return strings.ReplaceAll(u.ID(), "/", ".") }
+
+// placement is where the workload of one attempt runs and writes: the
+// driver host (whose clock the history is on), every client host, and the
+// attempt's paths there.
+type placement struct {
+	driver  nemesis.Host
+	clients []nemesis.Host
+	dir     string // <workdir>/runs/<session>/<unit>[-seed-n][-rerun-k] on the driver
+	history string
+	final   string
+	jobID   string
+}
+
+// place finds the client hosts — workload.host, else role client, else
+// parameters.bench_host; the first is the driver host — and the
+// attempt's remote paths and job id.
+func (r *unitRun) place(cl cluster) (placement, error) {
+	e := r.o.env
+	var names []string
+	switch {
+	case r.u.Scenario.Workload.Host != "":
+		hs, err := e.Select(r.u.Scenario.Workload.Host)
+		if err != nil {
+			return placement{}, fmt.Errorf("scenarios.yml:%d: workload.host: %w", r.u.Scenario.Line, err)
+		}
+		for _, h := range hs {
+			names = append(names, h.Name)
+		}
+	case len(e.HostsWithRole("client")) > 0:
+		for _, h := range e.HostsWithRole("client") {
+			names = append(names, h.Name)
+		}
+	default:
+		if bh, ok := e.Parameters["bench_host"].(string); ok && bh != "" {
+			names = []string{bh}
+		}
+	}
+	p := placement{clients: byName(cl.all, names)}
+	if len(p.clients) == 0 {
+		return p, fmt.Errorf("%s: no client host for %s: set workload.host in scenarios.yml, a host with role client, or parameters.bench_host", e.Path, r.u.ID())
+	}
+	p.driver = p.clients[0]
+	seedPart := ""
+	if r.a.RunFile != "run.json" {
+		seedPart = "-seed-" + strconv.FormatInt(r.a.Seed, 10)
+	}
+	if strings.HasPrefix(filepath.Base(r.a.Dir), "rerun-") {
+		seedPart += "-" + filepath.Base(r.a.Dir)
+	}
+	p.dir = path.Join(p.driver.Workdir, "runs", r.o.id, slug(r.u)+seedPart)
+	p.history = path.Join(p.dir, "history.jsonl")
+	p.final = path.Join(p.dir, "final.json")
+	p.jobID = jobID("wl", slug(r.u)+seedPart, r.o.id)
+	return p, nil
+}
+
+// byName picks the hosts of hs named in names, in hs's order.
+func byName(hs []nemesis.Host, names []string) []nemesis.Host {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []nemesis.Host
+	for _, h := range hs {
+		if want[h.Name] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// toEnv is the env.Host of each host.
+func toEnv(hs []nemesis.Host) []env.Host {
+	out := make([]env.Host, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, h.Host)
+	}
+	return out
+}
+
+// jobID is "<kind>-<unit>-<session>" cut to the 64 characters a job id
+// may have (the session stamp is kept whole: it makes the id unique).
+func jobID(kind, unit, sess string) string {
+	id := kind + "-" + unit + "-" + sess
+	if len(id) > 64 {
+		keep := 64 - len(kind) - len(sess) - 2
+		id = kind + "-" + unit[:max(keep, 1)] + "-" + sess
+	}
+	return id
+}
+
+// metricsDir is where a host's samplers write for this attempt.
+func (r *unitRun) metricsDir(h nemesis.Host, p placement) string {
+	return path.Join(h.Workdir, "runs", r.o.id, "metrics-"+path.Base(p.dir))
+}
+
+// startMetrics starts testing/scripts/collect-metrics.sh on every host
+// that has it and returns those hosts; a host without it is logged and
+// the run goes on.
+func (r *unitRun) startMetrics(ctx context.Context, all []nemesis.Host, p placement) []nemesis.Host {
+	var started []nemesis.Host
+	for _, h := range all {
+		script := path.Join(h.Workdir, "scripts", "collect-metrics.sh")
+		dir := r.metricsDir(h, p)
+		cmd := fmt.Sprintf("[ -f %s ] || { echo missing; exit 0; }; mkdir -p %s && bash %s start %s 1 >/dev/null 2>&1 && echo started",
+			shell.Quote(script), shell.Quote(dir), shell.Quote(script), shell.Quote(dir))
+		out, err := r.o.hosts.Run(ctx, h.Host, cmd)
+		switch {
+		case err != nil:
+			r.logf("metrics host=%s error=%q", h.Name, err.Error())
+		case strings.TrimSpace(out) == "missing":
+			r.logf("metrics host=%s status=missing script=%s (run `task deploy` to push testing/scripts)", h.Name, script)
+		default:
+			started = append(started, h)
+		}
+	}
+	return started
+}
+
+// runID is the attempt's DSTGEN_RUN_ID, the driver's key namespace: one
+// per session, unit, seed and re-run, so that no attempt reads what an
+// earlier one of the same session wrote (docs/driver-contract.md §4) — a
+// re-run repeats the seed and schedule, not the keys.
+func runID(sessionID string, u scenarios.Unit, a Attempt) string {
+	id := sessionID + "-" + slug(u)
+	if base := strings.TrimSuffix(a.RunFile, ".json"); base != "run" && base != "" {
+		id += "-" + strings.TrimPrefix(base, "run-")
+	}
+	if a.ReRunOf != nil {
+		id += "-" + filepath.Base(a.Dir)
+	}
+	return id
+}
+
+// workloadEnv is the driver contract's environment for this attempt.
+func (r *unitRun) workloadEnv(p placement) []string {
+	b := r.o.env.Benchmark
+	b.Rate = r.a.Rate
+	b.Duration = int(r.a.Duration / time.Second)
+	vars := r.o.env.WorkloadEnv(env.WorkloadInput{RunID: runID(r.o.id, r.u, r.a), Seed: r.a.Seed,
+		HistoryPath: p.history, Scenario: r.u.Scenario.ID, Tier: r.rec.run.Tier, Benchmark: b})
+	if r.a.Seed == 0 {
+		vars = append(vars, "DSTGEN_SEED=0")
+	}
+	vars = append(vars, "DSTGEN_FINAL="+p.final)
+	if r.u.Arm != nil {
+		vars = append(vars, "DSTGEN_ARM="+r.u.ID())
+	}
+	return vars
+}
+
+// startWorkload renders the workload command for the driver host and
+// starts it as job wl-<unit>-<session>; the time it returns is the
+// schedule's zero.
+func (r *unitRun) startWorkload(ctx context.Context, p placement) (time.Time, error) {
+	command, err := r.o.sut.Render("workload.command", r.u.Command(), p.driver.Name)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("scenarios.yml:%d: %s workload.command: %w", r.u.Scenario.Line, r.u.ID(), err)
+	}
+	r.rec.run.Workload.Command = command
+	if _, err := r.o.hosts.Run(ctx, p.driver.Host, "mkdir -p "+shell.Quote(p.dir)); err != nil {
+		return time.Time{}, fmt.Errorf("workload of %s: create %s: %w", r.u.ID(), p.dir, err)
+	}
+	argv := append([]string{"env"}, r.workloadEnv(p)...)
+	argv = append(argv, "sh", "-c", "cd "+shell.Quote(p.dir)+" && "+command)
+	st, err := r.o.hosts.StartJob(ctx, p.driver.Host, p.driver.Workdir, p.jobID, argv)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), p.driver.Name, err)
+	}
+	started := time.Now()
+	r.logf("workload host=%s job=%s pid=%d history=%s", p.driver.Name, p.jobID, st.PID, p.history)
+	return started, nil
+}
+
+// exitedAtOnce looks at the workload job a moment after its start, before
+// the first window: a driver that failed on its flags or its endpoints is
+// done by then.
+func (r *unitRun) exitedAtOnce(ctx context.Context, p placement) (int, bool) {
+	if err := wait.Sleep(ctx, min(r.o.b.poll, time.Second)); err != nil {
+		return 0, false
+	}
+	st, err := r.o.hosts.JobStatus(ctx, p.driver.Host, p.driver.Workdir, p.jobID)
+	if err != nil || st.Status != runner.StatusFinished || st.RC == nil {
+		return 0, false
+	}
+	return *st.RC, true
+}
+
+// quiesce waits for scenario.quiesce.command to exit 0, bounded by its
+// timeout, and returns when it held (control wall ns; 0 = not seen);
+// without one, the workload's end is the gate.
+func (r *unitRun) quiesce(ctx context.Context, cl cluster, p placement, started time.Time, wins []windowRec) int64 {
+	q := r.u.Scenario.Quiesce
+	if q == nil || q.Command == "" {
+		return 0
+	}
+	timeout := r.o.b.quiesce
+	if q.Timeout != "" {
+		if d, err := time.ParseDuration(q.Timeout); err == nil && d > 0 {
+			timeout = d
+		}
+	}
+	hosts := cl.sut[:min(1, len(cl.sut))]
+	if q.All {
+		hosts = cl.sut
+	}
+	if len(hosts) == 0 {
+		hosts = p.clients[:1]
+	}
+	deadline := time.Now().Add(timeout)
+	var last string
+	for i := 0; i < 10000 && ctx.Err() == nil; i++ {
+		okAll := true
+		for _, h := range hosts {
+			qctx, cancel := r.bounded(ctx, time.Until(deadline)+time.Second)
+			_, err := r.o.hosts.Run(qctx, h.Host, q.Command)
+			cancel()
+			if err != nil {
+				okAll, last = false, err.Error()
+				break
+			}
+		}
+		if okAll {
+			r.rec.run.Recovery = &session.Recovery{Nominal: true, Evidence: fmt.Sprintf("quiesce command exited 0 after %s", time.Since(time.Unix(0, lastRevert(started, wins))).Round(time.Millisecond))}
+			r.logf("quiesce nominal=true")
+			return time.Now().UnixNano()
+		}
+		if time.Now().After(deadline) || wait.Sleep(ctx, r.o.b.poll) != nil {
+			break
+		}
+	}
+	r.rec.run.Recovery = &session.Recovery{Nominal: false, Evidence: fmt.Sprintf("quiesce command did not exit 0 within %s: %s", timeout, last)}
+	r.logf("quiesce nominal=false")
+	return 0
+}
+
+func lastRevert(started time.Time, wins []windowRec) int64 {
+	last := started.UnixNano()
+	for _, w := range wins {
+		last = max(last, w.reverted)
+	}
+	return last
+}
+
+// stop waits for the workload to end by itself (duration + 30 s at most),
+// then stops it; its rc is the workload's exit status.
+func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
+	if started.IsZero() {
+		return
+	}
+	x := r.o.hosts
+	deadline := started.Add(r.a.Duration + r.o.b.stopSlack)
+	var st runner.JobStatus
+	var err error
+	for i := 0; i < 100000 && ctx.Err() == nil; i++ {
+		st, err = x.JobStatus(ctx, p.driver.Host, p.driver.Workdir, p.jobID)
+		if err == nil && st.Status != runner.StatusRunning {
+			break
+		}
+		if time.Now().After(deadline) || wait.Sleep(ctx, r.o.b.poll) != nil {
+			break
+		}
+	}
+	if err != nil || st.Status == runner.StatusRunning {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.stopGrace+r.o.b.call)
+		st, err = x.StopJob(sctx, p.driver.Host, p.driver.Workdir, p.jobID, r.o.b.stopGrace)
+		cancel()
+		r.logf("workload stopped signal=%s", st.Stopped)
+	}
+	if err != nil {
+		r.logf("workload status_error=%q", err.Error())
+	}
+	if st.RC != nil && r.rec.run.Workload.ExitStatus == nil {
+		rc := *st.RC
+		r.rec.run.Workload.ExitStatus = &rc
+	}
+}
+
+// finalState runs scenario.final_state on the driver host with the
+// workload's environment (run id, endpoints, DSTGEN_FINAL): the dump reads
+// the keys that run wrote (docs/driver-contract.md §7).
+func (r *unitRun) finalState(ctx context.Context, p placement) {
+	fs := r.u.Scenario.FinalState
+	if fs == "" {
+		return
+	}
+	fctx, cancel := r.bounded(ctx, r.o.b.call)
+	defer cancel()
+	cmd, err := r.o.sut.Render("final_state", fs, p.driver.Name)
+	if err != nil {
+		r.logf("final_state error=%q", fmt.Sprintf("scenarios.yml:%d: %s final_state: %v", r.u.Scenario.Line, r.u.ID(), err))
+		return
+	}
+	script := "cd " + shell.Quote(p.dir) + " && " + shell.QuoteArgs(append(append([]string{"env"}, r.workloadEnv(p)...), "sh", "-c", cmd))
+	if _, err := r.o.hosts.Run(fctx, p.driver.Host, script); err != nil {
+		r.logf("final_state error=%q", err.Error())
+	}
+}
