@@ -139,25 +139,25 @@ func (r *unitRun) stamp(histLocal string, p placement, in collectIn) {
 		}
 	}
 	run.Timeline.OriginUnixNS = origin
-	run.FaultWindows = windowsOn(in.wins, func(ns int64) int64 { return ToHistory(ns, drv, origin) })
+	run.FaultWindows = windowsOn(in.wins, func(ns int64) int64 { return toHistory(ns, drv, origin) })
 	if in.nominalAt != 0 && run.Recovery != nil {
-		v := ToHistory(in.nominalAt, drv, origin)
+		v := toHistory(in.nominalAt, drv, origin)
 		run.Recovery.NominalAtNS = &v
 	}
 	for i, rec := range in.wins {
 		if rec.historyVictim && len(ops) > 0 {
-			ev := HistorySignal(ops, run.FaultWindows[i])
+			ev := historySignal(ops, run.FaultWindows[i])
 			run.FaultWindows[i].VictimEvidence = &ev
 			run.FaultWindows[i].Landed = landed(run.FaultWindows[i])
 		}
 	}
 	if histLocal != "" {
-		stamped, ambiguous, err := StampFile(histLocal, run.FaultWindows, drv.UncertaintyNS)
+		stamped, ambiguous, err := stampFile(histLocal, run.FaultWindows, drv.UncertaintyNS)
 		if err != nil {
 			r.logf("stamp error=%q", err.Error())
 		}
 		run.Timeline.StampedOps, run.Timeline.AmbiguousOps = stamped, ambiguous
-		w := Throughput(ops, time.Second)
+		w := throughput(ops, time.Second)
 		w.Command, w.ExitStatus, w.PlannedRate = run.Workload.Command, run.Workload.ExitStatus, run.Workload.PlannedRate
 		run.Workload = w
 	}

@@ -22,14 +22,14 @@ import (
 // Files of a detached run, in its session directory.
 const (
 	PIDFile = "run.pid" // written by the run itself, first thing
-	RCFile  = "run.rc"  // written by the run itself, last thing
+	rcFile  = "run.rc"  // written by the run itself, last thing
 	OutFile = "run.out" // its stdout and stderr
 )
 
 // Detached-run states (`dstgen run status`).
 const (
 	StateRunning  = "running"
-	StateFinished = "finished"
+	stateFinished = "finished"
 	StateLost     = "lost" // no rc and the pid is gone: killed, or the machine rebooted
 )
 
@@ -45,7 +45,7 @@ func Detach(dir string, argv []string, wait time.Duration) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("detach: %w", err)
 	}
-	for _, n := range []string{PIDFile, RCFile} {
+	for _, n := range []string{PIDFile, rcFile} {
 		_ = os.Remove(filepath.Join(dir, n))
 	}
 	out, err := os.OpenFile(filepath.Join(dir, OutFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -97,7 +97,7 @@ func MarkChild(dir string) (func(rc int), error) {
 	if err := atomicfile.Write(filepath.Join(dir, PIDFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("detached run: %w", err)
 	}
-	return func(rc int) { _ = atomicfile.Write(filepath.Join(dir, RCFile), []byte(strconv.Itoa(rc)+"\n"), 0o644) }, nil
+	return func(rc int) { _ = atomicfile.Write(filepath.Join(dir, rcFile), []byte(strconv.Itoa(rc)+"\n"), 0o644) }, nil
 }
 
 func readInt(p string) (int, error) {
@@ -194,9 +194,9 @@ func StatusOf(dir string) (DetachedStatus, error) {
 		s.Elapsed = time.Since(fi.ModTime())
 	}
 	s.Unit, s.Phase = lastPhase(dir)
-	if rc, err := readInt(filepath.Join(dir, RCFile)); err == nil {
-		s.RC, s.State = &rc, StateFinished
-		if fi, err := os.Stat(filepath.Join(dir, RCFile)); err == nil {
+	if rc, err := readInt(filepath.Join(dir, rcFile)); err == nil {
+		s.RC, s.State = &rc, stateFinished
+		if fi, err := os.Stat(filepath.Join(dir, rcFile)); err == nil {
 			if pf, err := os.Stat(filepath.Join(dir, PIDFile)); err == nil {
 				s.Elapsed = fi.ModTime().Sub(pf.ModTime())
 			}

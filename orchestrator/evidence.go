@@ -85,18 +85,18 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 	case l.Log != "":
 		var sizes map[string]map[string]int64
 		v.kind = "log"
-		v.before = func(ctx context.Context) (err error) { sizes, err = LogSizes(ctx, x, hosts); return err }
-		v.read = func(ctx context.Context) (session.Evidence, error) { return LogSignal(ctx, x, hosts, sizes, l.Log) }
+		v.before = func(ctx context.Context) (err error) { sizes, err = logSizes(ctx, x, hosts); return err }
+		v.read = func(ctx context.Context) (session.Evidence, error) { return logSignal(ctx, x, hosts, sizes, l.Log) }
 	case l.Metric != "":
 		var before float64
 		v.kind = "metric"
-		v.before = func(ctx context.Context) (err error) { before, err = MetricValue(ctx, x, hosts, l.Metric); return err }
+		v.before = func(ctx context.Context) (err error) { before, err = metricValue(ctx, x, hosts, l.Metric); return err }
 		v.read = func(ctx context.Context) (session.Evidence, error) {
-			after, err := MetricValue(ctx, x, hosts, l.Metric)
+			after, err := metricValue(ctx, x, hosts, l.Metric)
 			if err != nil {
 				return session.Evidence{}, err
 			}
-			return MetricSignal(l.Metric, before, after, l.Expect), nil
+			return metricSignal(l.Metric, before, after, l.Expect), nil
 		}
 	case l.LeaderChange:
 		var before string
@@ -108,7 +108,7 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 			if err != nil {
 				after = "" // no leader yet is "not changed yet", not an error
 			}
-			return LeaderSignal(before, after), nil
+			return leaderSignal(before, after), nil
 		}
 	default:
 		v.kind, v.history = "history", true

@@ -24,9 +24,9 @@ import (
 // Unit outcomes, as exit codes of `dstgen run` (docs/dst-run.md §7): the
 // worst over every unit wins.
 const (
-	CodeOK       = exitcode.OK       // every attempted unit ran to its end
-	CodeNotRun   = exitcode.NotSo    // a unit could not run or was cut short (capability, deploy, workload, heal)
-	CodeBadInput = exitcode.BadInput // unknown nemesis and the like: the scenarios.yml is wrong
+	codeOK       = exitcode.OK       // every attempted unit ran to its end
+	codeNotRun   = exitcode.NotSo    // a unit could not run or was cut short (capability, deploy, workload, heal)
+	codeBadInput = exitcode.BadInput // unknown nemesis and the like: the scenarios.yml is wrong
 )
 
 // bounds are the waits of the loop; every wait is bounded by one of them.
@@ -66,7 +66,7 @@ type orchestrator struct {
 	env      *env.Env
 	hosts    Hosts
 	sut      SUT
-	session  *Session
+	session  *sessionWriter
 	tier     string
 	planPath string
 	// id names this session in remote paths and job ids (the session
@@ -75,8 +75,8 @@ type orchestrator struct {
 	b  bounds
 }
 
-// Attempt is one run of a unit with one seed.
-type Attempt struct {
+// attempt is one run of a unit with one seed.
+type attempt struct {
 	Seed     int64
 	Duration time.Duration // run length: the workload's, else the tier's
 	Rate     float64
@@ -94,8 +94,8 @@ type Attempt struct {
 	ReRunOf  *session.RunRef
 }
 
-// Outcome is what one attempt left.
-type Outcome struct {
+// outcome is what one attempt left.
+type outcome struct {
 	Unit    string
 	RunPath string
 	Run     *session.Run
@@ -104,7 +104,7 @@ type Outcome struct {
 }
 
 // Summary is the unit's one summary line.
-func (o Outcome) Summary(sessionDir string) string {
+func (o outcome) Summary(sessionDir string) string {
 	landed, windows := 0, 0
 	rc := ""
 	ops := 0
@@ -125,8 +125,8 @@ func (o Outcome) Summary(sessionDir string) string {
 }
 
 // notRun and badInput classify a stage's failure (codeOf reads it back).
-func notRun(err error) error   { return exitcode.New(CodeNotRun, err) }
-func badInput(err error) error { return exitcode.New(CodeBadInput, err) }
+func notRun(err error) error   { return exitcode.New(codeNotRun, err) }
+func badInput(err error) error { return exitcode.New(codeBadInput, err) }
 
 // codeOf is a stage error's unit code: CodeOK for nil, its own code when
 // it carries one, else CodeNotRun.
@@ -134,18 +134,18 @@ func codeOf(err error) int {
 	var e *exitcode.Error
 	switch {
 	case err == nil:
-		return CodeOK
+		return codeOK
 	case errors.As(err, &e):
 		return e.Code
 	}
-	return CodeNotRun
+	return codeNotRun
 }
 
 func codeWord(code int) string {
 	switch code {
-	case CodeOK:
+	case codeOK:
 		return "ok"
-	case CodeBadInput:
+	case codeBadInput:
 		return "bad-input"
 	}
 	return "not-run"
@@ -157,7 +157,7 @@ func codeWord(code int) string {
 type unitRun struct {
 	o     *orchestrator
 	u     scenarios.Unit
-	a     Attempt
+	a     attempt
 	rec   *record
 	start time.Time
 	// progress is what the checkpoint lines report; written by the
@@ -170,14 +170,14 @@ type unitRun struct {
 
 // notAttempted records a unit the run never reached (interrupted before
 // it, or an earlier unit could not go on): attempted false.
-func (o *orchestrator) notAttempted(u scenarios.Unit, a Attempt, why string) Outcome {
+func (o *orchestrator) notAttempted(u scenarios.Unit, a attempt, why string) outcome {
 	rec := newRecord(o, u, a, time.Now())
 	rec.run.Workload = session.Workload{}
 	rec.run.Clock = ""
 	rec.run.Notes = why
 	rec.run.EndedAt = rec.run.StartedAt
 	err := rec.write()
-	return Outcome{Unit: u.ID(), RunPath: rec.path, Run: rec.run, Code: CodeNotRun, Err: errors.Join(errors.New(why), err)}
+	return outcome{Unit: u.ID(), RunPath: rec.path, Run: rec.run, Code: codeNotRun, Err: errors.Join(errors.New(why), err)}
 }
 
 // RunUnit runs one attempt of u through every stage (docs/dst-run.md
@@ -188,13 +188,13 @@ func (o *orchestrator) notAttempted(u scenarios.Unit, a Attempt, why string) Out
 // the hosts the final heal runs whatever happens — an error, a cancelled
 // context, a panic in a stage (reported as this unit's failure, with its
 // stack in the session log) — on a context of its own.
-func (o *orchestrator) RunUnit(ctx context.Context, u scenarios.Unit, a Attempt) (out Outcome) {
+func (o *orchestrator) RunUnit(ctx context.Context, u scenarios.Unit, a attempt) (out outcome) {
 	r := &unitRun{o: o, u: u, a: a, start: time.Now()}
 	r.rec = newRecord(o, u, a, r.start)
 	r.setPhase("pre-flight")
-	out = Outcome{Unit: u.ID(), RunPath: r.rec.path, Run: r.rec.run}
+	out = outcome{Unit: u.ID(), RunPath: r.rec.path, Run: r.rec.run}
 	if err := r.rec.write(); err != nil {
-		out.Code, out.Err = CodeNotRun, err
+		out.Code, out.Err = codeNotRun, err
 		return out
 	}
 	o.session.Logf("unit=%s seed=%d phase=pre-flight run=%s", u.ID(), a.Seed, r.rec.path)
@@ -215,7 +215,7 @@ func (o *orchestrator) RunUnit(ctx context.Context, u scenarios.Unit, a Attempt)
 		}
 	}
 	if werr := r.rec.write(); werr != nil && out.Err == nil {
-		out.Code, out.Err = CodeNotRun, werr
+		out.Code, out.Err = codeNotRun, werr
 	}
 	return out
 }
@@ -334,7 +334,7 @@ type record struct {
 	path string
 }
 
-func newRecord(o *orchestrator, u scenarios.Unit, a Attempt, start time.Time) *record {
+func newRecord(o *orchestrator, u scenarios.Unit, a attempt, start time.Time) *record {
 	tier := a.Tier
 	if tier == "" {
 		tier = o.tier
@@ -348,7 +348,7 @@ func newRecord(o *orchestrator, u scenarios.Unit, a Attempt, start time.Time) *r
 	return &record{run: run, path: filepath.Join(a.Dir, a.RunFile)}
 }
 
-func (rec *record) write() error { return WriteRun(rec.path, rec.run) }
+func (rec *record) write() error { return writeRun(rec.path, rec.run) }
 
 // logf logs a line tagged with the unit.
 func (r *unitRun) logf(format string, args ...any) {

@@ -14,12 +14,12 @@ import (
 func TestRunIDPerAttempt(t *testing.T) {
 	u := scenarios.Unit{Scenario: &scenarios.Scenario{ID: "S1"}}
 	cases := []struct {
-		a    Attempt
+		a    attempt
 		want string
 	}{
-		{Attempt{RunFile: "run.json", Dir: "/s/artifacts/S1"}, "20261201T000000Z-S1"},
-		{Attempt{RunFile: "run-seed-2.json", Dir: "/s/artifacts/S1"}, "20261201T000000Z-S1-seed-2"},
-		{Attempt{RunFile: "run.json", Dir: "/s/artifacts/S1/rerun-1", ReRunOf: &session.RunRef{File: "run.json", Seed: 1}}, "20261201T000000Z-S1-rerun-1"},
+		{attempt{RunFile: "run.json", Dir: "/s/artifacts/S1"}, "20261201T000000Z-S1"},
+		{attempt{RunFile: "run-seed-2.json", Dir: "/s/artifacts/S1"}, "20261201T000000Z-S1-seed-2"},
+		{attempt{RunFile: "run.json", Dir: "/s/artifacts/S1/rerun-1", ReRunOf: &session.RunRef{File: "run.json", Seed: 1}}, "20261201T000000Z-S1-rerun-1"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

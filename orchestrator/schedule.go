@@ -17,7 +17,7 @@ import (
 // limit.
 const maxWindowsPerFault = 10000
 
-// Schedule expands a scenario's faults into windows: a pure function of
+// expandSchedule expands a scenario's faults into windows: a pure function of
 // (scenario, seed, run length), so a re-run replays it exactly. Epochs are
 // "<unit>-w<n>" in time order (unit = scenario or arm id with "/" → ".").
 //
@@ -35,7 +35,7 @@ const maxWindowsPerFault = 10000
 // tier's fault budget). A time that does not parse, a TODO, a repeat
 // without `every`, `every` shorter than `for`, a first window that does not
 // fit in dur, or an unbounded repeat is an error naming the fault's line.
-func Schedule(unit string, faults []scenarios.Fault, seed int64, dur time.Duration, maxFaults int) ([]session.ScheduledFault, error) {
+func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.Duration, maxFaults int) ([]session.ScheduledFault, error) {
 	type win struct {
 		sf    session.ScheduledFault
 		fault int

@@ -34,7 +34,7 @@ func TestScheduleShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Schedule("S1", tc.faults, 7, tc.dur, tc.maxFaults)
+			got, err := expandSchedule("S1", tc.faults, 7, tc.dur, tc.maxFaults)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,15 +74,15 @@ func TestScheduleDeterministicPerSeed(t *testing.T) {
 		{Nemesis: "partition-minority", Targets: "minority", At: "10s", For: "5s", Every: "30s", Jitter: "10s", Params: map[string]string{"hook": "INPUT"}},
 		{Nemesis: "kill-9", Targets: "random", At: "12s", For: "0s", Every: "25s"},
 	}
-	a, err := Schedule("S4/api", faults, 42, 10*time.Minute, 0)
+	a, err := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Schedule("S4/api", faults, 42, 10*time.Minute, 0)
+	b, _ := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("the same seed gave two schedules")
 	}
-	c, _ := Schedule("S4/api", faults, 43, 10*time.Minute, 0)
+	c, _ := expandSchedule("S4/api", faults, 43, 10*time.Minute, 0)
 	if reflect.DeepEqual(a, c) {
 		t.Fatal("seeds 42 and 43 gave the same schedule although jitter and picks are drawn from the seed")
 	}
@@ -118,7 +118,7 @@ func TestScheduleNoOverlapOnOneEntry(t *testing.T) {
 	// previous window unless Schedule holds it back.
 	faults := []scenarios.Fault{{Nemesis: "pause", At: "0s", For: "10s", Every: "10s", Jitter: "9s"}}
 	for seed := int64(0); seed < 50; seed++ {
-		got, err := Schedule("S2", faults, seed, 5*time.Minute, 0)
+		got, err := expandSchedule("S2", faults, seed, 5*time.Minute, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestScheduleErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Schedule("S1", []scenarios.Fault{tc.fault}, 1, tc.dur, 0)
+			_, err := expandSchedule("S1", []scenarios.Fault{tc.fault}, 1, tc.dur, 0)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want it to contain %q", err, tc.want)
 			}
@@ -157,7 +157,7 @@ func TestScheduleErrors(t *testing.T) {
 }
 
 func TestScheduleEmpty(t *testing.T) {
-	got, err := Schedule("S1", nil, 1, time.Minute, 0)
+	got, err := expandSchedule("S1", nil, 1, time.Minute, 0)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("got %v, %v", got, err)
 	}

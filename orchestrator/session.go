@@ -13,10 +13,10 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-// Session is one session directory being written: the layout of
+// sessionWriter is one session directory being written: the layout of
 // session/doc.go, an append-only session-log.md, and run records written
 // atomically (a reader never sees half a run.json).
-type Session struct {
+type sessionWriter struct {
 	Dir string
 	// Out receives every progress line, as it is appended to the log.
 	Out io.Writer
@@ -24,16 +24,16 @@ type Session struct {
 	mu sync.Mutex
 }
 
-// OpenSession creates dir with logs/, metrics/ and artifacts/ and, when
+// openSession creates dir with logs/, metrics/ and artifacts/ and, when
 // it has none yet, the session log with its header (docs/report-format.md
 // §2: title, plan, session dir).
-func OpenSession(dir, planSlug, planPath string, out io.Writer) (*Session, error) {
+func openSession(dir, planSlug, planPath string, out io.Writer) (*sessionWriter, error) {
 	for _, d := range []string{session.LogsDir, session.MetricsDir, session.ArtifactsDir} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("create session dir: %w", err)
 		}
 	}
-	s := &Session{Dir: dir, Out: out}
+	s := &sessionWriter{Dir: dir, Out: out}
 	logPath := filepath.Join(dir, session.SessionLog)
 	if _, err := os.Stat(logPath); os.IsNotExist(err) {
 		if planSlug == "" {
@@ -51,7 +51,7 @@ func OpenSession(dir, planSlug, planPath string, out io.Writer) (*Session, error
 // Logf appends one timestamped line to session-log.md and prints it to
 // Out. A log that cannot be written is reported on Out, never fatal: the
 // run record matters more than its diary.
-func (s *Session) Logf(format string, args ...any) {
+func (s *sessionWriter) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,13 +70,13 @@ func (s *Session) Logf(format string, args ...any) {
 }
 
 // ArtifactDir is artifacts/<ID>/ of a unit ("S4/api" → artifacts/S4/api/).
-func (s *Session) ArtifactDir(unit string) string {
+func (s *sessionWriter) ArtifactDir(unit string) string {
 	return filepath.Join(s.Dir, session.ArtifactsDir, filepath.FromSlash(unit))
 }
 
-// WriteRun writes r as path atomically (temp file + rename), so a run
+// writeRun writes r as path atomically (temp file + rename), so a run
 // killed mid-write leaves the previous record.
-func WriteRun(path string, r *session.Run) error {
+func writeRun(path string, r *session.Run) error {
 	r.Schema = session.RunSchema
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

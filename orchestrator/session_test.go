@@ -22,7 +22,7 @@ func TestSessionLayoutAndRunRecord(t *testing.T) {
 		t.Fatalf("session dir %s", dir)
 	}
 	var out bytes.Buffer
-	s, err := OpenSession(dir, "my-plan", "plan.md", &out)
+	s, err := openSession(dir, "my-plan", "plan.md", &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSessionLayoutAndRunRecord(t *testing.T) {
 	if !strings.HasSuffix(p, filepath.Join("artifacts", "S4", "api", "run.json")) {
 		t.Errorf("arm artifact dir %s", p)
 	}
-	if err := WriteRun(p, &session.Run{Scenario: "S4", Arm: "S4/api", Seed: 3}); err != nil {
+	if err := writeRun(p, &session.Run{Scenario: "S4", Arm: "S4/api", Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := session.LoadRun(p)
@@ -78,7 +78,7 @@ func TestStatusOf(t *testing.T) {
 		state string
 	}{
 		{"running: our own pid, no rc", os.Getpid(), "", StateRunning},
-		{"finished: rc written", gone.Process.Pid, "0", StateFinished},
+		{"finished: rc written", gone.Process.Pid, "0", stateFinished},
 		{"lost: pid gone, no rc", gone.Process.Pid, "", StateLost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestStatusOf(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.rc != "" {
-				if err := os.WriteFile(filepath.Join(dir, RCFile), []byte(tc.rc+"\n"), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, rcFile), []byte(tc.rc+"\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -39,17 +39,17 @@ type SessionRun struct {
 	Slug     string // the plan's slug ("scenarios" without a plan)
 	PlanPath string
 	Tier     string
-	Units    []PlannedUnit
+	units    []plannedUnit
 
 	checkpoint time.Duration
 	env        *env.Env
 	scenarios  string // scenarios.yml's path, for the log
 }
 
-// PlannedUnit is one unit and its attempts, in the order they run.
-type PlannedUnit struct {
+// plannedUnit is one unit and its attempts, in the order they run.
+type plannedUnit struct {
 	Unit     scenarios.Unit
-	Attempts []Attempt
+	Attempts []attempt
 }
 
 // Plan builds the session run. A bad id, a TODO the unit needs, a unit
@@ -98,7 +98,7 @@ func Plan(sf *scenarios.File, e *env.Env, opt Options, now time.Time) (*SessionR
 		if err != nil {
 			return nil, err
 		}
-		s.Units = append(s.Units, pu)
+		s.units = append(s.units, pu)
 	}
 	return s, nil
 }
@@ -133,8 +133,8 @@ func selectUnits(sf *scenarios.File, opt Options) ([]scenarios.Unit, error) {
 
 // attempts plans a unit's attempts: the re-run of its latest run, else one
 // per seed.
-func (s *SessionRun) attempts(u scenarios.Unit, seed int64, reruns map[string]rerunOf) (PlannedUnit, error) {
-	pu := PlannedUnit{Unit: u}
+func (s *SessionRun) attempts(u scenarios.Unit, seed int64, reruns map[string]rerunOf) (plannedUnit, error) {
+	pu := plannedUnit{Unit: u}
 	dur, err := u.Scenario.Duration(s.Tier)
 	if err != nil {
 		return pu, err
@@ -148,18 +148,18 @@ func (s *SessionRun) attempts(u scenarios.Unit, seed int64, reruns map[string]re
 		maxFaults = int(*t.Faults)
 	}
 	if ro, ok := reruns[u.ID()]; ok {
-		a := Attempt{Seed: ro.orig.Seed, Duration: dur, Rate: rate, MaxFaults: maxFaults, Dir: ro.dir, RunFile: "run.json",
+		a := attempt{Seed: ro.orig.Seed, Duration: dur, Rate: rate, MaxFaults: maxFaults, Dir: ro.dir, RunFile: "run.json",
 			Tier: ro.orig.Tier, Schedule: ro.orig.Schedule, ReRunOf: &session.RunRef{File: ro.file, Seed: ro.orig.Seed}}
 		if len(ro.orig.Schedule) == 0 {
 			a.Schedule = []session.ScheduledFault{}
 		}
-		pu.Attempts = []Attempt{a}
+		pu.Attempts = []attempt{a}
 		return pu, nil
 	}
 	seeds := seedsOf(seed, s.env.Dstgen.Seeds, u.Scenario.Seeds(s.Tier))
 	adir := filepath.Join(s.Dir, session.ArtifactsDir, filepath.FromSlash(u.ID()))
 	for _, sd := range seeds {
-		pu.Attempts = append(pu.Attempts, Attempt{Seed: sd, Duration: dur, Rate: rate, MaxFaults: maxFaults,
+		pu.Attempts = append(pu.Attempts, attempt{Seed: sd, Duration: dur, Rate: rate, MaxFaults: maxFaults,
 			Dir: adir, RunFile: session.RunFileName(sd, len(seeds) > 1)})
 	}
 	return pu, nil
@@ -237,21 +237,21 @@ func findRerun(root, dir, unit string) (rerunOf, error) {
 // reason, carrying the worst code (CodeNotRun, CodeBadInput); nil when
 // every attempt ran to its end.
 func (s *SessionRun) Run(ctx context.Context, hosts Hosts, sut SUT, out io.Writer) error {
-	sess, err := OpenSession(s.Dir, s.Slug, s.PlanPath, out)
+	sess, err := openSession(s.Dir, s.Slug, s.PlanPath, out)
 	if err != nil {
-		return exitcode.New(CodeBadInput, err)
+		return exitcode.New(codeBadInput, err)
 	}
 	o := &orchestrator{env: s.env, hosts: hosts, sut: sut, session: sess, tier: s.Tier, planPath: s.PlanPath,
 		id: filepath.Base(s.Dir), b: defaultBounds()}
 	if s.checkpoint > 0 {
 		o.b.checkpoint = s.checkpoint
 	}
-	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", s.Dir, s.Tier, len(s.Units), s.scenarios, s.env.Path)
-	worst := CodeOK
+	sess.Logf("session=%s tier=%s units=%d scenarios=%s env=%s", s.Dir, s.Tier, len(s.units), s.scenarios, s.env.Path)
+	worst := codeOK
 	var firstErr error
-	for _, pu := range s.Units {
+	for _, pu := range s.units {
 		for _, a := range pu.Attempts {
-			var oc Outcome
+			var oc outcome
 			if ctx.Err() != nil {
 				oc = o.notAttempted(pu.Unit, a, "not reached: the run was interrupted")
 			} else {
@@ -265,7 +265,7 @@ func (s *SessionRun) Run(ctx context.Context, hosts Hosts, sut SUT, out io.Write
 		}
 	}
 	fmt.Fprintf(out, "next: dstgen analyze %s\n", s.Dir)
-	if worst != CodeOK {
+	if worst != codeOK {
 		return exitcode.New(worst, firstErr)
 	}
 	return nil

@@ -23,13 +23,13 @@ import (
 // Evidence kinds of the victim-side signals the orchestrator captures
 // (docs/nemesis.md §7); the injector-side kinds belong to the nemeses.
 const (
-	KindHistoryErrorRate = "history_error_rate"
-	KindLogMarker        = "log_marker"
-	KindMetric           = "metric"
-	KindLeaderChange     = "leader_change"
+	kindHistoryErrorRate = "history_error_rate"
+	kindLogMarker        = "log_marker"
+	kindMetric           = "metric"
+	kindLeaderChange     = "leader_change"
 )
 
-// HistorySignal is the victim-side evidence read from the history: the
+// historySignal is the victim-side evidence read from the history: the
 // error+timeout rate of ops invoked during the window against the rate in
 // the equally long span just before it (w's times on the history clock).
 //
@@ -39,8 +39,8 @@ const (
 // invoked before it (no baseline to compare with); absent when the window
 // was never injected or no op was invoked in it. A window never reverted
 // runs to the last op.
-func HistorySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
-	ev := session.Evidence{Kind: KindHistoryErrorRate, Name: w.FaultEpoch, Verdict: session.SignalAbsent}
+func historySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
+	ev := session.Evidence{Kind: kindHistoryErrorRate, Name: w.FaultEpoch, Verdict: session.SignalAbsent}
 	if w.InjectedAtNS == nil {
 		ev.Raw = "window never injected"
 		return ev
@@ -140,11 +140,11 @@ func logsOf(h nemesis.Host) []string {
 	return h.SUT.Logs
 }
 
-// LogSizes records the current size in bytes of each SUT log file
+// logSizes records the current size in bytes of each SUT log file
 // (Host.SUT.Logs) on each host, one round trip per host; a file that does
 // not exist yet counts as 0, so all of it is new to LogSignal. Hosts
 // without logs are left out of the map (host name → log path → size).
-func LogSizes(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host) (map[string]map[string]int64, error) {
+func logSizes(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host) (map[string]map[string]int64, error) {
 	res := eachHost(ctx, x, hosts, func(h nemesis.Host) string {
 		var b strings.Builder
 		for _, f := range logsOf(h) {
@@ -185,7 +185,7 @@ func LogSizes(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host) (map[st
 // maxMarkerLine bounds the first matching line kept as raw evidence.
 const maxMarkerLine = 300
 
-// LogSignal counts the lines matching the extended regular expression re
+// logSignal counts the lines matching the extended regular expression re
 // (grep -E) written to each host's SUT logs since the sizes LogSizes took
 // (`tail -c +N | grep -cE`), one round trip per host, every value quoted.
 // A log shorter than its recorded size was rotated or truncated and is
@@ -194,8 +194,8 @@ const maxMarkerLine = 300
 // absent when no host has a log to read, ambiguous when a host could not be
 // read and nothing matched elsewhere; Raw the first matching line per host.
 // A regex grep rejects is an error.
-func LogSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since map[string]map[string]int64, re string) (session.Evidence, error) {
-	ev := session.Evidence{Kind: KindLogMarker, Name: re, Before: json.RawMessage("0"), Verdict: session.SignalAbsent}
+func logSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since map[string]map[string]int64, re string) (session.Evidence, error) {
+	ev := session.Evidence{Kind: kindLogMarker, Name: re, Before: json.RawMessage("0"), Verdict: session.SignalAbsent}
 	qre := shell.Quote(re)
 	res := eachHost(ctx, x, hosts, func(h nemesis.Host) string {
 		var b strings.Builder
@@ -267,11 +267,11 @@ func LogSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since 
 	return ev, errors.Join(errs...)
 }
 
-// MetricValue runs cmd (the scenario's own shell command, run as written)
+// metricValue runs cmd (the scenario's own shell command, run as written)
 // on each host at once and sums the number each prints on its last
 // non-empty line (first field). A host that fails or prints no number is
 // an error naming it.
-func MetricValue(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, cmd string) (float64, error) {
+func metricValue(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, cmd string) (float64, error) {
 	if strings.TrimSpace(cmd) == "" {
 		return 0, errors.New("metric: empty command")
 	}
@@ -307,14 +307,14 @@ func lastNumber(out string) (float64, error) {
 	return v, nil
 }
 
-// MetricSignal compares two readings of a metric: expect "rise" (the
+// metricSignal compares two readings of a metric: expect "rise" (the
 // default, ""), "fall" or "change". Kind "metric", Name name, Before and
 // After the readings, Delta after − before; Verdict changed when the
 // reading moved the expected way, unchanged otherwise, ambiguous for an
 // unknown expect.
-func MetricSignal(name string, before, after float64, expect string) session.Evidence {
+func metricSignal(name string, before, after float64, expect string) session.Evidence {
 	d := after - before
-	ev := session.Evidence{Kind: KindMetric, Name: name, Before: jsonNumber(before), After: jsonNumber(after), Delta: &d, Verdict: session.SignalUnchanged}
+	ev := session.Evidence{Kind: kindMetric, Name: name, Before: jsonNumber(before), After: jsonNumber(after), Delta: &d, Verdict: session.SignalUnchanged}
 	var moved bool
 	switch expect {
 	case "", "rise":
@@ -334,12 +334,12 @@ func MetricSignal(name string, before, after float64, expect string) session.Evi
 	return ev
 }
 
-// LeaderSignal compares the leader named before injection with the one
+// leaderSignal compares the leader named before injection with the one
 // named after: Kind "leader_change", Before/After the names, Verdict
 // changed when after differs from before, unchanged when it is the same,
 // absent when no leader could be read after.
-func LeaderSignal(before, after string) session.Evidence {
-	ev := session.Evidence{Kind: KindLeaderChange, Before: jsonString(before), After: jsonString(after)}
+func leaderSignal(before, after string) session.Evidence {
+	ev := session.Evidence{Kind: kindLeaderChange, Before: jsonString(before), After: jsonString(after)}
 	switch {
 	case after == "":
 		ev.Verdict = session.SignalAbsent
@@ -355,7 +355,7 @@ func LeaderSignal(before, after string) session.Evidence {
 // interval (recorded in interval_ns) rather than an unbounded array.
 const maxIntervals = 100000
 
-// Throughput fills the run.json workload fields from the history:
+// throughput fills the run.json workload fields from the history:
 // ops_produced, first_op_ns (the earliest invoke), last_op_ns (the latest
 // invoke or completion), interval_ns (interval, 1 s when ≤ 0) and the
 // throughput[] series {start_ns, ops, errors, p50_ms, p95_ms, p99_ms}, ops
@@ -363,7 +363,7 @@ const maxIntervals = 100000
 // as the analyzer's charts are; a run longer than 100000 intervals gets a
 // wider interval. Errors count errors and timeouts; percentiles are over
 // completed ops. Other workload fields are left zero.
-func Throughput(ops []history.Op, interval time.Duration) session.Workload {
+func throughput(ops []history.Op, interval time.Duration) session.Workload {
 	step := int64(interval)
 	if step <= 0 {
 		step = int64(time.Second)

@@ -52,14 +52,14 @@ func TestHistorySignal(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := HistorySignal(tc.ops, tc.w)
+			ev := historySignal(tc.ops, tc.w)
 			if ev.Kind != "history_error_rate" || ev.Verdict != tc.want {
 				t.Fatalf("verdict %q (%s), want %q", ev.Verdict, ev.Raw, tc.want)
 			}
 		})
 	}
 	// A window at the start of the history has no span before it.
-	amb := HistorySignal(steadyOps(3000, func(t int64) bool { return t < 500 }), session.FaultWindow{InjectedAtNS: i64(0), RevertedAtNS: i64(500)})
+	amb := historySignal(steadyOps(3000, func(t int64) bool { return t < 500 }), session.FaultWindow{InjectedAtNS: i64(0), RevertedAtNS: i64(500)})
 	if amb.Verdict != session.SignalAmbiguous {
 		t.Fatalf("no baseline: verdict %q (%s), want ambiguous", amb.Verdict, amb.Raw)
 	}
@@ -81,7 +81,7 @@ func TestMetricSignal(t *testing.T) {
 		{1, 2, "up", session.SignalAmbiguous},
 	}
 	for _, tc := range tests {
-		ev := MetricSignal("leader_changes", tc.before, tc.after, tc.expect)
+		ev := metricSignal("leader_changes", tc.before, tc.after, tc.expect)
 		if ev.Verdict != tc.want || ev.Kind != "metric" || *ev.Delta != tc.after-tc.before {
 			t.Errorf("%v→%v expect %q: %+v, want %s", tc.before, tc.after, tc.expect, ev, tc.want)
 		}
@@ -96,7 +96,7 @@ func TestLeaderSignal(t *testing.T) {
 		{"n1", "", session.SignalAbsent},
 	}
 	for _, tc := range tests {
-		ev := LeaderSignal(tc.before, tc.after)
+		ev := leaderSignal(tc.before, tc.after)
 		var b, a string
 		_ = json.Unmarshal(ev.Before, &b)
 		_ = json.Unmarshal(ev.After, &a)
@@ -116,7 +116,7 @@ func TestThroughput(t *testing.T) {
 		op("4", 3*s+900*ms, i64(4*s+100*ms), ""),
 	}
 	ops[2].TimeoutMarker = true
-	w := Throughput(ops, 0)
+	w := throughput(ops, 0)
 	if w.OpsProduced != 4 || w.IntervalNS != s || *w.FirstOpNS != 1*s+100*ms || *w.LastOpNS != 4*s+100*ms {
 		t.Fatalf("workload %+v", w)
 	}
@@ -128,16 +128,16 @@ func TestThroughput(t *testing.T) {
 	if fmt.Sprint(w.Throughput) != fmt.Sprint(want) {
 		t.Fatalf("series\n got %+v\nwant %+v", w.Throughput, want)
 	}
-	if e := Throughput(nil, 0); e.OpsProduced != 0 || e.Throughput != nil || e.FirstOpNS != nil {
+	if e := throughput(nil, 0); e.OpsProduced != 0 || e.Throughput != nil || e.FirstOpNS != nil {
 		t.Fatalf("empty history: %+v", e)
 	}
 	// A long run widens the interval instead of growing the series past
 	// maxIntervals; garbage timestamps give counts without a series.
-	long := Throughput([]history.Op{op("a", 0, nil, ""), op("b", 1<<59, nil, "")}, time.Second)
+	long := throughput([]history.Op{op("a", 0, nil, ""), op("b", 1<<59, nil, "")}, time.Second)
 	if len(long.Throughput) > maxIntervals || long.IntervalNS <= s || long.OpsProduced != 2 {
 		t.Fatalf("long history: %d intervals of %d ns", len(long.Throughput), long.IntervalNS)
 	}
-	if g := Throughput([]history.Op{op("a", -1<<62, nil, ""), op("b", 1<<62, nil, "")}, time.Second); g.OpsProduced != 2 || g.Throughput != nil {
+	if g := throughput([]history.Op{op("a", -1<<62, nil, ""), op("b", 1<<62, nil, "")}, time.Second); g.OpsProduced != 2 || g.Throughput != nil {
 		t.Fatalf("garbage timestamps: %+v", g)
 	}
 }
@@ -187,7 +187,7 @@ func checkLogSignal(t *testing.T, x nemesis.Exec, dir string) {
 	ctx := context.Background()
 	hosts := logHosts(dir)
 	appendFile(t, hosts[0].SUT.Logs[0], "old: elected leader\n")
-	sizes, err := LogSizes(ctx, x, hosts)
+	sizes, err := logSizes(ctx, x, hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +198,13 @@ func checkLogSignal(t *testing.T, x nemesis.Exec, dir string) {
 		t.Fatal("a host without logs has sizes")
 	}
 	re := `elected (leader|new term)`
-	ev, err := LogSignal(ctx, x, hosts, sizes, re)
+	ev, err := logSignal(ctx, x, hosts, sizes, re)
 	if err != nil || ev.Verdict != session.SignalUnchanged || string(ev.After) != "0" {
 		t.Fatalf("before any new line: %+v, %v", ev, err)
 	}
 	appendFile(t, hosts[0].SUT.Logs[0], "noise\nraft: elected leader at term 3\nelected new term 4\n")
 	appendFile(t, hosts[1].SUT.Logs[0], "h2 elected new term 4\n")
-	ev, err = LogSignal(ctx, x, hosts, sizes, re)
+	ev, err = logSignal(ctx, x, hosts, sizes, re)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,11 +224,11 @@ func TestLogSignalRotatedLog(t *testing.T) {
 	dir := t.TempDir()
 	hosts := logHosts(dir)[:1]
 	appendFile(t, hosts[0].SUT.Logs[0], strings.Repeat("x", 500)+"\n")
-	sizes, _ := LogSizes(context.Background(), shExec{}, hosts)
+	sizes, _ := logSizes(context.Background(), shExec{}, hosts)
 	if err := os.WriteFile(hosts[0].SUT.Logs[0], []byte("MARK after rotation\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := LogSignal(context.Background(), shExec{}, hosts, sizes, "MARK")
+	ev, err := logSignal(context.Background(), shExec{}, hosts, sizes, "MARK")
 	if err != nil || ev.Verdict != session.SignalChanged {
 		t.Fatalf("a rotated log lost its new lines: %+v, %v", ev, err)
 	}
@@ -238,10 +238,10 @@ func TestLogSignalBadRegexAndNoLogs(t *testing.T) {
 	dir := t.TempDir()
 	hosts := logHosts(dir)
 	appendFile(t, hosts[0].SUT.Logs[0], "line\n")
-	if _, err := LogSignal(context.Background(), shExec{}, hosts, nil, "(unclosed"); err == nil || !strings.Contains(err.Error(), "rejects the regular expression") {
+	if _, err := logSignal(context.Background(), shExec{}, hosts, nil, "(unclosed"); err == nil || !strings.Contains(err.Error(), "rejects the regular expression") {
 		t.Fatalf("bad regex: err %v", err)
 	}
-	ev, err := LogSignal(context.Background(), shExec{}, hosts[2:], nil, "x")
+	ev, err := logSignal(context.Background(), shExec{}, hosts[2:], nil, "x")
 	if err != nil || ev.Verdict != session.SignalAbsent {
 		t.Fatalf("no logs: %+v, %v", ev, err)
 	}
@@ -262,13 +262,13 @@ func TestLogSignalQuoting(t *testing.T) {
 	// the working directory.
 	logPath := filepath.Join(dir, `it's $(touch ran-canary) "q" `+"`touch ran-canary`"+`.log`)
 	hosts := []nemesis.Host{{Host: env.Host{Name: "h1"}, SUT: &nemesis.SUT{Logs: []string{logPath}}}}
-	sizes, err := LogSizes(context.Background(), shExec{}, hosts)
+	sizes, err := logSizes(context.Background(), shExec{}, hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, re := range evil {
 		appendFile(t, logPath, "literal "+re+"\n")
-		if _, err := LogSignal(context.Background(), shExec{}, hosts, sizes, re); err != nil && !strings.Contains(err.Error(), "regular expression") {
+		if _, err := logSignal(context.Background(), shExec{}, hosts, sizes, re); err != nil && !strings.Contains(err.Error(), "regular expression") {
 			t.Fatalf("%q: %v", re, err)
 		}
 		if _, err := os.Stat(canary); err == nil {
@@ -283,14 +283,14 @@ func TestLogSignalQuoting(t *testing.T) {
 
 func TestMetricValueLocal(t *testing.T) {
 	hosts := logHosts(t.TempDir())[:2]
-	v, err := MetricValue(context.Background(), shExec{}, hosts, "echo noise; echo '  2.5 ops'")
+	v, err := metricValue(context.Background(), shExec{}, hosts, "echo noise; echo '  2.5 ops'")
 	if err != nil || v != 5 {
 		t.Fatalf("sum %v, err %v; want 5", v, err)
 	}
-	if _, err := MetricValue(context.Background(), shExec{}, hosts, "echo none"); err == nil || !strings.Contains(err.Error(), `printed "none", not a number`) {
+	if _, err := metricValue(context.Background(), shExec{}, hosts, "echo none"); err == nil || !strings.Contains(err.Error(), `printed "none", not a number`) {
 		t.Fatalf("err %v", err)
 	}
-	if _, err := MetricValue(context.Background(), shExec{}, hosts, "exit 3"); err == nil || !strings.Contains(err.Error(), "host h1") {
+	if _, err := metricValue(context.Background(), shExec{}, hosts, "exit 3"); err == nil || !strings.Contains(err.Error(), "host h1") {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -314,7 +314,7 @@ func TestSignalsOverSSH(t *testing.T) {
 	hosts := logHosts(dir)[:2]
 	metric := filepath.Join(dir, "metric")
 	appendFile(t, metric, "41\n")
-	v, err := MetricValue(context.Background(), x, hosts, "cat "+metric)
+	v, err := metricValue(context.Background(), x, hosts, "cat "+metric)
 	if err != nil || v != 82 {
 		t.Fatalf("metric over ssh: %v, %v; want 82", v, err)
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-// ToHistory converts a control-node wall time (Unix ns) to the history's
+// toHistory converts a control-node wall time (Unix ns) to the history's
 // clock: + the driver host's offset (host − control) − the history's origin
 // (origin 0 = the history is on the wall clock already).
-func ToHistory(controlUnixNS int64, driver session.HostClock, originUnixNS int64) int64 {
+func toHistory(controlUnixNS int64, driver session.HostClock, originUnixNS int64) int64 {
 	return controlUnixNS + driver.OffsetNS - originUnixNS
 }
 
-// Stamp sets fault_epoch on every op the driver left unstamped whose
+// stamp sets fault_epoch on every op the driver left unstamped whose
 // [invoke_ts, complete_ts] overlaps a window [injected_at_ns,
 // reverted_at_ns] (both on the history clock). An op without complete_ts
 // (outcome unknown) may have taken effect at any later time, so its span
@@ -35,7 +35,7 @@ func ToHistory(controlUnixNS int64, driver session.HostClock, originUnixNS int64
 // inward could lie on either side and is left unstamped and counted
 // ambiguous. When an op certainly overlaps several windows, the first in
 // the slice wins. Ops the driver stamped itself are kept and not counted.
-func Stamp(ops []history.Op, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int) {
+func stamp(ops []history.Op, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int) {
 	u := max(uncertaintyNS, 0)
 	for i := range ops {
 		op := &ops[i]
@@ -96,21 +96,21 @@ func sat(t, d int64) int64 {
 	return t + d
 }
 
-// ErrNoOrigin is StampFile's answer for a history whose ops cannot be put
+// errNoOrigin is StampFile's answer for a history whose ops cannot be put
 // on the fault windows' timeline (see Placeable): nothing was stamped and
 // the file was left as it was.
-var ErrNoOrigin = errors.New("monotonic history without origin_unix_ns in its header: its ops cannot be placed against the fault windows (docs/driver-contract.md §7.2)")
+var errNoOrigin = errors.New("monotonic history without origin_unix_ns in its header: its ops cannot be placed against the fault windows (docs/driver-contract.md §7.2)")
 
 // unixNSFloor is 2001-09-09 in Unix ns: a timestamp above it is a wall
 // clock's (a monotonic clock would have to run for 31 years to reach it).
 const unixNSFloor = int64(1e18)
 
-// Placeable reports whether the ops of a history with header meta can be
+// placeable reports whether the ops of a history with header meta can be
 // put on one timeline with the fault windows: the header gives
 // origin_unix_ns, or says clock "wall", or (no clock stated) the first op's
 // invoke_ts is plainly Unix ns. A monotonic history without an origin is
 // not, and must be neither stamped nor read for history signals.
-func Placeable(meta history.Meta, ops []history.Op) bool {
+func placeable(meta history.Meta, ops []history.Op) bool {
 	switch {
 	case meta.OriginUnixNS != 0 || meta.Clock == "wall":
 		return true
@@ -120,33 +120,33 @@ func Placeable(meta history.Meta, ops []history.Op) bool {
 	return false
 }
 
-// MalformedLinesError is what StampFile returns when some lines of the
+// malformedLinesError is what StampFile returns when some lines of the
 // history are not valid ops: the file was still stamped and written, and
 // those lines were kept as they were (the analyzer reports them again with
 // file:line).
-type MalformedLinesError struct {
+type malformedLinesError struct {
 	Path  string
 	Lines []error // one *fileline.Error per bad line
 }
 
 // Error names the first bad line and how many there are.
-func (e *MalformedLinesError) Error() string {
+func (e *malformedLinesError) Error() string {
 	if len(e.Lines) == 1 {
 		return fmt.Sprintf("stamp %s: kept 1 malformed line as it was: %v", e.Path, e.Lines[0])
 	}
 	return fmt.Sprintf("stamp %s: kept %d malformed lines as they were, the first: %v", e.Path, len(e.Lines), e.Lines[0])
 }
 
-// RawPath is where StampFile keeps the driver's original history:
+// rawPath is where StampFile keeps the driver's original history:
 // history.jsonl → history.raw.jsonl beside it.
-func RawPath(path string) string {
+func rawPath(path string) string {
 	return strings.TrimSuffix(path, filepath.Ext(path)) + ".raw.jsonl"
 }
 
 // epochField finds the fault_epoch column holding null or "".
 var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
 
-// StampFile rewrites a dst-history/1 file in place with Stamp applied,
+// stampFile rewrites a dst-history/1 file in place with Stamp applied,
 // after saving the driver's original as <name>.raw.jsonl beside it (see
 // RawPath). A history that is not Placeable is not stamped: the error wraps
 // ErrNoOrigin. When the .raw.jsonl already exists it is the source, so
@@ -159,8 +159,8 @@ var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
 // kept as it is and reported in a *MalformedLinesError, with the file
 // written all the same. The rewrite goes through a temporary file and a
 // rename, so a crash leaves either the old or the new history.
-func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int, err error) {
-	raw := RawPath(path)
+func stampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) (stamped, ambiguous int, err error) {
+	raw := rawPath(path)
 	data, err := os.ReadFile(raw)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -176,14 +176,14 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 	}
 	// Positions name the file the user knows; the bytes are the original's.
 	meta, ops, bad := history.ReadBytes(data, path)
-	if len(ops) > 0 && !Placeable(meta, ops) {
-		return 0, 0, fmt.Errorf("stamp %s: %w", path, ErrNoOrigin)
+	if len(ops) > 0 && !placeable(meta, ops) {
+		return 0, 0, fmt.Errorf("stamp %s: %w", path, errNoOrigin)
 	}
 	unstamped := make([]bool, len(ops))
 	for i := range ops {
 		unstamped[i] = ops[i].FaultEpoch == ""
 	}
-	stamped, ambiguous = Stamp(ops, windows, uncertaintyNS)
+	stamped, ambiguous = stamp(ops, windows, uncertaintyNS)
 	byLine := make(map[int]*history.Op, stamped) // the ops Stamp changed
 	for i := range ops {
 		if unstamped[i] && ops[i].FaultEpoch != "" {
@@ -210,7 +210,7 @@ func StampFile(path string, windows []session.FaultWindow, uncertaintyNS int64) 
 		return stamped, ambiguous, fmt.Errorf("stamp history: %w", err)
 	}
 	if len(bad) > 0 {
-		return stamped, ambiguous, &MalformedLinesError{Path: path, Lines: bad}
+		return stamped, ambiguous, &malformedLinesError{Path: path, Lines: bad}
 	}
 	return stamped, ambiguous, nil
 }

@@ -26,7 +26,7 @@ func TestToHistory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ToHistory(tc.control, session.HostClock{Host: "client", OffsetNS: tc.offset}, tc.origin)
+			got := toHistory(tc.control, session.HostClock{Host: "client", OffsetNS: tc.offset}, tc.origin)
 			if got != tc.want {
 				t.Fatalf("ToHistory = %d, want %d", got, tc.want)
 			}
@@ -68,7 +68,7 @@ func TestStamp(t *testing.T) {
 	for _, tc := range tests {
 		ops = append(ops, tc.op)
 	}
-	stamped, ambiguous := Stamp(ops, windows, 50)
+	stamped, ambiguous := stamp(ops, windows, 50)
 	wantStamped, wantAmb := 0, 0
 	for i, tc := range tests {
 		if ops[i].FaultEpoch != tc.want {
@@ -91,7 +91,7 @@ func TestStamp(t *testing.T) {
 func TestStampShortWindow(t *testing.T) {
 	w := []session.FaultWindow{{FaultEpoch: "S2-w1", InjectedAtNS: i64(1000), RevertedAtNS: i64(1000)}}
 	ops := []history.Op{op("long", 800, i64(1200), ""), op("short", 990, i64(1010), "")}
-	stamped, ambiguous := Stamp(ops, w, 100)
+	stamped, ambiguous := stamp(ops, w, 100)
 	if stamped != 1 || ambiguous != 1 || ops[0].FaultEpoch != "S2-w1" || ops[1].FaultEpoch != "" {
 		t.Fatalf("stamped %d ambiguous %d, ops %q %q", stamped, ambiguous, ops[0].FaultEpoch, ops[1].FaultEpoch)
 	}
@@ -113,8 +113,8 @@ func TestStampFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	windows := []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(1000), RevertedAtNS: i64(2000)}}
-	stamped, ambiguous, err := StampFile(path, windows, 10)
-	var bad *MalformedLinesError
+	stamped, ambiguous, err := stampFile(path, windows, 10)
+	var bad *malformedLinesError
 	if !errors.As(err, &bad) || len(bad.Lines) != 2 || !strings.Contains(bad.Error(), "history.jsonl:5") {
 		t.Fatalf("err %v, want the malformed lines 5 and 6 reported", err)
 	}
@@ -149,7 +149,7 @@ func TestStampFileRoundTrip(t *testing.T) {
 	}
 
 	// Stamping again starts from the driver's original: same file, same counts.
-	s2, a2, _ := StampFile(path, windows, 10)
+	s2, a2, _ := stampFile(path, windows, 10)
 	again, _ := os.ReadFile(path)
 	raw2, _ := os.ReadFile(filepath.Join(dir, "history.raw.jsonl"))
 	if s2 != stamped || a2 != ambiguous || !bytes.Equal(again, got) || string(raw2) != rawHistory {
@@ -165,7 +165,7 @@ func TestStampFileOddLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n, _, err := StampFile(path, []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(0), RevertedAtNS: i64(10)}}, 0)
+	n, _, err := stampFile(path, []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(0), RevertedAtNS: i64(10)}}, 0)
 	if err != nil || n != 1 {
 		t.Fatalf("stamped %d, err %v", n, err)
 	}
@@ -180,7 +180,7 @@ func TestStampFileOddLine(t *testing.T) {
 }
 
 func TestStampFileMissing(t *testing.T) {
-	_, _, err := StampFile(filepath.Join(t.TempDir(), "none.jsonl"), nil, 0)
+	_, _, err := stampFile(filepath.Join(t.TempDir(), "none.jsonl"), nil, 0)
 	if err == nil || !strings.Contains(err.Error(), "stamp history") {
 		t.Fatalf("err %v", err)
 	}
@@ -203,7 +203,7 @@ func TestPlaceable(t *testing.T) {
 		{"monotonic without origin, Unix-like values", history.Meta{Clock: "monotonic"}, wall, false},
 	}
 	for _, tc := range tests {
-		if got := Placeable(tc.meta, tc.ops); got != tc.want {
+		if got := placeable(tc.meta, tc.ops); got != tc.want {
 			t.Errorf("%s: Placeable = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -217,8 +217,8 @@ func TestStampFileRefusesNoOrigin(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n, _, err := StampFile(path, []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(0), RevertedAtNS: i64(10)}}, 0)
-	if !errors.Is(err, ErrNoOrigin) || n != 0 {
+	n, _, err := stampFile(path, []session.FaultWindow{{FaultEpoch: "S1-w1", InjectedAtNS: i64(0), RevertedAtNS: i64(10)}}, 0)
+	if !errors.Is(err, errNoOrigin) || n != 0 {
 		t.Fatalf("stamped %d, err %v; want ErrNoOrigin", n, err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != data {

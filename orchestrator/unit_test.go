@@ -21,7 +21,7 @@ func TestRunUnitLandsAFaultAndHeals(t *testing.T) {
 	w := newFakeWorld(t, 3)
 	o := testOrchestrator(t, w)
 	out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
-	if out.Code != CodeOK || out.Err != nil {
+	if out.Code != codeOK || out.Err != nil {
 		t.Fatalf("outcome %d %v", out.Code, out.Err)
 	}
 	run, err := session.LoadRun(out.RunPath)
@@ -87,7 +87,7 @@ func TestRunUnitHealsOnEveryWayOut(t *testing.T) {
 				time.AfterFunc(1100*time.Millisecond, func() { w.mu.Lock(); w.panicOn = panicOn; w.mu.Unlock() })
 			}
 			out := o.RunUnit(ctx, unitOf(fault), attemptIn(o, 1, 3*time.Second))
-			if out.Code != CodeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), tc.reason) {
+			if out.Code != codeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), tc.reason) {
 				t.Fatalf("outcome %d %v, want not-run naming %q", out.Code, out.Err, tc.reason)
 			}
 			run, err := session.LoadRun(out.RunPath)
@@ -120,7 +120,7 @@ func TestRunUnitWindowWhoseEvidenceReadFails(t *testing.T) {
 	f := markerFault("1s", "1s")
 	f.Custom.Evidence = `echo "no counter here"`
 	out := o.RunUnit(context.Background(), unitOf(f), attemptIn(o, 3, 3*time.Second))
-	if out.Code != CodeOK {
+	if out.Code != codeOK {
 		t.Fatalf("outcome %d %v", out.Code, out.Err)
 	}
 	fw := out.Run.FaultWindows[0]
@@ -141,7 +141,7 @@ func TestRunUnitHostThatNeverAnswers(t *testing.T) {
 		w.unreachable["h2"] = true
 		o := testOrchestrator(t, w)
 		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
-		if out.Code != CodeNotRun || out.Run.MissingCapability == nil || out.Run.MissingCapability.Requirement != "reach h2" {
+		if out.Code != codeNotRun || out.Run.MissingCapability == nil || out.Run.MissingCapability.Requirement != "reach h2" {
 			t.Fatalf("outcome %d %v missing %+v", out.Code, out.Err, out.Run.MissingCapability)
 		}
 		if out.Run.Attempted || len(w.ran("", "job start")) > 0 {
@@ -156,7 +156,7 @@ func TestRunUnitHostThatNeverAnswers(t *testing.T) {
 		time.AfterFunc(500*time.Millisecond, func() { w.mu.Lock(); w.hang["h2"] = true; w.mu.Unlock() })
 		start := time.Now()
 		out := o.RunUnit(context.Background(), unitOf(f), attemptIn(o, 1, 3*time.Second))
-		if out.Code != CodeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), "h2") {
+		if out.Code != codeNotRun || out.Err == nil || !strings.Contains(out.Err.Error(), "h2") {
 			t.Fatalf("outcome %d %v, want not-run naming h2", out.Code, out.Err)
 		}
 		// Generous: the point is that it ends, with every wait bounded.
@@ -178,10 +178,10 @@ func TestRunUnitReplaysTheScheduleFromASeed(t *testing.T) {
 	o := testOrchestrator(t, w)
 	u := unitOf(markerFault("500ms", "500ms"), markerFault("1600ms", "400ms"))
 	first := o.RunUnit(context.Background(), u, attemptIn(o, 42, 3*time.Second))
-	if first.Code != CodeOK {
+	if first.Code != codeOK {
 		t.Fatalf("first %d %v", first.Code, first.Err)
 	}
-	again, err := Schedule("S1", u.Scenario.Faults, 42, 3*time.Second, 0)
+	again, err := expandSchedule("S1", u.Scenario.Faults, 42, 3*time.Second, 0)
 	if err != nil || !reflect.DeepEqual(again, first.Run.Schedule) {
 		t.Fatalf("Schedule(seed 42) = %+v, %v; recorded %+v", again, err, first.Run.Schedule)
 	}
@@ -190,7 +190,7 @@ func TestRunUnitReplaysTheScheduleFromASeed(t *testing.T) {
 	a.Schedule = first.Run.Schedule
 	a.ReRunOf = &session.RunRef{File: "run.json", Seed: 42}
 	rerun := o.RunUnit(context.Background(), u, a)
-	if rerun.Code != CodeOK {
+	if rerun.Code != codeOK {
 		t.Fatalf("rerun %d %v", rerun.Code, rerun.Err)
 	}
 	if !reflect.DeepEqual(rerun.Run.Schedule, first.Run.Schedule) || len(rerun.Run.FaultWindows) != 2 {

@@ -143,7 +143,7 @@ func (r *unitRun) startMetrics(ctx context.Context, all []nemesis.Host, p placem
 // per session, unit, seed and re-run, so that no attempt reads what an
 // earlier one of the same session wrote (docs/driver-contract.md §4) — a
 // re-run repeats the seed and schedule, not the keys.
-func runID(sessionID string, u scenarios.Unit, a Attempt) string {
+func runID(sessionID string, u scenarios.Unit, a attempt) string {
 	id := sessionID + "-" + slug(u)
 	if base := strings.TrimSuffix(a.RunFile, ".json"); base != "run" && base != "" {
 		id += "-" + strings.TrimPrefix(base, "run-")

@@ -351,7 +351,7 @@ func markerFault(at, dur string) scenarios.Fault {
 func testOrchestrator(t *testing.T, w *fakeWorld) *orchestrator {
 	t.Helper()
 	dir := filepath.Join(w.dir, "session", "20261202T000000Z")
-	sess, err := OpenSession(dir, "fake", "", io.Discard)
+	sess, err := openSession(dir, "fake", "", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,8 +367,8 @@ func unitOf(faults ...scenarios.Fault) scenarios.Unit {
 	return scenarios.Unit{Scenario: &scenarios.Scenario{ID: "S1", Line: 3, Faults: faults, Workload: scenarios.Workload{Command: "drive"}}}
 }
 
-func attemptIn(o *orchestrator, seed int64, d time.Duration) Attempt {
-	return Attempt{Seed: seed, Duration: d, Rate: 100, Dir: filepath.Join(o.session.Dir, session.ArtifactsDir, "S1"), RunFile: "run.json"}
+func attemptIn(o *orchestrator, seed int64, d time.Duration) attempt {
+	return attempt{Seed: seed, Duration: d, Rate: 100, Dir: filepath.Join(o.session.Dir, session.ArtifactsDir, "S1"), RunFile: "run.json"}
 }
 
 // leftFaulted names the hosts still marked faulted or holding an undo script.

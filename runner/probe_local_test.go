@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/dstgen/dstgen/plan"
 )
 
 // TestProbeLocal runs the probe script with the local sh (as root here) and
@@ -90,89 +88,6 @@ func netState(t *testing.T) string {
 	return b.String()
 }
 
-func TestCapabilityFor(t *testing.T) {
-	tests := map[string]string{
-		"iptables (CAP_NET_ADMIN)": "iptables",
-		"tc / netem":               "netem",
-		"tc":                       "tc",
-		"Go toolchain":             "go",
-		"Go 1.22":                  "go",
-		"MinIO / S3-compatible":    "",
-		"libfaketime":              "faketime",
-		"Network namespaces":       "netns",
-		"docker + compose":         "container-runtime",
-		"systemd":                  "systemd",
-		"stress-ng":                "stress-ng",
-		"dm-flakey":                "dmsetup",
-		"cgroup v2 IO controller":  "cgroup-io",
-		"root or sudo":             "root",
-		"Postgres 15":              "",
-	}
-	for req, want := range tests {
-		if got := CapabilityFor(req); got != want {
-			t.Errorf("CapabilityFor(%q) = %q, want %q", req, got, want)
-		}
-	}
-}
-
-func TestMapRequirements(t *testing.T) {
-	hosts := []HostCaps{
-		{Host: "h1", Reachable: true, Caps: []Cap{
-			{Name: "iptables", Present: true, Version: "iptables v1.8.9"},
-			{Name: "netem", Present: false, Source: "added a netem qdisc", Message: "Error: Specified qdisc kind is unknown."},
-			{Name: "go", Present: true, Version: "go version go1.21.5 linux/amd64"},
-		}},
-		{Host: "h2", Reachable: false, Err: "dial: refused"},
-	}
-	reqs := []plan.EnvReq{
-		{Requirement: "iptables (CAP_NET_ADMIN)", VersionFloor: "any", UsedBy: []string{"S1", "S3"}, Line: 10},
-		{Requirement: "tc / netem", UsedBy: []string{"S3", "S5"}, InstallHint: "apt-get install iproute2", Line: 11},
-		{Requirement: "Go toolchain", VersionFloor: "1.22", UsedBy: []string{"S1"}, Line: 12},
-		{Requirement: "MinIO / S3-compatible", UsedBy: []string{"S4"}, InstallHint: "brought up by SUT", BroughtUpBySUT: true, Line: 13},
-		{Requirement: "Postgres 15", UsedBy: []string{"S6"}, Line: 14},
-	}
-	rows := MapRequirements(reqs, hosts)
-	got := map[string]ReqRow{}
-	for _, r := range rows {
-		got[r.Host+"|"+r.Requirement] = r
-	}
-	want := map[string]struct {
-		present string
-		inconc  string
-	}{
-		"h1|iptables (CAP_NET_ADMIN)": {ReqPresent, ""},
-		"h1|tc / netem":               {ReqMissing, "S3,S5"},
-		"h1|Go toolchain":             {ReqMissing, "S1"}, // 1.21.5 < 1.22
-		"h1|MinIO / S3-compatible":    {ReqBySUT, ""},
-		"h1|Postgres 15":              {ReqUnknown, ""},
-		"h2|tc / netem":               {ReqUnknown, ""},
-	}
-	for k, w := range want {
-		r := got[k]
-		if r.Present != w.present || strings.Join(r.InconclusiveEnv, ",") != w.inconc {
-			t.Errorf("%s: present=%s inconclusive=%v, want %s %s", k, r.Present, r.InconclusiveEnv, w.present, w.inconc)
-		}
-	}
-	if r := got["h1|tc / netem"]; !strings.Contains(r.Source, "Specified qdisc kind is unknown") || r.Line != 11 {
-		t.Errorf("netem row = %+v; want the kernel's message and plan line", r)
-	}
-}
-
-func TestMeetsFloor(t *testing.T) {
-	tests := []struct {
-		v, f string
-		ok   bool
-	}{
-		{"go1.26.8", "1.22", true}, {"go version go1.21.5", "1.22", false}, {"x", "1.22", true},
-		{"1.22", "any", true}, {"iptables v1.8.9", "1.8.10", false}, {"2.0", "1.99.1", true},
-	}
-	for _, tc := range tests {
-		if got := meetsFloor(tc.v, tc.f); got != tc.ok {
-			t.Errorf("meetsFloor(%q, %q) = %v", tc.v, tc.f, got)
-		}
-	}
-}
-
 func FuzzParseProbeOutput(f *testing.F) {
 	f.Add([]byte("uid=0\nroot=yes\nnetem.works=no\nnetem.msg=Error: x\ndisk.free_kb=12\nprobe.done=1\n"))
 	f.Add([]byte("garbage\n=x\n--\ncgroup.version=2\ncgroup.controllers=io cpu\n"))
@@ -194,14 +109,6 @@ func FuzzParseProbeOutput(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestCapabilityForWholeWords(t *testing.T) {
-	for _, req := range []string{"Postgres, etc.", "MongoDB 6", "rootless podman-free setup"} {
-		if got := CapabilityFor(req); got == "tc" || got == "go" || got == "root" {
-			t.Errorf("CapabilityFor(%q) = %q from a partial word", req, got)
-		}
-	}
 }
 
 // TestFillCapsTrafficShapingMessages: when netem and htb could not be tried
@@ -231,67 +138,5 @@ func TestFillCapsTrafficShapingMessages(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestSummarize: a missing requirement blocks unless env.yml disables its
-// capability or selects none of its scenarios; counts are per requirement.
-func TestSummarize(t *testing.T) {
-	rows := func(present map[string]string) []ReqRow {
-		var rs []ReqRow
-		for _, h := range []string{"h1", "h2"} {
-			rs = append(rs,
-				ReqRow{Host: h, Requirement: "systemd", Key: "systemd", Present: present[h], UsedBy: []string{"S2", "S3"}, Line: 9},
-				ReqRow{Host: h, Requirement: "iptables", Key: "iptables", Present: ReqPresent, UsedBy: []string{"S1"}, Line: 8},
-				ReqRow{Host: h, Requirement: "MinIO", Key: "minio", Present: ReqBySUT, UsedBy: []string{"S4"}, Line: 10})
-		}
-		return rs
-	}
-	missing := rows(map[string]string{"h1": ReqPresent, "h2": ReqMissing})
-	tests := []struct {
-		name      string
-		rows      []ReqRow
-		caps      map[string]bool
-		scenarios []string
-		blocking  bool
-		line      string
-	}{
-		{"all present", rows(map[string]string{"h1": ReqPresent, "h2": ReqPresent}), nil, nil, false,
-			"capabilities: 2 present, 0 missing, 1 by-sut"},
-		{"missing blocks", missing, nil, nil, true,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, BLOCKING"},
-		{"disabled", missing, map[string]bool{"systemd": false}, nil, false,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, disabled in env.yml"},
-		{"enabled is not disabled", missing, map[string]bool{"systemd": true}, nil, true, ""},
-		{"not selected", missing, nil, []string{"S1", "S30"}, false,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, its scenarios not selected"},
-		{"arm of a selected scenario", missing, nil, []string{"S3.a"}, true, ""},
-	}
-	for _, tc := range tests {
-		s := Summarize(tc.rows, tc.caps, tc.scenarios)
-		if s.Blocking != tc.blocking {
-			t.Errorf("%s: blocking=%v want %v (%+v)", tc.name, s.Blocking, tc.blocking, s)
-		}
-		if tc.line != "" && s.Line() != tc.line {
-			t.Errorf("%s: line\n got %q\nwant %q", tc.name, s.Line(), tc.line)
-		}
-	}
-}
-
-func TestBinaryFor(t *testing.T) {
-	tests := []struct {
-		req, bin string
-		explicit bool
-	}{
-		{"etcd-server", "etcd", true},
-		{"etcd-client (etcdctl)", "etcdctl", true},
-		{"MinIO / S3-compatible", "minio", false},
-		{"redis-server 7", "redis-server", false},
-		{"≥ 3 hosts", "", false},
-	}
-	for _, tc := range tests {
-		if b, ex := BinaryFor(tc.req); b != tc.bin || ex != tc.explicit {
-			t.Errorf("BinaryFor(%q) = %q, %v; want %q, %v", tc.req, b, ex, tc.bin, tc.explicit)
-		}
 	}
 }

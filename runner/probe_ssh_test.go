@@ -3,15 +3,11 @@ package runner
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dstgen/dstgen/internal/sshtest"
-	"github.com/dstgen/dstgen/plan"
 )
 
 // sessionClock is the old probe's method, kept for the comparison: time a
@@ -101,44 +97,6 @@ func BenchmarkClockOffset(b *testing.B) {
 		b.ReportMetric(float64(off.Microseconds())/float64(b.N), "abs_offset_us")
 		b.ReportMetric(float64(unc.Microseconds())/float64(b.N), "uncertainty_us")
 	})
-}
-
-// TestProbeBinaryRequirements probes a real sshd with the etcd example
-// plan: etcd-server and "etcd-client (etcdctl)" name binaries, which must
-// be found with their versions (the real etcd and etcdctl of this
-// machine) and meet the plan's 3.4 floor.
-func TestProbeBinaryRequirements(t *testing.T) {
-	for _, b := range []string{"etcd", "etcdctl"} {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s not installed (scripts/test.sh installs it)", b)
-		}
-	}
-	pl, err := plan.Parse(filepath.Join("..", "examples", "etcd", "docs", "testing-plans", "etcd-kv-guarantees.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins := RequirementBinaries(pl.EnvReqs)
-	if !strings.Contains(strings.Join(bins, " "), "etcd etcdctl") {
-		t.Fatalf("binaries from the plan = %v; want etcd and etcdctl", bins)
-	}
-	p, e, _, _ := testPool(t, 1, "", Options{})
-	caps := Probe(context.Background(), p, e.Hosts, bins...)
-	rows := MapRequirements(pl.EnvReqs, caps)
-	for _, want := range []struct{ req, cap string }{{"etcd-server", "binary:etcd"}, {"etcd-client (etcdctl)", "binary:etcdctl"}} {
-		found := false
-		for _, r := range rows {
-			if r.Requirement != want.req {
-				continue
-			}
-			found = true
-			if r.Capability != want.cap || r.Present != ReqPresent || !strings.Contains(r.Version, "3.") {
-				t.Errorf("%s row = %+v; want %s present with its version", want.req, r, want.cap)
-			}
-		}
-		if !found {
-			t.Errorf("no row for %s in %+v", want.req, rows)
-		}
-	}
 }
 
 // TestProbeNetnsHostFacts probes a host that is a network namespace of

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/capability"
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
@@ -89,14 +90,14 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			}
 			var bins []string
 			if p != nil {
-				bins = runner.RequirementBinaries(p.EnvReqs)
+				bins = capability.RequirementBinaries(p.EnvReqs)
 			}
 			caps := runner.Probe(cmd.Context(), pool, hosts, bins...)
-			var rows []runner.ReqRow
-			var sum *runner.CapSummary
+			var rows []capability.ReqRow
+			var sum *capability.CapSummary
 			if p != nil {
-				rows = runner.MapRequirements(p.EnvReqs, caps)
-				s := runner.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios)
+				rows = capability.MapRequirements(p.EnvReqs, caps)
+				s := capability.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios)
 				sum = &s
 			}
 			code := exitcode.OK
@@ -123,7 +124,7 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			}
 			if f.json {
 				if rows == nil {
-					rows = []runner.ReqRow{}
+					rows = []capability.ReqRow{}
 				}
 				out := map[string]any{"hosts": caps, "requirements": rows}
 				if sum != nil {
@@ -221,7 +222,7 @@ func sourcePairs(src map[string]string) [][2]string {
 	return kv
 }
 
-func printProbe(w io.Writer, caps []runner.HostCaps, rows []runner.ReqRow) {
+func printProbe(w io.Writer, caps []runner.HostCaps, rows []capability.ReqRow) {
 	for _, h := range caps {
 		if !h.Reachable {
 			// Nothing else is known: no zeros that read as facts.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/capability"
 	"github.com/dstgen/dstgen/internal/golden"
 	"github.com/dstgen/dstgen/internal/sshtest"
 	"github.com/dstgen/dstgen/plan"
@@ -29,7 +30,7 @@ func TestProbeCLI(t *testing.T) {
 	}
 	var res struct {
 		Hosts        []runner.HostCaps
-		Requirements []runner.ReqRow
+		Requirements []capability.ReqRow
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestProbeCLI(t *testing.T) {
 	if c, _ := h.Cap("netem"); c.Present {
 		t.Errorf("netem present for a user who cannot create a netns: %+v", c)
 	}
-	rows := map[string]runner.ReqRow{}
+	rows := map[string]capability.ReqRow{}
 	for _, r := range res.Requirements {
 		rows[r.Capability+"|"+r.Present] = r
 	}
@@ -122,7 +123,7 @@ func TestProbeMatrixGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	printProbe(&b, caps, runner.MapRequirements(p.EnvReqs, caps))
+	printProbe(&b, caps, capability.MapRequirements(p.EnvReqs, caps))
 	golden.Check(t, filepath.Join("testdata", "probe", "matrix.golden"), b.Bytes())
 	for _, must := range []string{"present=no", "Specified qdisc kind is unknown", "inconclusive_env=S3,S5", "present=by-sut"} {
 		if !strings.Contains(b.String(), must) {
@@ -139,7 +140,7 @@ func TestProbeCLISummaryAndDisabled(t *testing.T) {
 	envPath, _, _, _ := jobCLIEnv(t, 1)
 	planPath := filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md")
 	code, out, errOut := runCLI(t, "probe", "--env", envPath, "--plan", planPath, "--json")
-	var res struct{ Summary runner.CapSummary }
+	var res struct{ Summary capability.CapSummary }
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Summary.Missing == 0 {
 		t.Fatalf("probe as the unprivileged user: code %d summary %+v %v; want something missing", code, res.Summary, err)
 	}
