@@ -131,7 +131,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if probs := plan.Lint(p); plan.Errors(probs) > 0 {
-		return nil, &LintError{Problems: probs}
+		return nil, &plan.LintError{Problems: probs}
 	}
 	res := &Result{SUT: sut, Plan: displayPlan(sut, planPath), PlanSHA: sha(data)}
 	chosen, err := pick(p, o.Scenarios)
@@ -156,14 +156,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// LintError is a plan that fails lint: author mode, like init, refuses a
-// plan that is not executable.
-type LintError struct{ Problems []plan.Problem }
-
-func (e *LintError) Error() string {
-	return fmt.Sprintf("the plan has %d lint error(s); fix them first (dstgen lint)", plan.Errors(e.Problems))
-}
-
 // locate resolves the SUT root and the plan path (both absolute).
 func locate(sutDir, planFile string) (string, string, error) {
 	if planFile != "" {
@@ -173,57 +165,19 @@ func locate(sutDir, planFile string) (string, string, error) {
 		}
 		planFile = abs
 	}
-	sut, err := SUTRoot(sutDir, planFile)
+	sut, err := plan.SUTRoot(sutDir, planFile)
 	if err != nil {
 		return "", "", err
 	}
 	if planFile == "" {
-		found, err := filepath.Glob(filepath.Join(sut, "docs", "testing-plans", "*.md"))
-		if err != nil {
-			return "", "", fmt.Errorf("find plans: %w", err)
+		if planFile, err = plan.Find(sut, ""); err != nil {
+			return "", "", err
 		}
-		switch len(found) {
-		case 0:
+		if planFile == "" {
 			return "", "", fmt.Errorf("no plan: %s has no docs/testing-plans/*.md; give one with --plan", sut)
-		case 1:
-			planFile = found[0]
-		default:
-			return "", "", fmt.Errorf("%d plans in %s/docs/testing-plans; pick one with --plan", len(found), sut)
 		}
 	}
 	return sut, planFile, nil
-}
-
-// SUTRoot returns the SUT root author mode and drift checks use: dir when
-// given, else the directory above a plan's docs/testing-plans/, else the
-// current directory. It must be an existing directory.
-func SUTRoot(dir, planFile string) (string, error) {
-	if dir == "" && planFile != "" {
-		d := filepath.Dir(planFile)
-		if filepath.Base(d) == "testing-plans" && filepath.Base(filepath.Dir(d)) == "docs" {
-			dir = filepath.Dir(filepath.Dir(d))
-		}
-	}
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("SUT dir %s is not a directory", dir)
-	}
-	// os.Root is opened on the real path, so a SUT reached through a
-	// symlink is still one tree.
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs, nil
 }
 
 func displayPlan(sut, planPath string) string {

@@ -330,7 +330,7 @@ func TestBadInput(t *testing.T) {
 		{"on-exists", Options{SUT: sut, OnExists: "clobber"}, [2]string{}, `"clobber"`},
 		{"no-sut", Options{SUT: filepath.Join(sut, "nope")}, [2]string{}, "nope"},
 		{"no-plan", Options{SUT: t.TempDir()}, [2]string{}, "no plan"},
-		{"lint", Options{SUT: sut}, [2]string{"- **Oracle:** p99 get latency <= 10ms\n", ""}, "lint error"},
+		{"lint", Options{SUT: sut}, [2]string{"- **Oracle:** p99 get latency <= 10ms\n", ""}, "fails lint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.edit[0] != "" {

@@ -202,7 +202,7 @@ func Drift(ctx context.Context, planFile, sutDir string) ([]DriftItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", planFile, err)
 	}
-	sut, err := SUTRoot(sutDir, abs)
+	sut, err := plan.SUTRoot(sutDir, abs)
 	if err != nil {
 		return nil, err
 	}

@@ -67,39 +67,6 @@ type InitResult struct {
 	DryRun       bool
 }
 
-// LintError is returned when the plan has lint errors: a plan the linter
-// rejects is not executable, so nothing is generated from it.
-type LintError struct {
-	Problems []plan.Problem // errors and warnings, in Lint's order
-}
-
-// Error is one line: how many lint errors, and the first as file:line.
-func (e *LintError) Error() string {
-	first := ""
-	if fe := e.first(); fe != nil {
-		first = fe.String()
-	}
-	return fmt.Sprintf("plan fails lint with %d error(s); first: %s", plan.Errors(e.Problems), first)
-}
-
-// Unwrap gives the first lint error as a *fileline.Error, so a caller
-// finds its file and line with errors.As like every other bad input.
-func (e *LintError) Unwrap() error {
-	if fe := e.first(); fe != nil {
-		return fe.Err()
-	}
-	return nil
-}
-
-func (e *LintError) first() *plan.Problem {
-	for i := range e.Problems {
-		if e.Problems[i].Severity == plan.SevError {
-			return &e.Problems[i]
-		}
-	}
-	return nil
-}
-
 // Init scans the SUT, reads and lints the plan, asks or records the open
 // questions, renders testing/ and writes it safely: everything is rendered
 // into a temporary directory next to the output and checked (go-task must
@@ -114,7 +81,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	sut, err := sutDir(o.SUT)
+	sut, err := plan.SUTRoot(o.SUT, "")
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +97,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 	res := &InitResult{SUT: sut, Out: out, DryRun: o.DryRun}
 
-	planPath, err := findPlan(sut, o.Plan)
+	planPath, err := plan.Find(sut, o.Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +116,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		}
 		probs := plan.Lint(p)
 		if plan.Errors(probs) > 0 {
-			return nil, &LintError{Problems: probs}
+			return nil, &plan.LintError{Problems: probs}
 		}
 		res.Plan, res.PlanPath, res.Warnings = p, planPath, probs
 	}
@@ -339,83 +306,6 @@ func checkOut(out string) error {
 		}
 		p = parent
 	}
-}
-
-// sutDir resolves and checks the SUT directory: it must exist, be a
-// directory and be listable.
-func sutDir(dir string) (string, error) {
-	if dir == "" {
-		dir = "."
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("SUT dir %s does not exist", dir)
-		}
-		return "", fmt.Errorf("SUT dir %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("SUT dir %s is not a directory", dir)
-	}
-	f, err := os.Open(abs)
-	if err == nil {
-		_, err = f.Readdirnames(1)
-		f.Close()
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("SUT dir %s is not readable: %w", dir, err)
-	}
-	return abs, nil
-}
-
-// findPlan returns the plan to use: the given one, else the single
-// docs/testing-plans/*.md; "" when there is none. Several are ambiguous.
-func findPlan(sut, given string) (string, error) {
-	if given != "" {
-		abs, err := filepath.Abs(given)
-		if err != nil {
-			return "", fmt.Errorf("plan %s: %w", given, err)
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("plan %s does not exist", given)
-			}
-			return "", fmt.Errorf("plan %s: %w", given, err)
-		}
-		if fi.IsDir() {
-			return "", fmt.Errorf("plan %s is a directory", given)
-		}
-		return abs, nil
-	}
-	found, err := filepath.Glob(filepath.Join(sut, "docs", "testing-plans", "*.md"))
-	if err != nil {
-		return "", fmt.Errorf("find plans: %w", err)
-	}
-	var plans []string
-	for _, f := range found {
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			plans = append(plans, f)
-		}
-	}
-	switch len(plans) {
-	case 0:
-		return "", nil
-	case 1:
-		return plans[0], nil
-	}
-	names := make([]string, len(plans))
-	for i, p := range plans {
-		names[i] = relSlash(sut, p)
-	}
-	return "", fmt.Errorf("%d plans found (%s); pick one with --plan", len(plans), strings.Join(names, ", "))
 }
 
 func hasOpen(qs []Question) bool {

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/templates"
 )
 
@@ -249,7 +250,7 @@ func TestInitLintFailingPlanWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := testInit(context.Background(), InitOptions{SUT: sut})
-	var le *LintError
+	var le *plan.LintError
 	if !errors.As(err, &le) {
 		t.Fatalf("Init = %v, want a LintError", err)
 	}

@@ -4,31 +4,25 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
 )
 
-// capCheck is how pre-flight proves one nemesis need on a host: a script
-// that exits 0 when it is there, and the hint recorded when it is not.
-type capCheck struct {
-	script string // "" = nothing to check on the host
-	hint   string
-}
+// needRows maps nemesis.Info.Needs to the capability rows of the probe
+// that prove them (runner.Probe: the same rows and the same rule for root
+// that `dstgen probe` and `task validate` print). "kill" is always there;
+// "tc-netem" and "proxy" are the nemesis's own business (netem falls back
+// to the proxy where the kernel has no netem); "clock" needs root.
+var needRows = map[string]string{"root": "root", "iptables": "iptables", "clock": "root"}
 
-// capChecks maps nemesis.Info.Needs to host checks. "kill" is always
-// there; "tc-netem" and "proxy" are the nemesis's own business (netem
-// falls back to the proxy where the kernel has no netem).
-func capChecks() map[string]capCheck {
-	return map[string]capCheck{
-		"root":     {`[ "$(id -u)" = 0 ]`, "log in as root (env.yml user: root) or run as a user the faults may need root for"},
-		"iptables": {`iptables -w -S >/dev/null 2>&1`, "install iptables (apt-get install iptables) and log in as root"},
-		"kill":     {},
-		"tc-netem": {},
-		"proxy":    {},
-	}
+// needHints say what to do about a missing need.
+var needHints = map[string]string{
+	"root":     "log in as root (env.yml user: root, or a uid-0 user): the faults run as the SSH user",
+	"iptables": "install iptables (apt-get install iptables) and log in as root",
 }
 
 // clockOptIn is the fault param that allows clock-skew to change a real
@@ -36,83 +30,93 @@ func capChecks() map[string]capCheck {
 // docs/nemesis.md §8).
 const clockOptIn = "allow"
 
-// preflight checks that every host answers and that the needs of the
-// unit's nemeses hold on the SUT hosts. It returns the capability rows
-// (one per need and host) and the first missing one, or nil.
-func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []scenarios.Fault) ([]session.Capability, *session.MissingCapability, error) {
-	var caps []session.Capability
-	for _, r := range x.Reach(ctx, toEnv(all)) {
-		caps = append(caps, session.Capability{Requirement: "reach " + r.Host, Present: r.Reachable, Source: "ssh"})
-		if !r.Reachable {
-			return caps, &session.MissingCapability{Requirement: "reach " + r.Host,
-				Reason: fmt.Sprintf("host %s does not answer over SSH: %s (check env.yml and `dstgen probe --reach`)", r.Host, r.Err)}, nil
+// checked is what pre-flight found: the capability rows run.json records,
+// the first missing one (nil when none is), and every host's clock.
+type checked struct {
+	caps    []session.Capability
+	missing *session.MissingCapability
+	clocks  []session.HostClock
+}
+
+// preflight probes every host once — reach, clock, capability matrix
+// (runner.Probe) — and checks the needs of the unit's nemeses on the SUT
+// hosts against the probe's rows. An unreachable host, or a need a SUT
+// host lacks, is the first missing capability.
+func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []scenarios.Fault) (checked, error) {
+	var c checked
+	needs, missing, err := needsOf(faults)
+	if err != nil || missing != nil {
+		c.missing = missing
+		return c, err
+	}
+	byHost := map[string]runner.HostCaps{}
+	for _, hc := range x.Probe(ctx, toEnv(all)) {
+		byHost[hc.Host] = hc
+		c.caps = append(c.caps, session.Capability{Requirement: "reach " + hc.Host, Present: hc.Reachable, Source: "ssh"})
+		if !hc.Reachable && c.missing == nil {
+			c.missing = &session.MissingCapability{Requirement: "reach " + hc.Host,
+				Reason: fmt.Sprintf("host %s does not answer over SSH: %s (check env.yml and `dstgen probe --reach`)", hc.Host, hc.Err)}
+		}
+		if hc.Reachable && hc.ClockSamples > 0 {
+			c.clocks = append(c.clocks, session.HostClock{Host: hc.Host, OffsetNS: int64(hc.ClockOffset), UncertaintyNS: int64(hc.ClockUncertainty), Samples: hc.ClockSamples})
 		}
 	}
-	needs := map[string]bool{}
+	if c.missing != nil {
+		return c, nil
+	}
+	for _, need := range needs {
+		row, probed := needRows[need]
+		if !probed {
+			c.caps = append(c.caps, session.Capability{Requirement: need, Present: true, Source: "not probed: the nemesis checks it itself"})
+			continue
+		}
+		for _, h := range sut {
+			got, _ := byHost[h.Name].Cap(row)
+			c.caps = append(c.caps, session.Capability{Requirement: need + " on " + h.Name, Present: got.Present, Source: "probe: " + got.Source})
+			if !got.Present && c.missing == nil {
+				c.missing = &session.MissingCapability{Requirement: need,
+					Reason: fmt.Sprintf("%s on %s: missing (%s); %s", need, h.Name, oneline.First(got.Message), needHints[orDefault(row, need)])}
+			}
+		}
+	}
+	return c, nil
+}
+
+func orDefault(row, need string) string {
+	if _, ok := needHints[need]; ok {
+		return need
+	}
+	return row
+}
+
+// needsOf is the sorted needs of the faults' nemeses (a fault through
+// `dstgen proxy` needs neither root nor iptables), or the first fault
+// that cannot run: a row that is not built in, or clock-skew without its
+// opt-in.
+func needsOf(faults []scenarios.Fault) ([]string, *session.MissingCapability, error) {
+	set := map[string]bool{}
 	for _, f := range faults {
 		n, missing, err := nemesis.ForFault(f)
-		if err != nil {
-			return caps, nil, err
-		}
-		if missing != nil {
-			return caps, missing, nil
+		if err != nil || missing != nil {
+			return nil, missing, err
 		}
 		for _, need := range n.Info().Needs {
 			if nemesis.ViaProxy(f.Params) && (need == "root" || need == "iptables") {
-				continue // through `dstgen proxy`: no root, no iptables
+				continue
 			}
-			needs[need] = true
+			set[need] = true
 			if need == "clock" && f.Params[clockOptIn] != "true" {
-				return caps, &session.MissingCapability{Requirement: "clock",
+				return nil, &session.MissingCapability{Requirement: "clock",
 					Reason: fmt.Sprintf("scenarios.yml:%d: %s changes a real clock; set params: {%s: \"true\"} on the fault to allow it", f.Line, f.Nemesis, clockOptIn)}, nil
 			}
 		}
 	}
-	names := make([]string, 0, len(needs))
-	for n := range needs {
-		names = append(names, n)
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
 	}
-	sort.Strings(names)
-	for _, need := range names {
-		c, known := capChecks()[need]
-		if need == "clock" {
-			c = capChecks()["root"]
-			known = true
-		}
-		if !known || c.script == "" {
-			caps = append(caps, session.Capability{Requirement: need, Present: true, Source: "not probed: the nemesis checks it itself"})
-			continue
-		}
-		for _, h := range sut {
-			_, err := x.Run(ctx, h.Host, c.script)
-			caps = append(caps, session.Capability{Requirement: need + " on " + h.Name, Present: err == nil, Source: "pre-flight"})
-			if err != nil {
-				return caps, &session.MissingCapability{Requirement: need,
-					Reason: fmt.Sprintf("%s on %s: missing; %s", need, h.Name, c.hint)}, nil
-			}
-		}
-	}
-	return caps, nil, nil
-}
-
-// measureClocks measures every host's clock against this machine's
-// (runner.MeasureClock); a host whose measurement fails is left out and
-// named in the returned error, which the caller logs.
-func measureClocks(ctx context.Context, x Hosts, hosts []nemesis.Host) ([]session.HostClock, error) {
-	var out []session.HostClock
-	var errs []string
-	for _, h := range hosts {
-		cs, err := x.Clock(ctx, h.Host)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		out = append(out, session.HostClock{Host: h.Name, OffsetNS: int64(cs.Offset), UncertaintyNS: int64(cs.Uncertainty), Samples: cs.Samples})
-	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return out, nil
+	sort.Strings(out)
+	return out, nil, nil
 }
 
 // cluster is the hosts of a unit: every env.yml host, and those of them
@@ -141,21 +145,17 @@ func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.Sc
 			return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", missing.Requirement, missing.Reason))
 		}
 	}
-	caps, missing, err := preflight(ctx, o.hosts, cl.all, cl.sut, r.u.Scenario.Faults)
-	run.Capabilities = caps
+	c, err := preflight(ctx, o.hosts, cl.all, cl.sut, r.u.Scenario.Faults)
+	run.Capabilities = c.caps
 	if err != nil {
 		return cl, placement{}, nil, badInput(err)
 	}
-	if missing != nil {
-		run.MissingCapability = missing
-		return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", missing.Requirement, missing.Reason))
+	if c.missing != nil {
+		run.MissingCapability = c.missing
+		return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", c.missing.Requirement, c.missing.Reason))
 	}
 	cl = newCluster(o.sut.Hosts(o.sut.Modes(ctx)))
-	clocks, err := measureClocks(ctx, o.hosts, cl.all)
-	if err != nil {
-		r.logf("clock=partial reason=%q", err.Error())
-	}
-	run.Timeline = &session.Timeline{Hosts: clocks}
+	run.Timeline = &session.Timeline{Hosts: c.clocks}
 	p, err := r.place(cl)
 	if err != nil {
 		return cl, p, nil, badInput(err)

@@ -20,10 +20,9 @@ import (
 // transport's 30 s ceiling.
 type Hosts interface {
 	nemesis.Exec
-	// Reach is one round trip per host, all at once.
-	Reach(ctx context.Context, hs []env.Host) []runner.Reach
-	// Clock measures h's clock against this machine's (NTP-style).
-	Clock(ctx context.Context, h env.Host) (runner.ClockSample, error)
+	// Probe is every host's reach, clock (NTP-style, against this
+	// machine's) and capability matrix, hosts at once (runner.Probe).
+	Probe(ctx context.Context, hs []env.Host) []runner.HostCaps
 	StartJob(ctx context.Context, h env.Host, workdir, id string, argv []string) (runner.JobStatus, error)
 	JobStatus(ctx context.Context, h env.Host, workdir, id string) (runner.JobStatus, error)
 	StopJob(ctx context.Context, h env.Host, workdir, id string, grace time.Duration) (runner.JobStatus, error)
@@ -58,12 +57,8 @@ func NewHosts(p *runner.Pool) Hosts { return poolHosts{runner.Shell{Pool: p}} }
 
 type poolHosts struct{ runner.Shell }
 
-func (p poolHosts) Reach(ctx context.Context, hs []env.Host) []runner.Reach {
-	return runner.ProbeReach(ctx, p.Pool, hs)
-}
-
-func (p poolHosts) Clock(ctx context.Context, h env.Host) (runner.ClockSample, error) {
-	return runner.MeasureClock(ctx, p.Pool, h, runner.ClockSamples)
+func (p poolHosts) Probe(ctx context.Context, hs []env.Host) []runner.HostCaps {
+	return runner.Probe(ctx, p.Pool, hs)
 }
 
 func (p poolHosts) StartJob(ctx context.Context, h env.Host, workdir, id string, argv []string) (runner.JobStatus, error) {

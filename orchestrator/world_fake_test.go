@@ -157,22 +157,20 @@ func (w *fakeWorld) Run(ctx context.Context, h env.Host, script string) (string,
 	return out.String(), nil
 }
 
-func (w *fakeWorld) Reach(_ context.Context, hs []env.Host) []runner.Reach {
+// Probe: every host reachable unless told otherwise, uid 0, iptables.
+func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []runner.Reach
+	var out []runner.HostCaps
 	for _, h := range hs {
-		r := runner.Reach{Host: h.Name, Reachable: !w.unreachable[h.Name]}
-		if !r.Reachable {
-			r.Err = "dial tcp " + h.Address + ":22: i/o timeout"
+		hc := runner.HostCaps{Host: h.Name, Reachable: !w.unreachable[h.Name], ClockUncertainty: time.Millisecond, ClockSamples: 1,
+			Caps: []runner.Cap{{Name: "root", Present: true, Source: "id -u = 0"}, {Name: "iptables", Present: true, Source: "fake"}}}
+		if !hc.Reachable {
+			hc.Err = "dial tcp " + h.Address + ":22: i/o timeout"
 		}
-		out = append(out, r)
+		out = append(out, hc)
 	}
 	return out
-}
-
-func (w *fakeWorld) Clock(context.Context, env.Host) (runner.ClockSample, error) {
-	return runner.ClockSample{Uncertainty: time.Millisecond, Samples: 1}, nil
 }
 
 // StartJob runs the fake workload with the job's DSTGEN_* environment.

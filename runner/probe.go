@@ -405,13 +405,19 @@ func fillCaps(hc *HostCaps, kv map[string]string) {
 		}
 		return ""
 	}
-	switch {
-	case kv["root"] == "yes":
+	// One rule for root, the pre-flight's and the nemeses': uid 0. The
+	// faults run their commands as the SSH user, so passwordless sudo
+	// counts for deploy's package installs (row sudo), never as root.
+	if kv["root"] == "yes" {
 		add(Cap{Name: "root", Present: true, Source: "id -u = 0"})
-	case kv["sudo"] == "yes":
-		add(Cap{Name: "root", Present: true, Source: "sudo -n true"})
-	default:
-		add(Cap{Name: "root", Present: false, Source: "id -u = " + kv["uid"] + "; sudo -n true failed", Message: "not root and no passwordless sudo"})
+	} else {
+		add(Cap{Name: "root", Present: false, Source: "id -u = " + kv["uid"], Message: "not root: the faults run as the SSH user and need uid 0 (log in as root or a uid-0 user)"})
+	}
+	switch kv["sudo"] {
+	case "yes":
+		add(Cap{Name: "sudo", Present: true, Source: "sudo -n true"})
+	case "no":
+		add(Cap{Name: "sudo", Present: false, Source: "sudo -n true failed", Message: "no passwordless sudo (deploy installs packages only as root or with it)"})
 	}
 	// Probed by doing: present means it really worked.
 	for _, t := range []struct{ name, key, ver, how string }{

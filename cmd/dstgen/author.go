@@ -11,6 +11,7 @@ import (
 
 	"github.com/dstgen/dstgen/author"
 	"github.com/dstgen/dstgen/internal/exitcode"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // newAuthorCmd is `dstgen author`: write the plan's skeletons into the
@@ -55,7 +56,7 @@ skeleton — file:line of the plan).`,
 			}
 			res, err := author.Run(cmd.Context(), o)
 			if err != nil {
-				var le *author.LintError
+				var le *plan.LintError
 				if errors.As(err, &le) {
 					for _, p := range le.Problems {
 						fmt.Fprintln(cmd.ErrOrStderr(), p.String())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dstgen/dstgen/generator"
 	"github.com/dstgen/dstgen/internal/gotask/taskcheck"
+	"github.com/dstgen/dstgen/plan"
 )
 
 // newInitCmd is `dstgen init`: scan the SUT, read and lint the plan, and
@@ -64,7 +65,7 @@ of order (file:line). Nothing is half-written.`,
 			}
 			res, err := generator.Init(cmd.Context(), o)
 			if err != nil {
-				var le *generator.LintError
+				var le *plan.LintError
 				if errors.As(err, &le) {
 					for _, p := range le.Problems {
 						fmt.Fprintln(stderr, p.String())
