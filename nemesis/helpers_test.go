@@ -32,6 +32,9 @@ func (x nsExec) Run(ctx context.Context, h env.Host, script string) (string, err
 	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "/bin/sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// A killed `ip` leaves its children holding the pipes (an iptables
+	// waiting on the xtables lock): stop waiting for them too.
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if i := strings.IndexByte(msg, '\n'); i >= 0 {
