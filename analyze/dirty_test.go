@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/plan"
 )
 

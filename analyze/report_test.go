@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/checker"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files under testdata/golden")

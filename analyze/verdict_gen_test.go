@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/session"
 )
 

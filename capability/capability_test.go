@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 )

@@ -19,7 +19,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 // genKV records a linearizable kv history: procs clients, each with one op

@@ -11,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/dstgen/dstgen/internal/fixture"
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/fixture"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 func agentActionsOf(res *InitResult) map[string]string {

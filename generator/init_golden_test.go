@@ -13,8 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/fixture"
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/fixture"
+	"github.com/dstgen/dstgen/testsupport/golden"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/golden"
 	"github.com/dstgen/dstgen/plan"
 )
 

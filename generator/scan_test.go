@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 func scanT(t *testing.T, dir string, opts ScanOptions) *Profile {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/fileline"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
-// The round trips write with internal/fixture's WriteHistory: no command
+// The round trips write with testsupport/fixture's WriteHistory: no command
 // writes a whole history (a run records through Recorder), so the writer
 // is a test fixture, and these tests pin that it and the reader agree.
 

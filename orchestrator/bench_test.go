@@ -6,7 +6,7 @@ package orchestrator_test
 //
 //	go test ./orchestrator -run '^$' -bench . -benchtime 1x
 //
-// (as root: internal/sshtest starts the sshd servers).
+// (as root: testsupport/sshtest starts the sshd servers).
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/session"
 )
 

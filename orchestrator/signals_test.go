@@ -15,7 +15,7 @@ import (
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/oneline"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"

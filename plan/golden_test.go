@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 // TestGoldenLintOutput pins the full lint output of a plan that breaks many

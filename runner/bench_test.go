@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 const benchCmds = 200

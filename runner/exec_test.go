@@ -9,7 +9,7 @@ import (
 
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/shell"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // testPool starts n real sshd servers trusted by known_hosts and returns a

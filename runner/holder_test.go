@@ -21,7 +21,7 @@ import (
 
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/shell"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"golang.org/x/crypto/ssh"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // hostileStrings are values that would run `touch CANARY` (or escape a

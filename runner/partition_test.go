@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // TestPartitionedHostInNetns: three simulated hosts, each a network

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 // TestProbeFixtureCaps pins the matrix fillCaps builds from one recorded

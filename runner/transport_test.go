@@ -23,7 +23,7 @@ import (
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/internal/shell"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 func mustRun(t *testing.T, p *Pool, h env.Host, cmd string) string {

@@ -31,7 +31,7 @@ const (
 	Bridge = "dstgen-tb0"
 	// BridgeAddr is the control node's address on Bridge.
 	BridgeAddr = "10.77.0.1"
-	// Subnet is the testbed network; it is also internal/sshtest's, which
+	// Subnet is the testbed network; it is also testsupport/sshtest's, which
 	// is why tests hold sshtest.LockNet while a testbed is up.
 	Subnet = "10.77.0.0/24"
 	// User is the login user: a uid-0 alias with /bin/sh as its shell, so

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/golden"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 func TestCheckRoot(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/runner"
 )
 

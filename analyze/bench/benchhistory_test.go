@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 // benchCollected is a run as the generated collect task lays it out:

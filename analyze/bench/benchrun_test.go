@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/analyze/render"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/session"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 const authorPlan = "docs/testing-plans/kv.md"

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"gopkg.in/yaml.v3"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/session"
 	"gopkg.in/yaml.v3"
 )

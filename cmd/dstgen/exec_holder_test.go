@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // buildBinary builds the real binary once for the caller: the holder is

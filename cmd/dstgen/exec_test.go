@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"golang.org/x/crypto/ssh"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/runner"
 )
 

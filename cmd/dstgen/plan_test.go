@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/generator"
-	"github.com/dstgen/dstgen/internal/fixture"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/plan"
 )
 

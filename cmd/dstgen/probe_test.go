@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/capability"
-	"github.com/dstgen/dstgen/internal/golden"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/golden"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // readmeBlock is a fenced block of README.md marked `sh run`.

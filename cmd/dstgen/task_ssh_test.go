@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // TestGeneratedBenchWorkflowOverSSH drives the generated Taskfile end to end

@@ -16,7 +16,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/internal/sshtest"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 const etcdBin = "/usr/bin/etcd"
