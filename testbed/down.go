@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/dstgen/dstgen/testbed/netns"
 )
 
 // Down removes what dir's testbed.json says Up made: every sshd by its pid,
@@ -45,8 +46,9 @@ func Down(ctx context.Context, dir string) ([]string, error) {
 			}
 			removed = append(removed, fmt.Sprintf("sshd %s pid=%d", h.Name, pid))
 		}
-		if nsExists(h.NS) {
-			pids, err := nsPIDs(ctx, h.NS)
+		if netns.Exists(h.NS) {
+			// Everything in it goes first: a process there keeps the tmpfs busy.
+			pids, err := netns.PIDs(ctx, h.NS)
 			if err != nil {
 				fail(fmt.Errorf("%s: %w", h.Name, err))
 			}
@@ -54,7 +56,7 @@ func Down(ctx context.Context, dir string) ([]string, error) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 			for _, pid := range pids {
-				if !gone(ctx, pid, stopWait) {
+				if !netns.Gone(ctx, pid, stopWait) {
 					fail(fmt.Errorf("%s: pid %d in %s survives SIGKILL", h.Name, pid, h.NS))
 					continue
 				}
@@ -69,28 +71,28 @@ func Down(ctx context.Context, dir string) ([]string, error) {
 				h.Mounted = false
 			}
 		}
-		if h.NSCreated && nsExists(h.NS) {
-			if _, err := run(ctx, "ip", "netns", "del", h.NS); err != nil {
-				fail(fmt.Errorf("%s: remove netns: %w", h.Name, err))
-			} else {
-				removed = append(removed, "netns "+h.NS)
+		if h.NSCreated || strings.HasPrefix(h.Veth, vethPrefix) {
+			had := netns.Exists(h.NS) && h.NSCreated
+			l := netns.Link{NS: h.NS, Veth: h.Veth, Address: h.Address}
+			if !h.NSCreated {
+				l.NS = "" // the veth only
 			}
-		}
-		// The veth goes with its namespace; one left by a crash between the
-		// two ends is removed here.
-		if _, err := net.InterfaceByName(h.Veth); err == nil && strings.HasPrefix(h.Veth, vethPrefix) {
-			_, err := run(ctx, "ip", "link", "del", h.Veth)
-			if _, still := net.InterfaceByName(h.Veth); err != nil && still == nil {
-				fail(fmt.Errorf("%s: remove veth: %w", h.Name, err))
-			} else if err == nil {
-				removed = append(removed, "veth "+h.Veth)
+			killed, err := netns.RemoveLink(ctx, l)
+			for _, pid := range killed { // started since the kill above
+				removed = append(removed, fmt.Sprintf("process %s pid=%d", h.Name, pid))
+			}
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", h.Name, err))
+			}
+			if had && !netns.Exists(h.NS) {
+				removed = append(removed, "netns "+h.NS)
 			}
 		}
 	}
 	if st.BridgeCreated {
 		if _, err := net.InterfaceByName(st.Bridge); err == nil {
-			if _, err := run(ctx, "ip", "link", "del", st.Bridge); err != nil {
-				fail(fmt.Errorf("remove bridge: %w", err))
+			if err := netns.RemoveBridge(ctx, st.Bridge); err != nil {
+				fail(err)
 			} else {
 				removed = append(removed, "bridge "+st.Bridge)
 			}
@@ -135,22 +137,6 @@ func uniq(ps ...int) []int {
 		}
 	}
 	return out
-}
-
-// nsPIDs lists the processes in network namespace ns.
-func nsPIDs(ctx context.Context, ns string) ([]int, error) {
-	out, err := run(ctx, "ip", "netns", "pids", ns)
-	if err != nil {
-		return nil, fmt.Errorf("list processes in %s: %w", ns, err)
-	}
-	var pids []int
-	self := os.Getpid()
-	for _, f := range strings.Fields(out) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && pid != self {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
 }
 
 // unmount removes the tmpfs on dir; one still busy (a process outside the

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/testbed/netns"
 )
 
 // Names and addresses the testbed uses (docs/testbed.md §2).
@@ -30,10 +31,10 @@ const (
 	// Bridge is the root-namespace bridge every host's veth is on.
 	Bridge = "dstgen-tb0"
 	// BridgeAddr is the control node's address on Bridge.
-	BridgeAddr = "10.77.0.1"
+	BridgeAddr = netns.ControlAddr
 	// Subnet is the testbed network; it is also testsupport/sshtest's, which
 	// is why tests hold sshtest.LockNet while a testbed is up.
-	Subnet = "10.77.0.0/24"
+	Subnet = netns.Subnet
 	// User is the login user: a uid-0 alias with /bin/sh as its shell, so
 	// faults can run as root without root's slow interactive bash setup.
 	User = "dstgen-tb"

@@ -8,7 +8,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/testbed/netns"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -196,7 +196,8 @@ func newKey(path string) (string, error) {
 	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sp))), nil
 }
 
-// bridge makes the bridge with the control node's address, up.
+// bridge makes the bridge with the control node's address, up; a bridge
+// it creates is recorded before it is made.
 func (u *upper) bridge(ctx context.Context) error {
 	st := u.st
 	if _, err := net.InterfaceByName(st.Bridge); err != nil {
@@ -204,58 +205,29 @@ func (u *upper) bridge(ctx context.Context) error {
 		if err := st.save(); err != nil {
 			return err
 		}
-		if _, err := run(ctx, "ip", "link", "add", "name", st.Bridge, "type", "bridge"); err != nil {
-			return fmt.Errorf("make bridge: %w", err)
-		}
+	}
+	made, err := netns.MakeBridge(ctx, st.Bridge, BridgeAddr)
+	if made {
 		u.made("bridge " + st.Bridge)
 	}
-	// replace and set are idempotent: a second Up re-asserts them cheaply.
-	for _, args := range [][]string{
-		{"ip", "addr", "replace", BridgeAddr + "/24", "dev", st.Bridge},
-		{"ip", "link", "set", st.Bridge, "up"},
-	} {
-		if _, err := run(ctx, args...); err != nil {
-			return fmt.Errorf("set up bridge: %w", err)
-		}
-	}
-	return nil
+	return err
 }
 
 // host makes h's namespace, link, dirs, tmpfs and sshd files.
 func (u *upper) host(ctx context.Context, h *HostState) error {
 	st := u.st
-	if !nsExists(h.NS) {
+	if !netns.Exists(h.NS) {
 		h.NSCreated = true
 		if err := st.save(); err != nil {
 			return err
 		}
-		if _, err := run(ctx, "ip", "netns", "add", h.NS); err != nil {
-			return fmt.Errorf("make netns: %w", err)
-		}
-		u.made("netns " + h.NS)
 	}
-	if _, err := run(ctx, "ip", "-n", h.NS, "link", "show", "eth0"); err != nil {
-		// A root-side end left from a half-made link goes first.
-		if _, lerr := net.InterfaceByName(h.Veth); lerr == nil {
-			if _, err := run(ctx, "ip", "link", "del", h.Veth); err != nil {
-				return fmt.Errorf("remove stale veth: %w", err)
-			}
-		}
-		if _, err := run(ctx, "ip", "link", "add", h.Veth, "type", "veth", "peer", "name", "eth0", "netns", h.NS); err != nil {
-			return fmt.Errorf("make veth: %w", err)
-		}
-		u.made("veth " + h.Veth)
+	made, err := netns.MakeLink(ctx, st.Bridge, netns.Link{NS: h.NS, Veth: h.Veth, Address: h.Address})
+	for _, m := range made {
+		u.made(m)
 	}
-	for _, args := range [][]string{
-		{"ip", "-n", h.NS, "addr", "replace", h.Address + "/24", "dev", "eth0"},
-		{"ip", "-n", h.NS, "link", "set", "eth0", "up"},
-		{"ip", "-n", h.NS, "link", "set", "lo", "up"},
-		{"ip", "link", "set", h.Veth, "master", st.Bridge},
-		{"ip", "link", "set", h.Veth, "up"},
-	} {
-		if _, err := run(ctx, args...); err != nil {
-			return fmt.Errorf("set up link: %w", err)
-		}
+	if err != nil {
+		return err
 	}
 	for _, d := range []string{h.Workdir, h.DataDir, h.SSHDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -451,12 +423,6 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// nsExists reports whether the named network namespace exists.
-func nsExists(ns string) bool {
-	_, err := os.Stat("/run/netns/" + ns)
-	return err == nil
-}
-
 // isMountPoint reports whether something is mounted on dir (dir has no
 // blanks: normalize refuses them, so mountinfo needs no unescaping).
 func isMountPoint(dir string) (bool, error) {
@@ -487,33 +453,14 @@ func stopPID(ctx context.Context, pid int) error {
 		}
 		return fmt.Errorf("signal pid %d: %w", pid, err)
 	}
-	if gone(ctx, pid, stopWait) {
+	if netns.Gone(ctx, pid, stopWait) {
 		return nil
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	if gone(ctx, pid, stopWait) {
+	if netns.Gone(ctx, pid, stopWait) {
 		return nil
 	}
 	return fmt.Errorf("pid %d still there %s after SIGKILL", pid, stopWait)
-}
-
-// gone polls until pid no longer exists (or is a zombie), at most wait.
-func gone(ctx context.Context, pid int, wait time.Duration) bool {
-	deadline := time.Now().Add(wait)
-	for {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if errors.Is(err, fs.ErrNotExist) {
-			return true
-		}
-		// The state follows the ")" closing the command name.
-		if i := strings.LastIndexByte(string(data), ')'); err == nil && i > 0 && i+2 < len(data) && data[i+2] == 'Z' {
-			return true
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // runAccount runs useradd, usermod or userdel. They take the password

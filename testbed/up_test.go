@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testbed/netns"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 const tmpfsMagic = 0x01021994
@@ -176,7 +177,7 @@ func assertNothingLeft(t *testing.T, dir string, st *State, pids []int) {
 	}
 	for _, pid := range pids {
 		// Exited is enough: reaping the daemonized sshd is pid 1's job.
-		if !gone(context.Background(), pid, stopWait) {
+		if !netns.Gone(context.Background(), pid, stopWait) {
 			t.Errorf("sshd pid %d left", pid)
 		}
 	}
@@ -251,7 +252,7 @@ func TestDownAfterFailedUp(t *testing.T) {
 	if removed, err := Down(ctx, dir); err != nil || !slices.Contains(removed, "sshd h1 pid="+strconv.Itoa(pid)) {
 		t.Fatalf("down with the pid only in the pid file: %v, %v", removed, err)
 	}
-	if !gone(ctx, pid, stopWait) {
+	if !netns.Gone(ctx, pid, stopWait) {
 		t.Fatalf("sshd %d survived down", pid)
 	}
 

@@ -1,20 +1,20 @@
 package sshtest
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/testbed/netns"
 )
 
 // netLockPath serialises NewNet across test binaries: every Net uses
 // 10.77.0.0/24 on a root-namespace bridge, and two at once would fight over
 // the route.
-const netLockPath = "/run/dstgen-sshtest-net.lock"
+const netLockPath = netns.Lock
 
 // netLockWait bounds the wait for that lock. The test binaries of several
 // packages queue on it at once, and one holder alone (the etcd scenario
@@ -51,51 +51,33 @@ func NewNet(t testing.TB, n int) *Net {
 	unlock := flock(t, netLockPath, netLockWait)
 	id := randHex(3)
 	nt := &Net{Bridge: "dgb" + id}
+	var links []netns.Link
+	ctx := context.Background()
 	t.Cleanup(func() {
-		for _, h := range nt.Hosts {
-			killNetnsPids(h.NS)
-			_ = exec.Command("ip", "netns", "del", h.NS).Run()
+		for _, l := range links {
+			if _, err := netns.RemoveLink(ctx, l); err != nil {
+				t.Errorf("sshtest: remove %s: %v", l.NS, err)
+			}
 		}
-		_ = exec.Command("ip", "link", "del", nt.Bridge).Run()
+		if err := netns.RemoveBridge(ctx, nt.Bridge); err != nil {
+			t.Errorf("sshtest: %v", err)
+		}
 		unlock()
 	})
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-		}
+	// The testbed's own network code, on a bridge of this test's.
+	if _, err := netns.MakeBridge(ctx, nt.Bridge, netns.ControlAddr); err != nil {
+		t.Fatalf("sshtest: %v", err)
 	}
-	run("ip", "link", "add", "name", nt.Bridge, "type", "bridge")
-	run("ip", "addr", "add", "10.77.0.1/24", "dev", nt.Bridge)
-	run("ip", "link", "set", nt.Bridge, "up")
 	for i := 0; i < n; i++ {
 		h := NetHost{NS: fmt.Sprintf("dstgen-%s-%d", id, i), Addr: "10.77.0." + strconv.Itoa(10+i)}
-		run("ip", "netns", "add", h.NS)
+		l := netns.Link{NS: h.NS, Veth: fmt.Sprintf("dgv%s%d", id, i), Address: h.Addr}
+		links = append(links, l)
 		nt.Hosts = append(nt.Hosts, h)
-		outer, inner := fmt.Sprintf("dgv%s%d", id, i), fmt.Sprintf("dgp%s%d", id, i)
-		run("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
-		run("ip", "link", "set", inner, "netns", h.NS)
-		run("ip", "-n", h.NS, "link", "set", inner, "name", "eth0")
-		run("ip", "-n", h.NS, "addr", "add", h.Addr+"/24", "dev", "eth0")
-		run("ip", "-n", h.NS, "link", "set", "eth0", "up")
-		run("ip", "-n", h.NS, "link", "set", "lo", "up")
-		run("ip", "link", "set", outer, "master", nt.Bridge)
-		run("ip", "link", "set", outer, "up")
-	}
-	return nt
-}
-
-// killNetnsPids kills, by PID, whatever still runs in ns.
-func killNetnsPids(ns string) {
-	out, err := exec.Command("ip", "netns", "pids", ns).Output()
-	if err != nil {
-		return
-	}
-	for _, f := range strings.Fields(string(out)) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 1 && pid != os.Getpid() {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+		if _, err := netns.MakeLink(ctx, nt.Bridge, l); err != nil {
+			t.Fatalf("sshtest: host %d: %v", i, err)
 		}
 	}
+	return nt
 }
 
 // LockNet holds the lock NewNet takes until t's cleanup, for a test that
