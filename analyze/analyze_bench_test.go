@@ -16,9 +16,9 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 const benchPlan = `# Test Plan: bench

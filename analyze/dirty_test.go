@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 // A read of a value no op in the history wrote is left-over state from an

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/internal/stats"
 )
 
 // metricsFor summarises a unit's workload from its histories (latency,
@@ -54,7 +54,7 @@ func metricsFor(u *unit) *Metrics {
 		m.ErrorRate = float64(m.Errors+m.Timeouts) / float64(m.Ops)
 	}
 	sort.Float64s(lat)
-	m.P50Ms, m.P95Ms, m.P99Ms = render.Percentile(lat, 0.50), render.Percentile(lat, 0.95), render.Percentile(lat, 0.99)
+	m.P50Ms, m.P95Ms, m.P99Ms = stats.Percentile(lat, 0.50), stats.Percentile(lat, 0.95), stats.Percentile(lat, 0.99)
 	if len(lat) == 0 && len(runs[0].run.Workload.Throughput) > 0 {
 		// No history: take the worst interval percentiles run.json reports.
 		for _, iv := range runs[0].run.Workload.Throughput {
@@ -110,11 +110,11 @@ func series(lr *loadedRun) []MetricPoint {
 	if lo > 0 && lo < step {
 		lo = 0
 	}
-	lo = render.FloorTo(lo, step)
+	lo = stats.FloorTo(lo, step)
 	const maxPoints = 2000
 	if (hi-lo)/step >= maxPoints {
 		step = (hi-lo)/maxPoints + 1
-		lo = render.FloorTo(lo, step)
+		lo = stats.FloorTo(lo, step)
 	}
 	n := int((hi-lo)/step) + 1
 	lats := make([][]float64, n)
@@ -136,7 +136,7 @@ func series(lr *loadedRun) []MetricPoint {
 		sort.Float64s(lats[b])
 		out[b] = MetricPoint{StartNS: lo + int64(b)*step, EndNS: lo + int64(b+1)*step, Ops: ops[b],
 			Throughput: float64(ops[b]) / (float64(step) / 1e9),
-			P50Ms:      render.Percentile(lats[b], 0.5), P95Ms: render.Percentile(lats[b], 0.95), P99Ms: render.Percentile(lats[b], 0.99)}
+			P50Ms:      stats.Percentile(lats[b], 0.5), P95Ms: stats.Percentile(lats[b], 0.95), P99Ms: stats.Percentile(lats[b], 0.99)}
 		if ops[b] > 0 {
 			out[b].ErrorRate = float64(errs[b]) / float64(ops[b])
 		}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
-	"github.com/dstgen/dstgen/testsupport/fixture"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 var updateSessions = flag.Bool("update-sessions", false, "rewrite the fixture session dirs under testdata/sessions")

@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // bed is n sshd hosts on 127.0.0.1, each with its own work dir holding the

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/stats"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/session"
 )
@@ -390,10 +390,10 @@ func throughput(ops []history.Op, interval time.Duration) session.Workload {
 		w.IntervalNS = step
 		return w
 	}
-	start := render.FloorTo(lo, step)
+	start := stats.FloorTo(lo, step)
 	if (hi-start)/step >= maxIntervals {
 		step = (hi-start)/maxIntervals + 1
-		start = render.FloorTo(lo, step)
+		start = stats.FloorTo(lo, step)
 	}
 	w.IntervalNS = step
 	n := int((hi-start)/step) + 1
@@ -413,9 +413,9 @@ func throughput(ops []history.Op, interval time.Duration) session.Workload {
 	for b := range series {
 		series[b].StartNS = start + int64(b)*step
 		sort.Float64s(lats[b])
-		series[b].P50Ms = render.Percentile(lats[b], 0.50)
-		series[b].P95Ms = render.Percentile(lats[b], 0.95)
-		series[b].P99Ms = render.Percentile(lats[b], 0.99)
+		series[b].P50Ms = stats.Percentile(lats[b], 0.50)
+		series[b].P95Ms = stats.Percentile(lats[b], 0.95)
+		series[b].P99Ms = stats.Percentile(lats[b], 0.99)
 	}
 	w.Throughput = series
 	return w

@@ -15,10 +15,10 @@ import (
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/oneline"
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // ops builds one op every 10 ns from 0 to end; failed(t) says which fail.

@@ -16,6 +16,7 @@ import (
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/stats"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -196,7 +197,7 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) Result {
 	}
 	if len(lat) > 0 {
 		sort.Float64s(lat)
-		r.Latency = benchLatency{Mean: fptr(benchMean(lat)), P50: fptr(render.Percentile(lat, 0.50)), P95: fptr(render.Percentile(lat, 0.95)), P99: fptr(render.Percentile(lat, 0.99)), Max: fptr(lat[len(lat)-1])}
+		r.Latency = benchLatency{Mean: fptr(benchMean(lat)), P50: fptr(stats.Percentile(lat, 0.50)), P95: fptr(stats.Percentile(lat, 0.95)), P99: fptr(stats.Percentile(lat, 0.99)), Max: fptr(lat[len(lat)-1])}
 	}
 	// Series: one point per interval of at least a second, at most
 	// benchMaxSeriesSize points.
@@ -220,7 +221,7 @@ func historyBench(rel string, meta history.Meta, ops []history.Op) Result {
 	for i := range pts {
 		if len(buckets[i]) > 0 {
 			sort.Float64s(buckets[i])
-			pts[i].P99 = render.Percentile(buckets[i], 0.99)
+			pts[i].P99 = stats.Percentile(buckets[i], 0.99)
 		}
 	}
 	if n > 1 {

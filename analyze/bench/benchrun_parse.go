@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/internal/stats"
 )
 
 // benchLatency holds latency figures in milliseconds; nil means the source
@@ -150,13 +151,13 @@ func parseNativeBench(name, base string, data []byte) (Result, error) {
 			r.Latency.Mean = fptr(benchMean(s))
 		}
 		if r.Latency.P50 == nil {
-			r.Latency.P50 = fptr(render.Percentile(s, 0.50))
+			r.Latency.P50 = fptr(stats.Percentile(s, 0.50))
 		}
 		if r.Latency.P95 == nil {
-			r.Latency.P95 = fptr(render.Percentile(s, 0.95))
+			r.Latency.P95 = fptr(stats.Percentile(s, 0.95))
 		}
 		if r.Latency.P99 == nil {
-			r.Latency.P99 = fptr(render.Percentile(s, 0.99))
+			r.Latency.P99 = fptr(stats.Percentile(s, 0.99))
 		}
 	}
 	var seriesOps int64

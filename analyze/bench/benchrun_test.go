@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/analyze/render"
-	"github.com/dstgen/dstgen/testsupport/fixture"
+	"github.com/dstgen/dstgen/internal/stats"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 const (
@@ -266,7 +267,7 @@ func TestPercentileNearestRank(t *testing.T) {
 		{[]float64{1, 2, 3, 4}, 0, 1},
 		{nil, 50, 0},
 	} {
-		if got := render.Percentile(tc.s, tc.p/100); got != tc.want {
+		if got := stats.Percentile(tc.s, tc.p/100); got != tc.want {
 			t.Errorf("p%.0f of %v = %v, want %v", tc.p, tc.s, got, tc.want)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -36,17 +35,6 @@ func DeltaPct(b, a *float64) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%+.0f%%)", 100*(*a-*b) / *b)
-}
-
-// Percentile is the nearest-rank percentile (q in [0, 1]) of sorted values: the
-// value at rank ceil(q·n), so every reported percentile is an observed
-// sample. Session metrics and benchmark runs share it.
-func Percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // FirstN keeps the first n items of s and, when more were cut, a last "… k more" item.
@@ -78,15 +66,4 @@ func JSONErrorLine(data []byte, err error) int {
 		return jsonLine(data, te.Offset)
 	}
 	return 1
-}
-
-// FloorTo rounds v down to a multiple of step (also for negative v): the
-// start of the interval v falls in, for every per-interval series (the
-// run record's throughput, the report's charts).
-func FloorTo(v, step int64) int64 {
-	r := v % step
-	if r < 0 {
-		r += step
-	}
-	return v - r
 }
