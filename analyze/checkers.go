@@ -98,7 +98,11 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 							if ctx.Err() != nil {
 								return fmt.Errorf("check %s: %w", u.id, ctx.Err())
 							}
-							lr.checkErr = appendText(lr.checkErr, fmt.Sprintf("checker %s: %v", name, err))
+							why := fmt.Sprintf("checker %s: %v", name, err)
+							if lr.finalState == nil && lr.run.FinalStateError != "" {
+								why += " (final state: " + lr.run.FinalStateError + ")"
+							}
+							lr.checkErr = appendText(lr.checkErr, why)
 							line := fieldLine(u.model, "Checker")
 							if errors.Is(err, checker.ErrModel) {
 								line = fieldLine(u.model, "Model under test")

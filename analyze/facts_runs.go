@@ -37,7 +37,7 @@ func signal(e *session.Evidence) (bool, string) {
 	switch e.Verdict {
 	case session.SignalChanged:
 		return true, desc
-	case session.SignalUnchanged, session.SignalAmbiguous, session.SignalAbsent:
+	case session.SignalUnchanged, session.SignalAmbiguous, session.SignalAbsent, session.SignalUnknown:
 		return false, desc + " (" + e.Verdict + ")"
 	}
 	if e.Delta != nil {
@@ -166,6 +166,13 @@ func oracleCounts(u *unit, lr *loadedRun) (consumed, produced int, ran bool, why
 		produced = n
 	}
 	if len(lr.results) > 0 { // dstgen's own checkers ran (§7.M, or a threshold oracle)
+		if lr.checkErr != "" {
+			// Every declared checker must have run on its input: one that
+			// could not (no final state, a model it does not fit, an error)
+			// leaves the claim unjudged whatever the others found
+			// (docs/verdicts.md §3.1 step 4).
+			return 0, produced, false, "a declared checker did not run: " + lr.checkErr
+		}
 		consumed = -1
 		for _, res := range lr.results {
 			if res.Outcome == checker.Unknown {

@@ -59,6 +59,8 @@ func (r *unitRun) fetchHistory(ctx context.Context, p placement) string {
 	}
 	if err := os.Rename(filepath.Join(stage, "final.json"), filepath.Join(r.a.Dir, session.FinalName(r.a.RunFile))); err == nil {
 		r.rec.run.FinalState = "" // the default sibling name
+	} else if r.u.Scenario.FinalState != "" && r.rec.run.FinalStateError == "" {
+		r.rec.run.FinalStateError = "the final_state command ran but wrote no " + p.final
 	}
 	if session.HistoryName(r.a.RunFile) != "history.jsonl" && histLocal != "" {
 		r.rec.run.History = session.HistoryName(r.a.RunFile)

@@ -83,15 +83,22 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 	x := r.o.hosts
 	switch {
 	case l.Log != "":
+		// Per host: a host whose size before failed is not read (logSignal),
+		// so only the others can prove the marker is new.
 		var sizes map[string]map[string]int64
 		v.kind = "log"
 		v.before = func(ctx context.Context) (err error) { sizes, err = logSizes(ctx, x, hosts); return err }
 		v.read = func(ctx context.Context) (session.Evidence, error) { return logSignal(ctx, x, hosts, sizes, l.Log) }
 	case l.Metric != "":
 		var before float64
+		var beforeErr error
 		v.kind = "metric"
-		v.before = func(ctx context.Context) (err error) { before, err = metricValue(ctx, x, hosts, l.Metric); return err }
+		v.before = func(ctx context.Context) error { before, beforeErr = metricValue(ctx, x, hosts, l.Metric); return beforeErr }
 		v.read = func(ctx context.Context) (session.Evidence, error) {
+			if beforeErr != nil {
+				// A sum over the hosts that answered is no baseline.
+				return unknownEvidence(kindMetric, l.Metric, beforeErr), nil
+			}
 			after, err := metricValue(ctx, x, hosts, l.Metric)
 			if err != nil {
 				return session.Evidence{}, err
@@ -100,10 +107,15 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 		}
 	case l.LeaderChange:
 		var before string
+		var beforeErr error
 		leader := r.leaderOf(cl)
 		v.kind = "leader"
-		v.before = func(ctx context.Context) (err error) { before, err = leader(ctx); return err }
+		v.before = func(ctx context.Context) error { before, beforeErr = leader(ctx); return beforeErr }
 		v.read = func(ctx context.Context) (session.Evidence, error) {
+			if beforeErr != nil {
+				// No leader known before: any leader now would read "changed".
+				return unknownEvidence(kindLeaderChange, "", beforeErr), nil
+			}
 			after, err := leader(ctx)
 			if err != nil {
 				after = "" // no leader yet is "not changed yet", not an error
@@ -114,6 +126,13 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 		v.kind, v.history = "history", true
 	}
 	return v
+}
+
+// unknownEvidence is a victim signal whose reading before the fault
+// failed: unknown, never landed (docs/nemesis.md §7).
+func unknownEvidence(kind, name string, why error) session.Evidence {
+	return session.Evidence{Kind: kind, Name: name, Verdict: session.SignalUnknown,
+		Raw: "the reading before the fault failed, so no later reading can show a change: " + oneline.First(why.Error())}
 }
 
 // rank orders verdicts: a later reading only replaces a better one.

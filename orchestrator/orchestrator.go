@@ -293,9 +293,7 @@ func (r *unitRun) stages(ctx context.Context) error {
 	}
 	r.setPhase("stop")
 	r.stop(ctx, p, started)
-	if ctx.Err() == nil {
-		r.finalState(ctx, p)
-	}
+	r.finalState(ctx, p)
 
 	r.setPhase("collect")
 	r.collect(cl, p, in)

@@ -189,7 +189,8 @@ const maxMarkerLine = 300
 // (grep -E) written to each host's SUT logs since the sizes LogSizes took
 // (`tail -c +N | grep -cE`), one round trip per host, every value quoted.
 // A log shorter than its recorded size was rotated or truncated and is
-// read from its start. Kind "log_marker", Name the regex, Before 0, After
+// read from its start; a host missing from since (its size before the
+// fault is unknown) is not read at all, never from its start. Kind "log_marker", Name the regex, Before 0, After
 // the count, Verdict changed when ≥ 1, unchanged when 0 on every host,
 // absent when no host has a log to read, ambiguous when a host could not be
 // read and nothing matched elsewhere; Raw the first matching line per host.
@@ -198,6 +199,9 @@ func logSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since 
 	ev := session.Evidence{Kind: kindLogMarker, Name: re, Before: json.RawMessage("0"), Verdict: session.SignalAbsent}
 	qre := shell.Quote(re)
 	res := eachHost(ctx, x, hosts, func(h nemesis.Host) string {
+		if _, known := since[h.Name]; !known {
+			return "" // its size before the fault is unknown: nothing it logs is known to be new
+		}
 		var b strings.Builder
 		for _, f := range logsOf(h) {
 			start := since[h.Name][f] + 1
@@ -220,6 +224,10 @@ func logSignal(ctx context.Context, x nemesis.Exec, hosts []nemesis.Host, since 
 	for i, h := range hosts {
 		logs := logsOf(h)
 		if len(logs) == 0 {
+			continue
+		}
+		if _, known := since[h.Name]; !known {
+			errs = append(errs, fmt.Errorf("log marker %q: host %s: its log size before the fault is unknown (that reading failed): not read", re, h.Name))
 			continue
 		}
 		if res[i].err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -204,5 +205,58 @@ func TestRunUnitReplaysTheScheduleFromASeed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(a.Dir, "run.json")); err != nil {
 		t.Errorf("rerun record: %v", err)
+	}
+}
+
+// A victim reading whose baseline (before the fault) failed is unknown,
+// never "changed": a leader query that failed before reads any leader
+// after as new; a metric summed over the hosts that answered is smaller
+// than a later full sum; a log whose size was not read would be read from
+// its first byte, old markers included (issue: a failed before-reading
+// became "landed").
+func TestRunUnitFailedBeforeReadingIsUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		landing scenarios.Landing
+		set     func(w *fakeWorld, f *scenarios.Fault, s *scenarios.Scenario)
+	}{
+		{"leader query failed before", scenarios.Landing{LeaderChange: true}, func(w *fakeWorld, f *scenarios.Fault, s *scenarios.Scenario) {
+			// No host knows a leader until the fault names one.
+			s.LeaderQuery = `cat "$HOME/leader"`
+			f.Custom.Inject += `; echo "$DSTGEN_HOST" > "$DSTGEN_WORKDIR/leader"`
+		}},
+		{"metric failed on one host before", scenarios.Landing{Metric: `cat "$HOME/m" 2>/dev/null || echo 5`}, func(w *fakeWorld, f *scenarios.Fault, _ *scenarios.Scenario) {
+			w.failOnHost["h2"] = `cat "$HOME/m"`
+			time.AfterFunc(1500*time.Millisecond, func() { w.mu.Lock(); delete(w.failOnHost, "h2"); w.mu.Unlock() })
+		}},
+		{"log size failed on one host before", scenarios.Landing{Log: "elected leader"}, func(w *fakeWorld, _ *scenarios.Fault, _ *scenarios.Scenario) {
+			w.logs = true
+			for _, h := range []string{"h1", "h2", "h3"} {
+				if err := os.WriteFile(filepath.Join(w.workdir(h), "sut.log"), []byte("old: elected leader h1 at term 3\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.failOnHost["h1"] = "wc -c <"
+			time.AfterFunc(1500*time.Millisecond, func() { w.mu.Lock(); delete(w.failOnHost, "h1"); w.mu.Unlock() })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t, 3)
+			o := testOrchestrator(t, w)
+			f := markerFault("1s", "1s")
+			f.Targets = "h1,h2,h3"
+			l := tc.landing
+			f.Landing = &l
+			u := unitOf(f)
+			tc.set(w, &u.Scenario.Faults[0], u.Scenario)
+			out := o.RunUnit(context.Background(), u, attemptIn(o, 1, 3*time.Second))
+			if out.Run == nil || len(out.Run.FaultWindows) != 1 {
+				t.Fatalf("outcome %d %v", out.Code, out.Err)
+			}
+			fw := out.Run.FaultWindows[0]
+			if got := verdictOf(fw.VictimEvidence); got == session.SignalChanged || fw.Landed {
+				t.Fatalf("victim %s (%+v) landed %v: a failed baseline must not prove a change", got, fw.VictimEvidence, fw.Landed)
+			}
+		})
 	}
 }

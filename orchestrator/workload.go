@@ -300,21 +300,31 @@ func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 
 // finalState runs scenario.final_state on the driver host with the
 // workload's environment (run id, endpoints, DSTGEN_FINAL): the dump reads
-// the keys that run wrote (docs/driver-contract.md §7).
+// the keys that run wrote (docs/driver-contract.md §7). Why it is missing
+// goes to run.json final_state_error: a checker that needs it cannot run,
+// and the analyzer must say why.
 func (r *unitRun) finalState(ctx context.Context, p placement) {
 	fs := r.u.Scenario.FinalState
 	if fs == "" {
+		return
+	}
+	fail := func(why string) {
+		r.rec.run.FinalStateError = why
+		r.logf("final_state error=%q", why)
+	}
+	if ctx.Err() != nil {
+		fail("not taken: the run was interrupted before the final-state dump")
 		return
 	}
 	fctx, cancel := r.bounded(ctx, r.o.b.call)
 	defer cancel()
 	cmd, err := r.o.sut.Render("final_state", fs, p.driver.Name)
 	if err != nil {
-		r.logf("final_state error=%q", fmt.Sprintf("scenarios.yml:%d: %s final_state: %v", r.u.Scenario.Line, r.u.ID(), err))
+		fail(fmt.Sprintf("scenarios.yml:%d: %s final_state: %v", r.u.Scenario.Line, r.u.ID(), err))
 		return
 	}
 	script := "cd " + shell.Quote(p.dir) + " && " + shell.QuoteArgs(append(append([]string{"env"}, r.workloadEnv(p)...), "sh", "-c", cmd))
 	if _, err := r.o.hosts.Run(fctx, p.driver.Host, script); err != nil {
-		r.logf("final_state error=%q", err.Error())
+		fail("the final_state command failed on " + p.driver.Name + ": " + err.Error())
 	}
 }

@@ -43,7 +43,9 @@ type fakeWorld struct {
 	unreachable map[string]bool // Reach says no
 	hang        map[string]bool // Run blocks until its context ends
 	panicOn     string          // Run panics on a script holding it
-	failOn      map[string]string
+	failOn      map[string]string // a script holding the key fails with the value
+	failOnHost  map[string]string // host → a script holding the value fails there
+	logs        bool              // SUT hosts log to <workdir>/sut.log
 	jobs        map[string]*fakeJob
 	exitAtOnce  int // a started job exits with this rc at once (0 = runs)
 }
@@ -64,7 +66,7 @@ type fakeJob struct {
 // newFakeWorld makes n SUT hosts h1..hn and one client host c1.
 func newFakeWorld(t *testing.T, n int) *fakeWorld {
 	t.Helper()
-	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, jobs: map[string]*fakeJob{}}
+	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, jobs: map[string]*fakeJob{}}
 	w.bin = filepath.Join(w.dir, "bin")
 	if err := os.MkdirAll(w.bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -130,6 +132,9 @@ func (w *fakeWorld) Run(ctx context.Context, h env.Host, script string) (string,
 		if strings.Contains(script, sub) {
 			fail = msg
 		}
+	}
+	if sub, ok := w.failOnHost[h.Name]; ok && strings.Contains(script, sub) {
+		fail = "refused on " + h.Name
 	}
 	w.mu.Unlock()
 	if panicOn != "" && strings.Contains(script, panicOn) {
@@ -320,6 +325,9 @@ func (w *fakeWorld) Hosts(map[string]string) []nemesis.Host {
 		nh := nemesis.Host{Host: h, Workdir: w.workdir(h.Name)}
 		if slices.Contains(h.Roles, "sut") {
 			nh.SUT = &nemesis.SUT{DataDir: filepath.Join(w.workdir(h.Name), "data")}
+			if w.logs {
+				nh.SUT.Logs = []string{filepath.Join(w.workdir(h.Name), "sut.log")}
+			}
 		}
 		out = append(out, nh)
 	}

@@ -285,8 +285,8 @@ func (r *Run) validate() error {
 			e    *Evidence
 		}{{"injector_evidence", w.InjectorEvidence}, {"victim_evidence", w.VictimEvidence}, {"target_check", w.TargetCheck}} {
 			name, e := ev.name, ev.e
-			if e != nil && !slices.Contains([]string{"", SignalChanged, SignalUnchanged, SignalAmbiguous, SignalAbsent}, e.Verdict) {
-				return r.errAt(at+"."+name+".verdict", "evidence verdict %q must be changed, unchanged, ambiguous or absent", e.Verdict)
+			if e != nil && !slices.Contains([]string{"", SignalChanged, SignalUnchanged, SignalAmbiguous, SignalAbsent, SignalUnknown}, e.Verdict) {
+				return r.errAt(at+"."+name+".verdict", "evidence verdict %q must be changed, unchanged, ambiguous, absent or unknown", e.Verdict)
 			}
 		}
 	}

@@ -46,6 +46,10 @@ type Run struct {
 	Claim             *ClaimScope        `json:"claim,omitempty"`
 	History           string             `json:"history,omitempty"`
 	FinalState        string             `json:"final_state,omitempty"`
+	// FinalStateError says why the scenario's final_state dump is missing
+	// (the command failed, the run was interrupted before it): a checker
+	// that needs it cannot run, and the analyzer says why.
+	FinalStateError string `json:"final_state_error,omitempty"`
 	Notes             string             `json:"notes,omitempty"`
 
 	// Path is the file the run was loaded from (set by LoadRun).
@@ -186,6 +190,9 @@ const (
 	SignalUnchanged = "unchanged"
 	SignalAmbiguous = "ambiguous"
 	SignalAbsent    = "absent"
+	// SignalUnknown is a reading that failed, or one whose baseline
+	// failed: nothing is known, and unknown never lands a window.
+	SignalUnknown = "unknown"
 )
 
 // Oracle is a remote-side oracle's execution record.
