@@ -265,6 +265,15 @@ func (r *unitRun) stages(ctx context.Context) error {
 		return notRun(err)
 	}
 	r.rec.run.Attempted = true
+	// The workload job stops, and what it wrote is collected, on every way
+	// out — a panic in a stage included; the normal path does both itself.
+	collected := false
+	defer func() {
+		if !collected {
+			r.stop(context.Background(), p, started)
+			r.collect(cl, p, collectIn{started: started, metrics: metrics})
+		}
+	}()
 	if err := r.rec.write(); err != nil {
 		return notRun(err)
 	}
@@ -297,6 +306,7 @@ func (r *unitRun) stages(ctx context.Context) error {
 
 	r.setPhase("collect")
 	r.collect(cl, p, in)
+	collected = true
 	return r.unitError(ctx, runErr, h)
 }
 

@@ -106,6 +106,9 @@ func TestRunUnitHealsOnEveryWayOut(t *testing.T) {
 			if left := w.leftFaulted(); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
+			if r := w.running(); len(r) > 0 {
+				t.Errorf("the workload job still runs after the unit: %v", r)
+			}
 		})
 	}
 }
@@ -258,5 +261,29 @@ func TestRunUnitFailedBeforeReadingIsUnknown(t *testing.T) {
 				t.Fatalf("victim %s (%+v) landed %v: a failed baseline must not prove a change", got, fw.VictimEvidence, fw.Landed)
 			}
 		})
+	}
+}
+
+// A fault applied on some targets before it failed on another is healed
+// at once, and its window records the span it was there (injector_ok
+// false, so never landed) instead of pretending it never happened.
+func TestRunUnitHealsAPartialInjectAtOnce(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	f := markerFault("1s", "1s")
+	f.Targets = "h1,h2,h3"
+	w.failOnHost["h2"] = `touch "$DSTGEN_WORKDIR/faulted"`
+	out := o.RunUnit(context.Background(), unitOf(f), attemptIn(o, 1, 3*time.Second))
+	if out.Code != codeNotRun || out.Run == nil || len(out.Run.FaultWindows) != 1 {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	fw := out.Run.FaultWindows[0]
+	if fw.InjectedAtNS == nil || fw.RevertedAtNS == nil || fw.InjectorOK == nil || *fw.InjectorOK || fw.Landed {
+		t.Fatalf("window %+v: want injected, reverted, injector_ok false, not landed", fw)
+	}
+	heal := w.ran("h1", "|| exit 0; sh ")
+	final := w.ran("h1", "removed undo")
+	if len(heal) == 0 || len(final) == 0 || !heal[0].at.Before(final[0].at) {
+		t.Errorf("h1's part was not healed before the final heal (window heal %d, final %d)", len(heal), len(final))
 	}
 }

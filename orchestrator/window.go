@@ -186,6 +186,18 @@ func (r *unitRun) inject(ctx context.Context, cl cluster, p placement, sf sessio
 	cancel()
 	ok := err == nil
 	rec.w.InjectorOK = &ok
+	if err != nil && act != nil {
+		// Applied on some targets, then failed: heal what was applied now,
+		// and record the span it was there (injector_ok false: never landed).
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.call)
+		herr := act.Heal(hctx)
+		cancel()
+		rec.reverted = time.Now().UnixNano()
+		if herr != nil {
+			err = fmt.Errorf("%w; healing the part applied: %v", err, herr)
+		}
+		return nil, fmt.Errorf("%s: inject %s: %w", sf.FaultEpoch, sf.Nemesis, err)
+	}
 	if err != nil {
 		rec.injected = 0
 		return nil, fmt.Errorf("%s: inject %s: %w", sf.FaultEpoch, sf.Nemesis, err)

@@ -265,7 +265,10 @@ func lastRevert(started time.Time, wins []windowRec) int64 {
 }
 
 // stop waits for the workload to end by itself (duration + 30 s at most),
-// then stops it; its rc is the workload's exit status.
+// then stops it; its rc is the workload's exit status. An interrupted run
+// (SIGINT, SIGTERM, `dstgen run stop`) stops it at once: the job never
+// outlives its run, and collect never copies a history still being
+// written.
 func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 	if started.IsZero() {
 		return
@@ -274,8 +277,10 @@ func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 	deadline := started.Add(r.a.Duration + r.o.b.stopSlack)
 	var st runner.JobStatus
 	var err error
+	polled := false
 	for i := 0; i < 100000 && ctx.Err() == nil; i++ {
 		st, err = x.JobStatus(ctx, p.driver.Host, p.driver.Workdir, p.jobID)
+		polled = true
 		if err == nil && st.Status != runner.StatusRunning {
 			break
 		}
@@ -283,7 +288,7 @@ func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 			break
 		}
 	}
-	if err != nil || st.Status == runner.StatusRunning {
+	if !polled || err != nil || st.Status == runner.StatusRunning {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.stopGrace+r.o.b.call)
 		st, err = x.StopJob(sctx, p.driver.Host, p.driver.Workdir, p.jobID, r.o.b.stopGrace)
 		cancel()
