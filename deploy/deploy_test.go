@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // etcdTemplate is the example SUT's real per-host config template.

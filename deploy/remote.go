@@ -340,16 +340,7 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 	}
 	switch mode {
 	case RunSystemd:
-		var stops strings.Builder
-		for _, u := range d.Env.SUT.StopUnits {
-			fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", shell.Quote(u))
-		}
-		u := shell.Quote(d.unit())
-		out, err := d.Run(ctx, h, asRoot+stops.String()+`if systemctl is-active --quiet `+u+`; then echo already=1; else
-$SUDO systemctl reset-failed `+u+` 2>/dev/null
-$SUDO systemd-run --quiet --unit=`+u+` --property=Restart=on-failure --property=RestartSec=2 --working-directory=`+shell.Quote(h.Workdir)+` sh -c `+shell.Quote(h.Command)+` || exit $?
-fi
-echo pid=$(systemctl show -p MainPID --value `+u+`)`)
+		out, err := d.Run(ctx, h, d.startScript(h, mode))
 		if err != nil {
 			return fmt.Errorf("start %s: %w", d.unit(), err)
 		}
@@ -360,7 +351,7 @@ echo pid=$(systemctl show -p MainPID --value `+u+`)`)
 		}
 		d.printf("host=%s sut=%s mode=systemd unit=%s pid=%s", h.Name, state, d.unit(), kv["pid"])
 	default:
-		st, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), []string{"sh", "-c", h.Command})
+		st, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), d.jobArgv(h))
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", d.jobID(), err)
 		}
@@ -371,6 +362,28 @@ echo pid=$(systemctl show -p MainPID --value `+u+`)`)
 		d.printf("host=%s sut=%s mode=job job=%s pid=%d", h.Name, state, d.jobID(), st.PID)
 	}
 	return nil
+}
+
+func (d *Deployer) jobArgv(h Host) []string { return []string{"sh", "-c", h.Command} }
+
+// startScript is the shell text that starts the SUT on h in mode, the one
+// way deploy starts it: a transient systemd unit (after stopping the units
+// sut.stop_units names), or dstgen job sut-<name>. A kill's undo script
+// holds it, so `dstgen heal` restarts a SUT dstgen killed the same way.
+func (d *Deployer) startScript(h Host, mode string) string {
+	if mode != RunSystemd {
+		return runner.JobStartScript(h.Workdir, d.jobID(), d.jobArgv(h))
+	}
+	var stops strings.Builder
+	for _, u := range d.Env.SUT.StopUnits {
+		fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", shell.Quote(u))
+	}
+	u := shell.Quote(d.unit())
+	return asRoot + stops.String() + `if systemctl is-active --quiet ` + u + `; then echo already=1; else
+$SUDO systemctl reset-failed ` + u + ` 2>/dev/null
+$SUDO systemd-run --quiet --unit=` + u + ` --property=Restart=on-failure --property=RestartSec=2 --working-directory=` + shell.Quote(h.Workdir) + ` sh -c ` + shell.Quote(h.Command) + ` || exit $?
+fi
+echo pid=$(systemctl show -p MainPID --value ` + u + `)`
 }
 
 func keyValues(out string) map[string]string {

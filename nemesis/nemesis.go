@@ -63,9 +63,11 @@ type SUT struct {
 	DataDir string
 	// Logs are the SUT's log files on the host (victim log markers).
 	Logs []string
-	// Start brings the SUT back on this host after a kill (deploy's
-	// job or unit); nil = it cannot be restarted by dstgen.
-	Start func(ctx context.Context) error
+	// StartScript is the shell text that starts the SUT on this host the
+	// way deploy does (its job or unit); "" = dstgen cannot restart it. A
+	// kill arms it, guarded by "not running", as its undo script, so a
+	// heal — or `dstgen heal` after a crash — brings the SUT back.
+	StartScript string
 }
 
 // Fault is one window to inject, with its targets already resolved.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dstgen/dstgen/internal/shell"
@@ -216,10 +217,10 @@ func restartSUT(ctx context.Context, x Exec, h Host, old *proc) (*proc, error) {
 	if cur != nil {
 		return cur, nil
 	}
-	if h.SUT.Start == nil {
+	if h.SUT.StartScript == "" {
 		return nil, fmt.Errorf("%s: cannot restart: the SUT has no start command dstgen can run (deploy it through dstgen, as a job or a unit)", h.Name)
 	}
-	if err := h.SUT.Start(ctx); err != nil {
+	if _, err := x.Run(ctx, h.Host, h.SUT.StartScript); err != nil {
 		return nil, fmt.Errorf("%s: restart the SUT: %w", h.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, startWait)
@@ -318,6 +319,7 @@ type killed struct {
 	old    *proc
 	tree   string // old's pid and its descendants at injection (treeFn)
 	exited bool   // the exit was seen after the signal
+	armed  bool   // its restart undo script is on the host
 	now    *proc  // the SUT's process after a restart or heal
 }
 
@@ -338,13 +340,32 @@ func (k killNemesis) Info() Info {
 	}
 }
 
+// restartUndoKind names the undo scripts that bring a killed SUT back.
+const restartUndoKind = "restart"
+
+// restartUndo is a target's restart, guarded: it starts the SUT only while
+// none runs, so it may run at any time, any number of times (a heal, then
+// `dstgen heal`), and it never starts a second one.
+func restartUndo(s *SUT) string {
+	return "running=$( (\n" + lookupScript(s) + "\n) 2>/dev/null | head -n 1)\n" +
+		"[ -n \"$running\" ] && exit 0\n" + s.StartScript + "\nexit 0\n"
+}
+
 func (k killNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error) {
 	ts, err := resolveProcs(ctx, x, f, k.id)
 	if err != nil {
 		return nil, err
 	}
-	a := &killActive{x: x, id: k.id, targets: ts}
+	a := &killActive{x: x, id: k.id, epoch: f.Epoch, targets: ts}
 	for _, t := range ts {
+		// The way back is on the host before the SUT is killed: a crash of
+		// dstgen between the two leaves something `dstgen heal` restarts.
+		if t.h.SUT.StartScript != "" {
+			if err := armUndo(ctx, x, t.h, f.Epoch, restartUndoKind, restartUndo(t.h.SUT)); err != nil {
+				return a, fmt.Errorf("%s: %w", k.id, err)
+			}
+			t.armed = true
+		}
 		if t.exited, err = signalAndWait(ctx, x, t.h, t.old, k.signal, killWait); err != nil {
 			return a, fmt.Errorf("%s: %w", k.id, err)
 		}
@@ -377,6 +398,7 @@ func resolveProcs(ctx context.Context, x Exec, f Fault, id string) ([]*killed, e
 type killActive struct {
 	x       Exec
 	id      string
+	epoch   string
 	targets []*killed
 }
 
@@ -437,17 +459,30 @@ func (a *killActive) TargetCheck(ctx context.Context) (*session.Evidence, error)
 }
 
 // Heal restarts every target whose SUT is not running and waits for its
-// new pid; a target already running again is left alone.
+// new pid; a target already running again is left alone. Targets are
+// healed at once, each within its own bound, so one slow start does not
+// starve the others; the restart undo of a healed target is removed.
 func (a *killActive) Heal(ctx context.Context) error {
-	var errs []error
-	for _, t := range a.targets {
-		cur, err := restartSUT(ctx, a.x, t.h, t.old)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s heal: %w", a.id, err))
-			continue
-		}
-		t.now = cur
+	errs := make([]error, len(a.targets))
+	var wg sync.WaitGroup
+	for i, t := range a.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startWait+killWait)
+			defer cancel()
+			cur, err := restartSUT(tctx, a.x, t.h, t.old)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s heal: %w", a.id, err)
+				return
+			}
+			t.now = cur
+			if t.armed {
+				errs[i] = runUndo(tctx, a.x, t.h, a.epoch, restartUndoKind)
+			}
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -471,11 +506,11 @@ func (restartNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 	}
 	// Refuse before stopping anything that could not be started again.
 	for _, t := range ts {
-		if t.h.SUT.Start == nil {
+		if t.h.SUT.StartScript == "" {
 			return nil, fmt.Errorf("restart on %s: cannot restart: the SUT has no start command dstgen can run (deploy it through dstgen, as a job or a unit)", t.h.Name)
 		}
 	}
-	a := &killActive{x: x, id: "restart", targets: ts}
+	a := &killActive{x: x, id: "restart", epoch: f.Epoch, targets: ts}
 	for _, t := range ts {
 		if t.exited, err = signalAndWait(ctx, x, t.h, t.old, "TERM", killWait); err != nil {
 			return a, fmt.Errorf("restart: %w", err)

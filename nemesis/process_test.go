@@ -5,61 +5,54 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/session"
 )
 
 // sutProc is a real long-running process standing in for the SUT on one
-// namespace host: a `sleep` whose pid is written to a pidfile in the
-// host's work dir, started again by Start. The test process is its parent,
-// so it is reaped, and every one started is killed in t.Cleanup.
+// namespace host: `sleep <secs>` (or args), its pid in a pidfile in the
+// host's work dir, started — first by the test, later by a heal — with the
+// host's SUT.StartScript, as deploy's start script would. Each start is
+// counted in a file beside the pidfile; every process left in the
+// namespace is killed, by pid, when the test's namespaces are removed.
 type sutProc struct {
 	t       *testing.T
-	ns      string
+	x       nsExec
+	h       *Host
 	pidfile string
 	args    []string
-	mu      sync.Mutex
-	starts  int
 }
 
 // newSUTProc launches `sleep <secs>` in h's namespace and points h.SUT at
-// its pidfile. secs is distinct per test so a pattern can name one.
+// its pidfile and start script. secs is distinct per test so a pattern can
+// name one.
 func newSUTProc(t *testing.T, x nsExec, h *Host, secs string) *sutProc {
 	t.Helper()
-	s := &sutProc{t: t, ns: x.ns[h.Name], pidfile: filepath.Join(h.Workdir, "sut.pid"), args: []string{"sleep", secs}}
-	h.SUT = &SUT{PIDFile: s.pidfile, Start: s.Start}
+	s := &sutProc{t: t, x: x, h: h, pidfile: filepath.Join(h.Workdir, "sut.pid"), args: []string{"sleep", secs}}
+	h.SUT = &SUT{PIDFile: s.pidfile, StartScript: s.script()}
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// Start launches one more instance and records its pid.
+// script starts one more instance, detached, and records its pid.
+func (s *sutProc) script() string {
+	return fmt.Sprintf("echo x >> %s\n%s </dev/null >/dev/null 2>&1 &\necho $! > %s\n",
+		shell.Quote(s.pidfile+".starts"), shell.QuoteArgs(s.args), shell.Quote(s.pidfile))
+}
+
+// Start runs the start script on the host, as a heal would.
 func (s *sutProc) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns}, s.args...)...)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %v: %w", s.args, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	s.t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			_ = cmd.Process.Kill() // by pid (a pidfd: no reuse race)
-			<-done
-		}
-	})
-	s.starts++
-	return os.WriteFile(s.pidfile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	s.h.SUT.StartScript = s.script()
+	_, err := s.x.Run(ctx, s.h.Host, s.h.SUT.StartScript)
+	return err
 }
 
 func (s *sutProc) pid(t *testing.T) int {
@@ -76,9 +69,8 @@ func (s *sutProc) pid(t *testing.T) int {
 }
 
 func (s *sutProc) startCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.starts
+	b, _ := os.ReadFile(s.pidfile + ".starts")
+	return strings.Count(string(b), "\n")
 }
 
 // procState reads field 3 of /proc/<pid>/stat here ("" when gone).
@@ -182,7 +174,7 @@ func TestKillHealWithoutStartSaysCannotRestart(t *testing.T) {
 	hosts, x := newCluster(t, 1)
 	ctx := context.Background()
 	p := newSUTProc(t, x, &hosts[0], "7110")
-	hosts[0].SUT.Start = nil
+	hosts[0].SUT.StartScript = ""
 	a, err := mustNemesis(t, "kill-9").Inject(ctx, x, Fault{Epoch: "S2-w1", Targets: hosts})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +183,7 @@ func TestKillHealWithoutStartSaysCannotRestart(t *testing.T) {
 		t.Fatalf("state %q after kill-9, want gone", st)
 	}
 	if err := a.Heal(ctx); err == nil || !strings.Contains(err.Error(), "cannot restart") {
-		t.Errorf("heal without Start: %v, want cannot restart", err)
+		t.Errorf("heal without a start script: %v, want cannot restart", err)
 	}
 }
 
@@ -283,12 +275,12 @@ func TestRestartGivesNewPID(t *testing.T) {
 		t.Errorf("heal after restart: %v, %d starts; want nil and no further start", err, p.startCount())
 	}
 
-	hosts[0].SUT.Start = nil
+	hosts[0].SUT.StartScript = ""
 	if _, err := mustNemesis(t, "restart").Inject(ctx, x, Fault{Epoch: "S4-w2", Targets: hosts}); err == nil || !strings.Contains(err.Error(), "cannot restart") {
-		t.Errorf("restart without Start: %v, want cannot restart", err)
+		t.Errorf("restart without a start script: %v, want cannot restart", err)
 	}
 	if procState(t, now) == "" {
-		t.Error("restart without Start stopped the SUT anyway")
+		t.Error("restart without a start script stopped the SUT anyway")
 	}
 }
 
@@ -340,4 +332,39 @@ func TestProcessFaultsFindTheSUT(t *testing.T) {
 			t.Errorf("evidence %+v, %v; want pid %d changed", ev, err, pid)
 		}
 	})
+}
+
+// A kill arms the way back before it kills: `dstgen heal --all` after a
+// run that died mid-window (nothing of its process left, only the host's
+// undo scripts) restarts the SUT dstgen killed — once, however often it
+// runs.
+func TestHealAllRestartsASUTAKillLeftDown(t *testing.T) {
+	hosts, x := newCluster(t, 1)
+	ctx := context.Background()
+	p := newSUTProc(t, x, &hosts[0], "7131")
+	old := p.pid(t)
+	if _, err := mustNemesis(t, "kill-9").Inject(ctx, x, Fault{Epoch: "S2-w1", Targets: hosts}); err != nil {
+		t.Fatal(err)
+	}
+	if st := procState(t, old); st != "" {
+		t.Fatalf("state %q after kill-9, want gone", st)
+	}
+	// The run that injected it is gone: only HealAll, as `dstgen heal`.
+	removed, err := HealAll(ctx, x, hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].What != "undo S2-w1.restart" {
+		t.Errorf("removed %+v, want the restart undo", removed)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.pid(t) == old && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if now := p.pid(t); now == old || procState(t, now) == "" || p.startCount() != 2 {
+		t.Fatalf("after heal: pid %d (was %d) state %q, %d starts; want the SUT back, started once more", now, old, procState(t, now), p.startCount())
+	}
+	if removed, err := HealAll(ctx, x, hosts); err != nil || len(removed) != 0 || p.startCount() != 2 {
+		t.Errorf("a second heal: removed %+v, %v, %d starts; want nothing and no further start", removed, err, p.startCount())
+	}
 }

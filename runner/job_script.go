@@ -316,3 +316,10 @@ func jobStatusFrom(host, id string, rec map[string]string) (JobStatus, error) {
 	}
 	return st, nil
 }
+
+// JobStartScript is the shell text StartJob sends to start argv as job id
+// under workdir (its output is StartJob's to parse): deploy records it so
+// that an undo script on the host — run by `dstgen heal`, maybe long after
+// the process that wrote it is gone — can bring a killed SUT back exactly
+// the way deploy started it.
+func JobStartScript(workdir, id string, argv []string) string { return startScript(workdir, id, argv) }
