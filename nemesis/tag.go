@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/dstgen/dstgen/internal/shell"
 )
@@ -110,28 +111,45 @@ fi
 }
 
 // HealAll removes every fault dstgen may have left on the hosts, whoever
-// made it and whenever, and says what it removed. Hosts are healed one
-// after another so the output reads in env.yml order; an unreachable host
-// is an error naming it, and the others are still healed.
+// made it and whenever, and says what it removed. Hosts are healed at
+// once, each in its own round trip, so hosts that hang cost their own
+// bound only and never starve the ones that answer; the output is in
+// hosts' order. An unreachable host is an error naming it, and the others
+// are still healed.
 func HealAll(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
+	type result struct {
+		removed []Removed
+		errs    []string
+	}
+	res := make([]result, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stdout, err := x.Run(ctx, h.Host, healAllScript(h))
+			for _, line := range strings.Split(stdout, "\n") {
+				if what, ok := strings.CutPrefix(line, "removed "); ok {
+					res[i].removed = append(res[i].removed, Removed{Host: h.Name, What: what})
+				} else if what, ok := strings.CutPrefix(line, "failed "); ok {
+					res[i].errs = append(res[i].errs, fmt.Sprintf("%s: %s did not succeed", h.Name, what))
+				}
+			}
+			if err != nil {
+				msg := err.Error()
+				if !strings.HasPrefix(msg, h.Name+":") { // the transport's errors name the host already
+					msg = h.Name + ": " + msg
+				}
+				res[i].errs = append(res[i].errs, msg)
+			}
+		}()
+	}
+	wg.Wait()
 	var out []Removed
 	var errs []string
-	for _, h := range hosts {
-		stdout, err := x.Run(ctx, h.Host, healAllScript(h))
-		for _, line := range strings.Split(stdout, "\n") {
-			if what, ok := strings.CutPrefix(line, "removed "); ok {
-				out = append(out, Removed{Host: h.Name, What: what})
-			} else if what, ok := strings.CutPrefix(line, "failed "); ok {
-				errs = append(errs, fmt.Sprintf("%s: %s did not succeed", h.Name, what))
-			}
-		}
-		if err != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, h.Name+":") { // the transport's errors name the host already
-				msg = h.Name + ": " + msg
-			}
-			errs = append(errs, msg)
-		}
+	for _, r := range res {
+		out = append(out, r.removed...)
+		errs = append(errs, r.errs...)
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("heal: %s", strings.Join(errs, "; "))

@@ -137,7 +137,10 @@ func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf sessio
 		return err
 	}
 	save(rec)
-	if tc, err := act.TargetCheck(ctx); err != nil {
+	tctx, cancel := r.bounded(ctx, r.o.b.call)
+	tc, err := act.TargetCheck(tctx)
+	cancel()
+	if err != nil {
 		r.logf("window=%s target_check_error=%q", sf.FaultEpoch, err.Error())
 	} else {
 		rec.w.TargetCheck = tc
