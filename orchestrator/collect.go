@@ -148,7 +148,7 @@ func (r *unitRun) stamp(histLocal string, p placement, in collectIn) {
 	}
 	for i, rec := range in.wins {
 		if rec.historyVictim && len(ops) > 0 {
-			ev := historySignal(ops, run.FaultWindows[i])
+			ev := historySignal(ops, run.FaultWindows, i)
 			run.FaultWindows[i].VictimEvidence = &ev
 			run.FaultWindows[i].Landed = landed(run.FaultWindows[i])
 		}

@@ -12,27 +12,38 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-// leaderOf is the scenario's leader query over cl's SUT hosts: the first
-// host that answers wins, and the answer names the host it points at.
+// leaderOf is the scenario's leader query over cl's SUT hosts: it runs on
+// every one at once, and the leader is the host a majority of all SUT
+// hosts names — an isolated ex-leader that still names itself, or the one
+// host that answers first, is never enough (docs/scenarios-yml.md §3.7).
+// No majority (an election under way, hosts down) is an error saying what
+// each host said.
 func (r *unitRun) leaderOf(cl cluster) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
 		q := r.u.Scenario.LeaderQuery
 		if q == "" {
 			return "", fmt.Errorf("scenarios.yml:%d: %s has no leader_query (needed by target leader and the leader_change signal)", r.u.Scenario.Line, r.u.Scenario.ID)
 		}
-		var errs []string
-		for _, h := range cl.sut {
-			out, err := r.o.hosts.Run(ctx, h.Host, q)
-			if err != nil {
-				errs = append(errs, err.Error())
-				continue
+		res := eachHost(ctx, r.o.hosts, cl.sut, func(nemesis.Host) string { return q })
+		votes := map[string]int{}
+		var said []string
+		for i, h := range cl.sut {
+			switch m, ok := nemesis.MatchHost(res[i].out, cl.sut); {
+			case res[i].err != nil:
+				said = append(said, res[i].err.Error())
+			case ok:
+				votes[m.Name]++
+				said = append(said, h.Name+" says "+m.Name)
+			default:
+				said = append(said, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, oneline.First(res[i].out)))
 			}
-			if m, ok := nemesis.MatchHost(out, cl.sut); ok {
-				return m.Name, nil
-			}
-			errs = append(errs, fmt.Sprintf("%s: leader query printed %q, which names no SUT host", h.Name, oneline.First(out)))
 		}
-		return "", fmt.Errorf("leader query: %s", strings.Join(errs, "; "))
+		for name, n := range votes {
+			if 2*n > len(cl.sut) {
+				return name, nil
+			}
+		}
+		return "", fmt.Errorf("leader query: no leader named by a majority of the %d SUT hosts: %s", len(cl.sut), strings.Join(said, "; "))
 	}
 }
 
@@ -93,7 +104,10 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 		var before float64
 		var beforeErr error
 		v.kind = "metric"
-		v.before = func(ctx context.Context) error { before, beforeErr = metricValue(ctx, x, hosts, l.Metric); return beforeErr }
+		v.before = func(ctx context.Context) error {
+			before, beforeErr = metricValue(ctx, x, hosts, l.Metric)
+			return beforeErr
+		}
 		v.read = func(ctx context.Context) (session.Evidence, error) {
 			if beforeErr != nil {
 				// A sum over the hosts that answered is no baseline.

@@ -30,16 +30,20 @@ const (
 )
 
 // historySignal is the victim-side evidence read from the history: the
-// error+timeout rate of ops invoked during the window against the rate in
-// the equally long span just before it (w's times on the history clock).
+// error+timeout rate of ops invoked during window i of wins against the
+// rate over an equally long stretch of fault-free time just before it —
+// the spans of the other windows are skipped, so back-to-back windows
+// (every == for) never make one window the baseline of the next (wins'
+// times on the history clock).
 //
 // Verdict: changed when the window has ≥ 2 failed ops and at least twice
 // the before-rate (any rate above a before-rate of 0 counts); unchanged
 // otherwise; ambiguous when ≥ 2 ops failed in the window but no op was
-// invoked before it (no baseline to compare with); absent when the window
-// was never injected or no op was invoked in it. A window never reverted
-// runs to the last op.
-func historySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
+// invoked in its baseline (nothing to compare with); absent when the
+// window was never injected or no op was invoked in it. A window never
+// reverted runs to the last op.
+func historySignal(ops []history.Op, wins []session.FaultWindow, i int) session.Evidence {
+	w := wins[i]
 	ev := session.Evidence{Kind: kindHistoryErrorRate, Name: w.FaultEpoch, Verdict: session.SignalAbsent}
 	if w.InjectedAtNS == nil {
 		ev.Raw = "window never injected"
@@ -57,10 +61,7 @@ func historySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
 	if hi < lo {
 		hi = lo
 	}
-	before := lo - (hi - lo)
-	if hi == lo {
-		before = lo - 1 // an instantaneous window: compare with nothing wider
-	}
+	base := faultFree(wins, i, lo, max(hi-lo, 1))
 	var nIn, fIn, nBefore, fBefore int
 	for i := range ops {
 		op := &ops[i]
@@ -71,14 +72,14 @@ func historySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
 			if failed {
 				fIn++
 			}
-		case t >= before && t < lo:
+		case t < lo && base.holds(t):
 			nBefore++
 			if failed {
 				fBefore++
 			}
 		}
 	}
-	ev.Raw = fmt.Sprintf("window: %d of %d ops failed; the %s before: %d of %d", fIn, nIn, time.Duration(hi-lo), fBefore, nBefore)
+	ev.Raw = fmt.Sprintf("window: %d of %d ops failed; the %s of fault-free time before: %d of %d", fIn, nIn, time.Duration(hi-lo), fBefore, nBefore)
 	if nIn == 0 {
 		return ev
 	}
@@ -101,6 +102,69 @@ func historySignal(ops []history.Op, w session.FaultWindow) session.Evidence {
 		ev.Verdict = session.SignalUnchanged
 	}
 	return ev
+}
+
+// spans is a set of [from, to) stretches of the history clock.
+type spans [][2]int64
+
+func (s spans) holds(t int64) bool {
+	for _, sp := range s {
+		if t >= sp[0] && t < sp[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// faultFree is length of fault-free time just before lo, walking back
+// over the spans of every window but i (injection to revert; an unreverted
+// one to lo), as stretches; shorter when the history starts first.
+func faultFree(wins []session.FaultWindow, i int, lo, length int64) spans {
+	var busy spans
+	for j, w := range wins {
+		if j == i || w.InjectedAtNS == nil || *w.InjectedAtNS >= lo {
+			continue
+		}
+		end := lo
+		if w.RevertedAtNS != nil {
+			end = min(*w.RevertedAtNS, lo)
+		}
+		busy = append(busy, [2]int64{*w.InjectedAtNS, end})
+	}
+	var out spans
+	cur, left := lo, length
+	for k := 0; left > 0 && k < 2*len(busy)+2; k++ {
+		// The latest busy span ending at or before cur, if it covers cur.
+		next := int64(math.MinInt64)
+		for _, b := range busy {
+			if b[0] < cur && b[1] >= cur {
+				cur = b[0] // inside a window: jump over it
+			}
+		}
+		for _, b := range busy {
+			if b[1] <= cur && b[1] > next {
+				next = b[1]
+			}
+		}
+		from := cur - left
+		if next > from {
+			from = next
+		}
+		if from < cur {
+			out = append(out, [2]int64{from, cur})
+			left -= cur - from
+		}
+		if next == math.MinInt64 {
+			break
+		}
+		cur = next
+		for _, b := range busy {
+			if b[1] == next {
+				cur = min(cur, b[0])
+			}
+		}
+	}
+	return out
 }
 
 // hostResult is one host's answer of a per-host round trip.

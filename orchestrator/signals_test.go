@@ -52,16 +52,37 @@ func TestHistorySignal(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := historySignal(tc.ops, tc.w)
+			ev := historySignal(tc.ops, []session.FaultWindow{tc.w}, 0)
 			if ev.Kind != "history_error_rate" || ev.Verdict != tc.want {
 				t.Fatalf("verdict %q (%s), want %q", ev.Verdict, ev.Raw, tc.want)
 			}
 		})
 	}
 	// A window at the start of the history has no span before it.
-	amb := historySignal(steadyOps(3000, func(t int64) bool { return t < 500 }), session.FaultWindow{InjectedAtNS: i64(0), RevertedAtNS: i64(500)})
+	amb := historySignal(steadyOps(3000, func(t int64) bool { return t < 500 }), []session.FaultWindow{{InjectedAtNS: i64(0), RevertedAtNS: i64(500)}}, 0)
 	if amb.Verdict != session.SignalAmbiguous {
 		t.Fatalf("no baseline: verdict %q (%s), want ambiguous", amb.Verdict, amb.Raw)
+	}
+}
+
+// Back-to-back windows (every == for): the second window's baseline is
+// fault-free time before the first, never the first window itself — or
+// the second of two equal error bursts would read "unchanged".
+func TestHistorySignalBaselineIsFaultFreeTime(t *testing.T) {
+	wins := []session.FaultWindow{
+		{FaultEpoch: "S1-w1", InjectedAtNS: i64(1000), RevertedAtNS: i64(1500)},
+		{FaultEpoch: "S1-w2", InjectedAtNS: i64(1500), RevertedAtNS: i64(2000)},
+	}
+	ops := steadyOps(3000, func(t int64) bool { return t >= 1000 && t < 2000 && t%10 == 0 })
+	for i := range wins {
+		if ev := historySignal(ops, wins, i); ev.Verdict != session.SignalChanged {
+			t.Errorf("%s: verdict %q (%s), want changed against the fault-free time before S1-w1", wins[i].FaultEpoch, ev.Verdict, ev.Raw)
+		}
+	}
+	// The fault-free stretch is as long as the window, across a gap.
+	got := faultFree(wins, 1, 1500, 500)
+	if len(got) != 1 || got[0] != [2]int64{500, 1000} {
+		t.Errorf("faultFree = %v, want [[500 1000]]", got)
 	}
 }
 
@@ -238,7 +259,8 @@ func TestLogSignalBadRegexAndNoLogs(t *testing.T) {
 	dir := t.TempDir()
 	hosts := logHosts(dir)
 	appendFile(t, hosts[0].SUT.Logs[0], "line\n")
-	if _, err := logSignal(context.Background(), shExec{}, hosts, nil, "(unclosed"); err == nil || !strings.Contains(err.Error(), "rejects the regular expression") {
+	sizes, _ := logSizes(context.Background(), shExec{}, hosts)
+	if _, err := logSignal(context.Background(), shExec{}, hosts, sizes, "(unclosed"); err == nil || !strings.Contains(err.Error(), "rejects the regular expression") {
 		t.Fatalf("bad regex: err %v", err)
 	}
 	ev, err := logSignal(context.Background(), shExec{}, hosts[2:], nil, "x")

@@ -40,9 +40,9 @@ type fakeWorld struct {
 
 	mu          sync.Mutex
 	calls       []fakeCall
-	unreachable map[string]bool // Reach says no
-	hang        map[string]bool // Run blocks until its context ends
-	panicOn     string          // Run panics on a script holding it
+	unreachable map[string]bool   // Reach says no
+	hang        map[string]bool   // Run blocks until its context ends
+	panicOn     string            // Run panics on a script holding it
 	failOn      map[string]string // a script holding the key fails with the value
 	failOnHost  map[string]string // host → a script holding the value fails there
 	logs        bool              // SUT hosts log to <workdir>/sut.log
