@@ -144,3 +144,66 @@ func TestPlanNewJSONAndChange(t *testing.T) {
 		t.Errorf("scaffold lacks the change or its files:\n%s", md)
 	}
 }
+
+// TestPlanNewRealRepoFixtures: on the fixtures that reproduce public
+// repositories (generator/testdata/realrepo) plan new names the SUT after
+// the repository, not its major version, drafts a whole-system plan
+// unless --change names a change, lists no release note, contribution
+// guide or TODO line as a claim, and --max-claims bounds the list.
+func TestPlanNewRealRepoFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		fixture, slug string
+		noise         []string // no claim's source starts with one of these
+	}{
+		{"kvstore", "kvstore-guarantees", []string{"CHANGELOG.md", "CONTRIBUTING.md"}},
+		{"broker", "broker-guarantees", []string{"CONTRIBUTING.md", "TODO.md", "locksordering.txt", "LICENSE.md", "main.go"}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			sut := filepath.Join(t.TempDir(), "checkout")
+			fixture.CopyDir(t, filepath.Join("..", "..", "generator", "testdata", "realrepo", tc.fixture), sut, "testing")
+			out := filepath.Join(t.TempDir(), "plan.md")
+			code, stdout, errs := runDstgen(t, "", "plan", "new", "--sut", sut, "--out", out)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if !strings.Contains(stdout, " slug="+tc.slug+" mode=project-wide ") {
+				t.Errorf("stdout %q, want slug %s and mode project-wide", stdout, tc.slug)
+			}
+			md, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := plan.ParseBytes(out, md)
+			if err != nil || p.Mode != "project-wide" || !strings.HasPrefix(string(md), "# Test Plan: "+tc.slug+"\n") {
+				t.Errorf("parse %v, mode %q, title line %q", err, p.Mode, strings.SplitN(string(md), "\n", 2)[0])
+			}
+			code, stdout, errs = runDstgen(t, "", "plan", "new", "--sut", sut, "--out", out, "--force", "--json", "--max-claims", "2")
+			if code != 0 {
+				t.Fatalf("--max-claims exit %d: %s", code, errs)
+			}
+			var rep planNewReport
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("%v: %s", err, stdout)
+			}
+			if len(rep.Claims) != 2 || rep.Mode != "project-wide" {
+				t.Errorf("--max-claims 2: %d claims, mode %q", len(rep.Claims), rep.Mode)
+			}
+			for _, c := range rep.Claims {
+				for _, n := range tc.noise {
+					if strings.HasPrefix(c.Source, n) {
+						t.Errorf("claim %s from %s: not a promise", c.ID, c.Source)
+					}
+				}
+				if c.Matched == "" {
+					t.Errorf("claim %s (%s) does not say why it was picked", c.ID, c.Source)
+				}
+			}
+			for _, bad := range []string{"0", "-1", "x"} {
+				code, _, errs := runDstgen(t, "", "plan", "new", "--sut", sut, "--out", out, "--force", "--max-claims", bad)
+				if code != 2 || strings.Count(errs, "\n") != 1 {
+					t.Errorf("--max-claims %s: exit %d, stderr %q", bad, code, errs)
+				}
+			}
+		})
+	}
+}
