@@ -105,7 +105,8 @@ func TestRealRepoName(t *testing.T) {
 type claimAt struct{ source, category string }
 
 // TestRealRepoClaims: on each fixture the core packages' promises are
-// listed with their file:line and category; release notes, contribution
+// listed with their file:line and category (as a claim, or as the Also of
+// the claim of their kind in the same package); release notes, contribution
 // guides, TODO lists, licences, lock notes, usage strings, tests and
 // implementation notes ("used to track", "in order to", "lock ordering")
 // are not; nothing from tools or test helpers ranks above a core promise;
@@ -121,7 +122,7 @@ func TestRealRepoClaims(t *testing.T) {
 			fixture: "kvstore",
 			want: []claimAt{
 				{"store/store.go:12", "safety"}, {"store/store.go:22", "safety"}, {"store/store.go:25", "safety"},
-				{"db/wal/wal.go:4", "durability"}, {"cdc/service.go:6", "durability"}, {"README.md:6", "durability"},
+				{"db/wal/wal.go:5", "durability"}, {"cdc/service.go:6", "durability"}, {"README.md:6", "durability"},
 			},
 			core:  6,
 			never: []string{"CHANGELOG.md", "CONTRIBUTING.md", "store/store_test.go", "store/store.go:10", "store/store.go:17"},
@@ -129,8 +130,8 @@ func TestRealRepoClaims(t *testing.T) {
 		{
 			fixture: "broker",
 			want: []claimAt{
-				{"server/stream.go:3", "durability"}, {"server/stream.go:10", "idempotency"},
-				{"server/consumer.go:4", "durability"}, {"server/raft.go:4", "durability"},
+				{"server/stream.go:4", "durability"}, {"server/stream.go:10", "idempotency"},
+				{"server/consumer.go:5", "durability"}, {"server/raft.go:4", "durability"},
 			},
 			core: 4,
 			never: []string{"CONTRIBUTING.md", "TODO.md", "locksordering.txt", "GOVERNANCE.md", "CODE-OF-CONDUCT.md",
@@ -139,13 +140,16 @@ func TestRealRepoClaims(t *testing.T) {
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			p := realRepo(t, tc.fixture)
-			claims, err := FindClaims(context.Background(), p)
+			claims, _, err := FindClaims(context.Background(), p, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]string{}
+			got := map[string]string{} // a merged near-duplicate is listed too
 			for _, c := range claims {
 				got[c.Source] = c.Category
+				for _, a := range c.Also {
+					got[a] = c.Category
+				}
 				for _, pre := range tc.never {
 					if strings.HasPrefix(c.Source, pre) {
 						t.Errorf("%s listed (%q, picked for %q): not a promise", c.Source, c.Text, c.Matched)
@@ -225,7 +229,7 @@ func TestClaimsCapPerFileAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := FindClaims(ctx, p)
+	claims, _, err := FindClaims(ctx, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +280,7 @@ func TestScaffoldStubFromClaim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			claims, err := FindClaims(ctx, p)
+			claims, _, err := FindClaims(ctx, p, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
