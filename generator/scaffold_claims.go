@@ -114,6 +114,11 @@ func scoreTree(ctx context.Context, p *Profile) ([]scoredClaim, error) {
 		if err != nil || isBinary(data) || isGenerated(data) {
 			continue
 		}
+		if f.tier == tierSource && !strings.Contains(f.rel, "/") && path.Ext(f.rel) == ".go" && !isGoMain(data) {
+			// A Go module's root package is a library's API: its doc
+			// comments are the contract.
+			f.tier, f.where = tierCore, "root package"
+		}
 		for _, sen := range sentencesIn(f.rel, string(data)) {
 			if c, ok := scoreSentence(f, sen); ok {
 				out = append(out, c)
@@ -630,6 +635,9 @@ var quotedRE = regexp.MustCompile(`'[^'\s]+'|"[^"\s]+"`)
 
 // blankQuoted replaces such literals with spaces, keeping offsets.
 func blankQuoted(s string) string {
+	if !strings.ContainsAny(s, `'"`) {
+		return s
+	}
 	return quotedRE.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
 }
 
@@ -639,5 +647,8 @@ var linkTargetRE = regexp.MustCompile(`\]\([^)\s]*\)|https?://\S+`)
 // blankLinks replaces link targets and bare URLs with spaces, keeping
 // offsets: a URL's words ("…/linearizable-reads/") promise nothing.
 func blankLinks(s string) string {
+	if !strings.Contains(s, "](") && !strings.Contains(s, "://") {
+		return s
+	}
 	return linkTargetRE.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
 }

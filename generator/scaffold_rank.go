@@ -175,7 +175,7 @@ var dropRE = regexp.MustCompile(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\
 // implementation notes.
 var penalties = []signal{
 	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?guarantees?`, -4, "a non-guarantee", false),
-	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
+	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur\w*|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
 	sig("caller", `caller(?:'s)? (?:must|should|responsibility)|responsibility of the caller|it is the caller|callers? (?:are|is) responsible`, -3, "a precondition", false),
@@ -215,8 +215,14 @@ var (
 // "lock ordering", "JSON-serializable", "durable consumer" (a name).
 var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive`)
 
+// idiomHints are literals every idiom contains.
+var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive"}
+
 // maskIdioms blanks those phrases in lowered text, keeping offsets.
 func maskIdioms(s string) string {
+	if !hasHint(s, idiomHints) {
+		return s
+	}
 	return idiomRE.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
 }
 
@@ -299,9 +305,6 @@ type scoredClaim struct {
 // that names no promise or is dropped.
 func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	prose := s.prose
-	if dropRE.MatchString(strings.TrimSpace(prose)) {
-		return scoredClaim{}, false
-	}
 	// The strongest term names the kind; a second kind adds a point.
 	best, loc := -1, []int(nil)
 	kinds := map[string]bool{}
@@ -318,7 +321,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			best, loc = i, l
 		}
 	}
-	if best < 0 {
+	if best < 0 || dropRE.MatchString(strings.TrimSpace(prose)) {
 		return scoredClaim{}, false
 	}
 	term := promiseTerms[best]
@@ -332,10 +335,11 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if len(kinds) > 1 {
 		add(1, "another promise")
 	}
-	kind := term.kind
+	kind, strength := term.kind, term.points
 	switch {
 	case kind == kindAtomic && atomicRE.MatchString(prose):
 		add(3, "atomic transactions")
+		strength += 3
 	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && !deliveredRE.MatchString(prose):
 		add(-6, "not about delivery")
 	case kind == kindOrdering && !orderedRE.MatchString(prose):
@@ -355,7 +359,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			form = form || b.form
 		}
 	}
-	if !form && term.points <= 3 {
+	if !form && strength <= 3 {
 		add(-2, "no promise words")
 	}
 	if subj := uniqueLower(subjectRE.FindAllString(prose, -1)); len(subj) > 0 {
@@ -373,9 +377,9 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	switch {
 	case imperativeRE.MatchString(lead):
 		add(-2, "an instruction")
-	case term.points < 6 && definesRE.MatchString(lead):
+	case strength < 6 && definesRE.MatchString(lead):
 		add(-2, "defines a thing")
-	case !form && term.points < 6 && describesRE.MatchString(lead):
+	case !form && strength < 6 && describesRE.MatchString(lead):
 		add(-1, "describes a function")
 	}
 	if codeRE.MatchString(prose) {
