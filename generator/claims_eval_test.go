@@ -244,6 +244,11 @@ func (ls *labelSet) measure(claims []CandidateClaim) evalResult {
 	seen := map[string]bool{}
 	foundGroup := map[string]bool{}
 	for _, c := range claims {
+		for _, s := range append([]string{c.Source}, c.Also...) {
+			if al, ok := ls.match(s); ok && al.verdict == "core-promise" {
+				foundGroup[al.group] = true
+			}
+		}
 		l, ok := ls.match(c.Source)
 		if !ok {
 			r.unlabelled = append(r.unlabelled, c.Source)
@@ -258,11 +263,6 @@ func (ls *labelSet) measure(claims []CandidateClaim) evalResult {
 				r.kept++
 			}
 			seen[l.group] = true
-		}
-		for _, s := range append([]string{c.Source}, c.Also...) {
-			if al, ok := ls.match(s); ok && al.verdict == "core-promise" {
-				foundGroup[al.group] = true
-			}
 		}
 		r.lines = append(r.lines, fmt.Sprintf("%-4s %-50s %-13s %-4s %d %v also %v", c.ID, c.Source, verdict, l.group, c.Score, c.Why, c.Also))
 	}

@@ -168,8 +168,8 @@ var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|al
 
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
-// deprecation.
-var dropRE = regexp.MustCompile(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]\]|\bpr ?#\d+|#\d{3,}|/pull/\d+|/issues/\d+|/commit/[0-9a-f]{7}`)
+// deprecation, a licence header.
+var dropRE = regexp.MustCompile(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]\]|\bpr ?#\d+|#\d{3,}|/pull/\d+|/issues/\d+|/commit/[0-9a-f]{7}|\bcopyright\b|licensed under|\bwarrant(?:y|ies)\b`)
 
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
