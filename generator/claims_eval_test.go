@@ -115,8 +115,8 @@ func TestClaimsEval(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s@%s: listed %d, kept %d, precision %.0f%%; core promises found %d of %d, recall %.0f%%",
-			ls.checkout, ls.commit[:min(12, len(ls.commit))], r.listed, r.kept, pct(r.kept, r.listed), r.found, r.groups, pct(r.found, r.groups))
+		t.Logf("%s@%s: listed %d, kept %d, precision %s; core promises found %d of %d, recall %s",
+			ls.checkout, ls.commit[:min(12, len(ls.commit))], r.listed, r.kept, pctOrNA(r.kept, r.listed), r.found, r.groups, pctOrNA(r.found, r.groups))
 		for _, l := range r.lines {
 			t.Log("  " + l)
 		}
@@ -127,6 +127,14 @@ func TestClaimsEval(t *testing.T) {
 			t.Errorf("%s: %s is listed but has no label", ls.checkout, u)
 		}
 	}
+}
+
+// pctOrNA is a/b as a percentage, "n/a" when b is zero.
+func pctOrNA(a, b int) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", pct(a, b))
 }
 
 func pct(a, b int) float64 {

@@ -265,7 +265,7 @@ var coreWords = map[string]bool{
 	"stream": true, "streams": true, "jetstream": true, "consumer": true, "broker": true, "queue": true,
 	"journal": true, "fsm": true, "statemachine": true, "lease": true, "lock": true, "concurrency": true,
 	"election": true, "cdc": true, "commitlog": true, "ledger": true, "filestore": true, "memstore": true,
-	"wal2": true, "mq": true, "topic": true, "partition": true, "coordinator": true, "shard": true, "sharding": true,
+	"wal2": true, "rsm": true, "raftio": true, "raftpb": true, "raftlog": true, "logdb": true, "mq": true, "topic": true, "partition": true, "coordinator": true, "shard": true, "sharding": true,
 }
 
 // peripheralWords name directories of tools, tests and examples.
@@ -295,6 +295,9 @@ func tierOf(rel string, doc bool) (claimTier, string) {
 		}
 	}
 	if doc {
+		if low := strings.ToLower(path.Base(rel)); strings.HasPrefix(low, "test") || strings.HasPrefix(low, "bench") {
+			return tierPeripheral, "tools and tests" // how the project tests itself
+		}
 		if path.Ext(rel) == ".txt" && !strings.HasPrefix(strings.ToUpper(path.Base(rel)), "README") {
 			return tierPeripheral, "notes" // a .txt is a developer's note (lock order, build tips) unless it is the README
 		}
@@ -452,12 +455,13 @@ func commentSentences(ext, data string) []sentence {
 		if ext == ".go" && len(para) == 0 {
 			g.track(line)
 		}
-		c, ok, m := "", false, ""
+		c, ok, m, closed := "", false, "", false
 		if block {
-			c, ok = strings.TrimSpace(strings.TrimPrefix(t, "*")), true
+			c, ok = t, true
 			if j := strings.Index(c, "*/"); j >= 0 {
-				c, block = strings.TrimSpace(c[:j]), false
+				c, block, closed = c[:j], false, true
 			}
+			c = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c), "*"))
 		} else {
 			for _, mk := range markers {
 				if strings.HasPrefix(t, mk) {
@@ -480,6 +484,9 @@ func commentSentences(ext, data string) []sentence {
 				g.track(line)
 			}
 			continue
+		}
+		if c == "" && closed {
+			continue // a block's closing line: what follows it says what it documents
 		}
 		if c == "" {
 			if len(para) > 0 {

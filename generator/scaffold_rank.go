@@ -98,6 +98,7 @@ var promiseTerms = func() []promiseTerm {
 		t("duplicat", `de-?duplicat\w*|duplicates? (?:are|is) (?:dropped|detected|discarded|ignored)`, 4, kindIdempotent),
 		t("lost|lose|losing|loss", `never (?:be )?(?:lost|lose|loses|losing)|(?:is|are|be) (?:never|not) lost|no (?:acknowledged |acked |committed )?(?:data|writes?|messages?|entries|events) (?:is |are |will be |can be )?lost|without (?:any )?(?:data )?loss|(?:zero|no) data loss`, 7, kindDurability),
 		t("surviv", `surviv\w* (?:\w+ ){0,5}?(?:crash\w*|restart\w*|reboot\w*|power|failures?|outages?|loss)`, 6, kindDurability),
+		t("after", `(?:restored|recovered|intact|kept|available) (?:\w+ ){0,3}?after (?:a |the )?(?:reboot|restart|crash|failure|power loss)e?s?`, 6, kindDurability),
 		t("across", `(?:preserv|kept|keep|retain)\w* (?:\w+ ){0,5}?across (?:\w+ ){0,3}?(?:restarts?|crash\w*|reboots?|leader (?:changes?|elections?)|failovers?)`, 6, kindDurability),
 		t("crash", `crash[- ](?:safe\w*|consistent|recover\w*)`, 5, kindDurability),
 		t("durab", `durab\w*`, 5, kindDurability),
@@ -164,7 +165,7 @@ var deliveredRE = wordRE(`deliver\w*|messages?|events?|publish\w*|requests?|writ
 var orderedRE = wordRE(`messages?|events?|writes?|reads?|entries|operations?|transactions?|commits?|updates?|deliver\w*|changes?|requests?|logs?|revisions?|sequence numbers?|transmit\w*|appl(?:y|ied)|proposals?|proclamations?|streams?|streamed|notif\w*|responses?`)
 
 // atomicRE is what an atomicity promise is about: many changes at once.
-var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen`)
+var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen|saves?|writes?|commits?|persists?`)
 
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
@@ -177,8 +178,8 @@ var penalties = []signal{
 	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?guarantees?`, -4, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
-	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur\w*|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
-	sig("caller", `caller(?:'s)? (?:must|should|responsibility)|responsibility of the caller|it is the caller|callers? (?:are|is) responsible`, -3, "a precondition", false),
+	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
+	sig("caller|responsib", `caller(?:'s)? (?:must|should|responsibility)|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
 	sig("used|test|debug|helper", `(?:re)?used (?:to|for|by|in|with)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),

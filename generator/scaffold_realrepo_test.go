@@ -370,3 +370,37 @@ func TestScanDeployArtifacts(t *testing.T) {
 		})
 	}
 }
+
+// TestSentencesIn: what the claim scan reads as prose in each kind of
+// file, and how it places a comment: a package doc in a block comment is
+// prose up to its end and the code after it is not; a Go field's comment
+// documents it, one in a function body is an implementation note; a Go
+// usage string that starts with "--" is no comment; list items and
+// checklists are their own paragraphs.
+func TestSentencesIn(t *testing.T) {
+	for _, tc := range []struct {
+		name, rel, data string
+		want            []string // "line doc text" of every sentence
+	}{
+		{"go block package doc", "x.go", "/*\nPackage x replicates writes.\nEvery write is durable.\n*/\npackage x\n\n// F is fsynced.\nfunc F() { g(\"/*\") }\n",
+			[]string{"2 2 Package x replicates writes.", "3 2 Every write is durable.", "7 1 F is fsynced."}},
+		{"go field and body", "x.go", "package x\n\ntype T struct {\n\t// f is persisted.\n\tf int\n}\n\nfunc g() {\n\t// this is never lost\n\th()\n}\n",
+			[]string{"4 1 f is persisted.", "9 -1 this is never lost"}},
+		{"go usage string", "main.go", "package main\n\nvar u = `\n--auth <token> Authorization token required\n`\n", nil},
+		{"python", "x.py", "# Writes are durable.\nx = 1  # not a full-line comment\n", []string{"1 1 Writes are durable."}},
+		{"sql", "x.sql", "-- Rows are never lost.\nSELECT 1;\n", []string{"1 1 Rows are never lost."}},
+		{"markdown list and checklist", "README.md", "# T\n\nIntro line.\n- Reads are linearizable.\n- [ ] Exactly once?\n* Writes survive a crash.\n",
+			[]string{"3 0 Intro line.", "4 0 Reads are linearizable.", "6 0 Writes survive a crash."}},
+		{"markdown html comment and fence", "README.md", "<!-- hidden\ndurable -->\n```\nlinearizable\n```\nShown.\n", []string{"6 0 Shown."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, s := range sentencesIn(tc.rel, tc.data) {
+				got = append(got, fmt.Sprintf("%d %d %s", s.lineAt(0), s.doc, s.text))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("sentences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
