@@ -60,21 +60,34 @@ draft plan to docs/testing-plans/<slug>.md inside it (--out elsewhere), with
 every section of the plan format in canonical order (dstgen help plan-format):
 
   header      date, mode, SUT name, --change, author "dstgen plan new", status draft
-  §1          change-scoped with --change: the files git diff --stat REF lists
-  §1b         candidate claims: sentences in the SUT's docs and code comments that
-              promise a guarantee, with their file:line, a guessed category and
-              Inferred? yes
+  §1          project-wide unless --change names a change; then change-scoped
+              with the files git diff --stat REF lists (--mode overrides)
+  §1b         the candidate claims ranked highest (at most --max-claims, default
+              15): sentences of the SUT's docs and code comments that promise a
+              guarantee, scored by the promise's kind and words and by where they
+              live (core packages above docs above tools and tests; changelogs,
+              contribution guides, TODO lists and licences are not read); each
+              with its file:line, the words that picked it and Inferred? yes
+  §0, §6b     the SUT's own deploy artifacts (Dockerfiles, compose, Helm,
+              Kubernetes, Procfiles, Makefile cluster targets)
   §3          the existing test toolbox the scan found, grouped by subsystem
   §6b         toolchains, binaries and the fault tools the proposed nemeses need
-  §7          one scenario stub per claim; a gated claim's §7.M carries the model
-              and checker the picker proposes
+  §7          one scenario stub per claim; its kind proposes the §7.M model and
+              checker (linearizable → kv + linearizability, at-least-once →
+              queue + no-lost-ack, durability → log + no-lost-ack after kill-9,
+              an isolation level → serializability at that level)
+
+The SUT is named after the repository: its module path without a /vN
+suffix, its package or crate name, else the directory. Ranking and fields:
+dstgen help plan-format §15.
 
 Everything a person must decide is a TODO(<id>: hint) marker. A scaffold is
 not a plan: dstgen lint reports every marker as an error at its line, so
 dstgen init refuses the file until each is replaced.
 
---json prints the file, the candidate claims and the TODO count as JSON.
-An existing file is never overwritten without --force.
+--json prints the file, the candidate claims (with kind, score, where, why
+and merged places) and the TODO count as JSON. An existing file is never
+overwritten without --force.
 
 Exit codes: 0 written; 2 bad flags, an unknown --change, an existing file,
 or a SUT that cannot be scanned.`,
