@@ -404,3 +404,19 @@ func TestSentencesIn(t *testing.T) {
 		})
 	}
 }
+
+// TestParseManifests: a workload's command and args as flow or block
+// lists (URLs with colons included), its name and image, one artifact per
+// workload document; a Service runs nothing.
+func TestParseManifests(t *testing.T) {
+	data := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db0\nspec:\n  containers:\n    - command:\n        - /bin/db\n        - --peer\n        - http://db0:2380\n      image: acme/db:1\n" +
+		"---\nkind: Service\nmetadata:\n  name: db\n---\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: c\n          args: [\"--x\", \"1\"]\n          ports:\n            - containerPort: 7000\n"
+	got := parseManifests([]byte(data))
+	want := []DeployArtifact{
+		{Kind: "kubernetes", Line: 2, Name: "Pod/db0", Command: "/bin/db --peer http://db0:2380", Image: "acme/db:1"},
+		{Kind: "kubernetes", Line: 17, Name: "Deployment/{{ .Release.Name }}", Command: "--x 1", Ports: []string{"7000"}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parseManifests:\n%+v\nwant\n%+v", got, want)
+	}
+}

@@ -282,8 +282,13 @@ func parseManifests(data []byte) []DeployArtifact {
 			continue
 		}
 		indent := len(line) - len(strings.TrimLeft(line, " "))
-		key, val, isKV := strings.Cut(strings.TrimPrefix(t, "- "), ":")
-		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		item := strings.TrimPrefix(t, "- ")
+		isKV := yamlKeyRE.MatchString(item) // "http://x:1" is a value, not a key
+		key, val := "", ""
+		if isKV {
+			key, val, _ = strings.Cut(item, ":")
+			val = strings.Trim(strings.TrimSpace(val), `"'`)
+		}
 		if indent == 0 {
 			listKey = ""
 			inMeta = key == "metadata"
@@ -321,6 +326,10 @@ func parseManifests(data []byte) []DeployArtifact {
 	flush()
 	return out
 }
+
+// yamlKeyRE is a YAML mapping key at the start of a line: a name, a colon,
+// then a space or the end.
+var yamlKeyRE = regexp.MustCompile(`^[A-Za-z_][\w.-]*:(?:\s|$)`)
 
 // flowList splits a YAML flow sequence of scalars: ["a", "b"] → a, b.
 func flowList(s string) []string {
