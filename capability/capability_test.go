@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 func TestCapabilityFor(t *testing.T) {

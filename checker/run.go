@@ -217,6 +217,10 @@ func Pick(model, category string) (checker string, ok bool) {
 		{"queue", "safety"}: Linearizability,
 		{"log", "safety"}:   Linearizability,
 		{"log", "ordering"}: Prefix,
+		// delivery at least once / exactly once over a queue: every acked
+		// message is in the final state; each idempotency key has one effect
+		{"queue", "durability"}:  NoLostAck,
+		{"queue", "idempotency"}: ExactlyOnce,
 		// lock / lease safety: the exclusion property over the history
 		{"lock", "safety"}:  MutualExclusion,
 		{"lease", "safety"}: LeaseSafety,

@@ -279,6 +279,9 @@ func TestCitationsNameDocs(t *testing.T) {
 				bad = append(bad, fmt.Sprintf("%s:%d: %q: cite as docs/%s.md §%s", f.rel, i+1, l[m[0]:m[1]], l[m[2]:m[3]], l[m[4]:m[5]]))
 			}
 			for _, m := range outsideDocRE.FindAllStringIndex(l, -1) {
+				if strings.HasPrefix(f.rel, "generator/testdata/claims-eval/") {
+					continue // hand labels name files of other repositories (their DESIGN.md), not a document of ours
+				}
 				bad = append(bad, fmt.Sprintf("%s:%d: %q: a document outside the repository; cite docs/<page>.md §N", f.rel, i+1, l[m[0]:m[1]]))
 			}
 			if m := specRE.FindStringIndex(l); m != nil {

@@ -13,10 +13,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dstgen/dstgen/env"
-	"github.com/dstgen/dstgen/testsupport/fixture"
-	"github.com/dstgen/dstgen/testsupport/golden"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
+	"github.com/dstgen/dstgen/testsupport/fixture"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 // goldenFixture is a SUT tree init is run on. plan is the plan file inside

@@ -19,6 +19,10 @@ type Profile struct {
 	Units     []Unit        `json:"systemd_units" yaml:"systemd_units"`
 	Configs   []Config      `json:"config_templates" yaml:"config_templates"`
 	Toolbox   []Tool        `json:"toolbox" yaml:"toolbox"`
+	// DeployArtifacts are the SUT's own files that start it: Dockerfiles,
+	// compose services, Helm charts, Kubernetes workloads, systemd units,
+	// Procfiles, Makefile targets that bring a cluster up.
+	DeployArtifacts []DeployArtifact `json:"deploy_artifacts,omitempty" yaml:"deploy_artifacts,omitempty"`
 
 	Completeness Completeness `json:"completeness" yaml:"completeness"`
 	Questions    []Question   `json:"questions" yaml:"questions"`

@@ -180,7 +180,10 @@ type model struct {
 	// driver deploy builds and uploads (relative to testing/, "" = none);
 	// BenchModel/BenchChecker the oracle analyze runs on a benchmark
 	// history. Each *Why names its source.
-	SUT                                     sutModel
+	SUT sutModel
+	// DeployArtifacts are the SUT's own ways to start it other than a
+	// systemd unit (which sut: already reads), one summary line each.
+	DeployArtifacts                         []string
 	DriverDir, DriverWhy                    string
 	BenchModel, BenchChecker, BenchModelWhy string
 }

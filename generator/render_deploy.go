@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -48,6 +49,9 @@ func configDataDir(data []byte) string {
 	}
 	return string(m[1])
 }
+
+// maxEnvDeployArtifacts bounds the deploy artifacts env.example.yml lists.
+const maxEnvDeployArtifacts = 8
 
 // fillSUT derives the sut: section and the workload driver. It runs after
 // fillBuild and fillService, whose results it reads.
@@ -135,6 +139,11 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 		}
 	}
 	m.SUT = s
+	for _, a := range p.DeployArtifacts {
+		if a.Kind != "systemd" && len(m.DeployArtifacts) < maxEnvDeployArtifacts {
+			m.DeployArtifacts = append(m.DeployArtifacts, oneline.Fold(deployLine(a)))
+		}
+	}
 	fillDriver(m, p, pl)
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -21,7 +22,7 @@ const (
 type ScaffoldOptions struct {
 	Slug   string // the title slug (kebab-case); names the session directory
 	Date   string // YYYY-MM-DD; the caller passes today, tests a fixed day
-	Mode   string // ModeChangeScoped (default) or ModeProjectWide
+	Mode   string // ModeChangeScoped, or ModeProjectWide (the default without a Change)
 	Change string // the commit or range under test (--change), "" when none
 	// Touched are the files Change touches (DiffStat); TouchedMore counts
 	// the ones left out beyond the listed maximum.
@@ -38,7 +39,10 @@ type ScaffoldOptions struct {
 // model and checker the picker proposes, as TODOs to confirm.
 func Scaffold(p *Profile, o ScaffoldOptions) []byte {
 	if o.Mode == "" {
-		o.Mode = ModeChangeScoped
+		o.Mode = ModeProjectWide
+		if o.Change != "" {
+			o.Mode = ModeChangeScoped
+		}
 	}
 	claims := o.Claims
 	if len(claims) == 0 {
@@ -105,14 +109,21 @@ type stub struct {
 	model     string // proposed model ("" for a category without §7.M)
 	checker   string // the picker's checker for model and category
 	exact     bool   // the picker has the pair in its table
+	level     string // an isolation claim's level (checker.IsolationLevel ids)
 }
 
 func newStub(n int, c CandidateClaim) stub {
 	s := stub{n: n, id: fmt.Sprintf("S%d", n), hyp: fmt.Sprintf("H%d", n), claim: c,
 		name: scenarioName(c), technique: techniqueFor(c.Category), nemesis: nemesisFor(c.Category)}
 	if plan.GatedModel(c.Category) {
-		s.model = modelFor(c.Category)
+		s.model = modelFor(c)
 		s.checker, s.exact = checker.Pick(s.model, c.Category)
+		if c.Category == plan.CatIsolation {
+			s.level = levelFor(c)
+		}
+	}
+	if c.Kind == kindAtLeastOnce || c.Kind == kindDurability {
+		s.nemesis = nemesisFor(plan.CatDurability) // lost after a crash
 	}
 	return s
 }
@@ -133,10 +144,32 @@ func techniqueFor(cat string) string {
 	return "chaos-and-fault-injection" // liveness, membership
 }
 
-// modelFor is the model a gated claim category is usually checked against
-// (docs/history-and-checkers.md §3 and the picker's table).
-func modelFor(cat string) string {
-	switch cat {
+// modelFor is the model a gated claim is usually checked against
+// (docs/history-and-checkers.md §3 and the picker's table): the claim's
+// kind decides where the category alone would be ambiguous — a
+// linearizable read is over keys, delivery at least or exactly once over
+// a queue (docs/plan-format.md §15.3).
+func modelFor(c CandidateClaim) string {
+	delivery := deliveryRE.MatchString(c.Text)
+	switch c.Kind {
+	case kindLinearizable, kindConsistency, kindInvariant:
+		return "kv"
+	case kindSession:
+		return "session"
+	case kindMutex:
+		return "lock"
+	case kindAtLeastOnce:
+		return "queue"
+	case kindExactlyOnce:
+		if delivery {
+			return "queue"
+		}
+	case kindOrdering:
+		if !delivery && strings.Contains(strings.ToLower(c.Text), "log") {
+			return "log"
+		}
+	}
+	switch c.Category {
 	case plan.CatDurability:
 		return "log"
 	case plan.CatIdempotency:
@@ -149,6 +182,23 @@ func modelFor(cat string) string {
 		return "membership-table"
 	}
 	return "register"
+}
+
+// deliveryRE names message delivery: such a claim is over a queue.
+var deliveryRE = wordRE(`deliver\w*|messages?|publish\w*|consum\w*|subscri\w*|events?|queues?|topics?`)
+
+// levelFor is the isolation level an isolation claim names (the
+// serializability checker's --level), serializable when it names none;
+// an atomicity claim is checked at read committed, whose anomalies (G0,
+// G1) are the ones a non-atomic transaction shows.
+func levelFor(c CandidateClaim) string {
+	if c.Kind == kindAtomic {
+		return checker.ReadCommitted
+	}
+	if l, ok := checker.IsolationLevel(strings.ReplaceAll(strings.ToLower(c.Text), "strictly", "strict")); ok {
+		return l
+	}
+	return checker.Serializable
 }
 
 // nemesisHint is the fault a claim category is usually attacked with
@@ -250,7 +300,14 @@ func (w *planWriter) summary(p *Profile) {
 	for _, c := range limitSlice(p.Configs, 3) {
 		w.line("- config template `%s` (%s)", c.Target, c.File)
 	}
-	if len(p.Language)+len(p.Artifacts)+len(p.Units)+len(p.Configs) == 0 {
+	n := 0
+	for _, a := range p.DeployArtifacts {
+		if a.Kind != "systemd" && n < 5 {
+			w.line("- deploy artifact %s", strings.ReplaceAll(oneline.Fold(deployLine(a)), "|", "/"))
+			n++
+		}
+	}
+	if len(p.Language)+len(p.Artifacts)+len(p.Units)+len(p.Configs)+n == 0 {
 		w.line("- no build file, binary, unit or config template")
 	}
 	w.line("")
@@ -308,9 +365,41 @@ func (w *planWriter) claims(cs []CandidateClaim) {
 		if !strings.HasPrefix(text, "TODO(") {
 			text = `"` + text + `"`
 		}
-		w.line("| %s | %s | %s | %s | yes — TODO(confirm-claim: is this a promise the SUT makes, and is %s its category?) |", c.ID, text, c.Category, c.Source, c.Category)
+		source := c.Source
+		if len(c.Also) > 0 {
+			source += "; also " + strings.Join(limitSlice(c.Also, 3), ", ")
+			if len(c.Also) > 3 {
+				source += fmt.Sprintf(" and %d more", len(c.Also)-3)
+			}
+		}
+		inferred := "yes"
+		if why := whyPicked(c); why != "" {
+			inferred += " — " + why
+		}
+		w.line("| %s | %s | %s | %s | %s — TODO(confirm-claim: is this a promise the SUT makes, and is %s its category?) |",
+			c.ID, text, c.Category, strings.ReplaceAll(source, "|", "/"), inferred, c.Category)
 	}
 	w.line("")
+}
+
+// whyPicked says in a few words why a candidate was picked: the phrases
+// that scored and where it lives (docs/plan-format.md §15.2).
+func whyPicked(c CandidateClaim) string {
+	var words []string
+	for _, w := range c.Why {
+		if q, _, ok := strings.Cut(strings.TrimPrefix(w, `"`), `"`); ok && strings.HasPrefix(w, `"`) && !strings.Contains(w, " -") {
+			words = appendUnique(words, q)
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	out := "picked for " + `"` + strings.Join(limitSlice(words, 3), `", "`) + `"`
+	if c.Where != "" {
+		out += " in " + c.Where
+	}
+	out += fmt.Sprintf(", score %d", c.Score)
+	return strings.NewReplacer("|", "/", "(", "", ")", "", "`", "'").Replace(out)
 }
 
 // inventory is §3: the scanner's toolbox, grouped by subsystem.
@@ -431,6 +520,22 @@ func (w *planWriter) envReqs(p *Profile, stubs []stub) {
 	if len(p.Units) > 0 {
 		w.line("| systemd (for `%s`) | — | all | the host's init; elsewhere the SUT runs as a supervised dstgen job |", p.Units[0].Name)
 	}
+	// The SUT's own ways to start it: each is a requirement only if the
+	// plan starts the SUT that way, which a person decides.
+	seen := map[string]bool{}
+	for _, a := range p.DeployArtifacts {
+		req, ok := deployRequirement[a.Kind]
+		if !ok || seen[a.Kind] {
+			continue
+		}
+		seen[a.Kind] = true
+		at := a.File
+		if a.Line > 0 {
+			at = fmt.Sprintf("%s:%d", a.File, a.Line)
+		}
+		w.line("| %s (the SUT's `%s`, %s) | — | TODO(deploy-artifact: all if the SUT is started this way, else delete this row) | %s |",
+			req[0], strings.ReplaceAll(at, "`", "'"), a.Kind, req[1])
+	}
 	var tools []string
 	users := map[string][]string{}
 	hints := map[string]string{}
@@ -447,6 +552,18 @@ func (w *planWriter) envReqs(p *Profile, stubs []stub) {
 		w.line("| %s | — | %s | %s |", t, strings.Join(users[t], ", "), hints[t])
 	}
 	w.line("")
+}
+
+// deployRequirement is what running each kind of deploy artifact needs
+// on a host, and where to get it.
+var deployRequirement = map[string][2]string{
+	"dockerfile":  {"Docker Engine", "apt-get install docker.io"},
+	"compose":     {"Docker Compose", "apt-get install docker-compose"},
+	"helm-chart":  {"Helm and a Kubernetes cluster", "https://helm.sh/docs/intro/install/"},
+	"kubernetes":  {"kubectl and a Kubernetes cluster", "https://kubernetes.io/docs/tasks/tools/"},
+	"procfile":    {"goreman", "go install github.com/mattn/goreman@latest"},
+	"vagrant":     {"Vagrant", "https://developer.hashicorp.com/vagrant/install"},
+	"make-target": {"make", "apt-get install make"},
 }
 
 func (w *planWriter) scenarios(stubs []stub) {
@@ -480,9 +597,12 @@ func (w *planWriter) scenario(s stub) {
 	case s.model != "":
 		w.line("#### §7.M — Model / history / checker discipline")
 		w.line("- **Model under test:** TODO(model: proposed %s for a %s claim — keep it or name the model the SUT's API implements)", s.model, cat)
-		if s.exact {
+		switch {
+		case s.exact && s.level != "":
+			w.line("- **Checker:** TODO(checker: proposed %s, the picker's choice for %s / %s, at level %s — the level the claim names)", s.checker, s.model, cat, s.level)
+		case s.exact:
 			w.line("- **Checker:** TODO(checker: proposed %s, the picker's choice for %s / %s)", s.checker, s.model, cat)
-		} else {
+		default:
 			w.line("- **Checker:** TODO(checker: proposed %s, the picker's nearest for %s / %s — say why it still applies)", s.checker, s.model, cat)
 		}
 		w.line("- **Operation history:** TODO(history: the default fields captured, extra fields, and in-process / external probe / server-side audit / combined)")

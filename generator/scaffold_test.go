@@ -11,17 +11,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstgen/dstgen/testsupport/golden"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/testsupport/golden"
 )
 
 // scaffoldSUTs are the SUTs the scaffold is tried on: the three scanner
-// fixtures and the bundled etcd example.
+// fixtures, the bundled etcd example and the two that reproduce public
+// repositories (testdata/realrepo).
 var scaffoldSUTs = []struct{ name, src string }{
 	{"goservice", "testdata/sut/goservice"},
 	{"rustservice", "testdata/sut/rustservice"},
 	{"chaostoolbox", "testdata/sut/chaostoolbox"},
 	{"etcd", "../examples/etcd"},
+	{"kvstore", "testdata/realrepo/kvstore"},
+	{"broker", "testdata/realrepo/broker"},
 }
 
 const scaffoldDate = "2026-01-02"
@@ -37,7 +40,7 @@ func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []Ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := FindClaims(ctx, p)
+	claims, _, err := FindClaims(ctx, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +118,7 @@ var fillValues = map[string]string{
 	"confidence":          "If every scenario passes, we have not observed a violation of the claims under the tested faults. The runs used three to five nodes and bounded fault windows. Larger clusters and longer partitions were not tried. Section 8 lists what is out of scope.",
 	"not-covered":         "the admin UI — not part of this change",
 	"open-question":       "Should the release run on bare metal? — plan owner, 2026-12-31",
+	"deploy-artifact":     "all",
 }
 
 // fill replaces every TODO marker with its id's value; an id without one
@@ -149,6 +153,9 @@ func TestScaffoldLintsOnlyTODOsThenClean(t *testing.T) {
 				_, filled := checkScaffold(t, md, mode, max(len(claims), 1))
 				// init refuses the scaffold and takes the filled plan.
 				planFile := filepath.Join(dir, "docs", "testing-plans", sut.name+"-draft.md")
+				if err := os.MkdirAll(filepath.Dir(planFile), 0o755); err != nil {
+					t.Fatal(err)
+				}
 				for _, tc := range []struct {
 					text string
 					ok   bool
@@ -270,17 +277,19 @@ func TestScaffoldGoldenEtcd(t *testing.T) {
 }
 
 // TestFindClaims: the sentences that promise a guarantee are found with
-// their file:line and a guessed category; code, fences, headings, tests,
-// vendored code and existing plans are not read.
+// their file:line, the words that picked them and a category, best first;
+// code, fences, headings, inline code, tests, vendored code and existing
+// plans are not read, and a description that only mentions a property is
+// no promise.
 func TestFindClaims(t *testing.T) {
 	files := map[string]string{
 		"README.md": "# Widget\n\nWidget is a replicated store. Reads are linearizable per key.\n" +
 			"Acknowledged writes are\ndurable across a crash of any node.\n\n```\nlinearizable in a fence\n```\n" +
 			"## Exactly once heading\n\nSee `etcd-kv-guarantees.md` for more.\n\n" +
 			"Each tenant sees only its own keys. A failed node leaves the membership view within 10 s.\n" +
-			"Put p99 stays under 5 ms at 1000 ops/s. Consumers see messages in order.\n",
-		"docs/ops.md":                    "A rolling restart keeps the cluster available. Retries are idempotent.\n",
-		"internal/log/log.go":            "package log\n\n// Append is durable once it returns.\nfunc Append() { _ = \"linearizable\" }\n",
+			"Consumers see messages in order.\n",
+		"docs/ops.md":                    "A rolling restart keeps the cluster available. Retries with the same request id are idempotent.\n",
+		"internal/log/log.go":            "package log\n\n// Append is durable once it returns.\nfunc Append() { _ = \"linearizable\" }\n\n// Index is the ordered list of segments.\nvar Index []int\n",
 		"internal/log/log_test.go":       "package log\n// linearizable in a test\n",
 		"vendor/x/x.go":                  "// linearizable in vendor\n",
 		"docs/testing-plans/old-plan.md": "Reads are linearizable.\n",
@@ -300,37 +309,48 @@ func TestFindClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := FindClaims(ctx, p)
+	got, more, err := FindClaims(ctx, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct{ source, category, text string }{
-		{"README.md:3", "safety", "Reads are linearizable per key."},
-		{"README.md:5", "durability", "Acknowledged writes are durable across a crash of any node."},
-		{"README.md:14", "boundary", "Each tenant sees only its own keys."},
-		{"README.md:14", "membership", "A failed node leaves the membership view within 10 s."},
-		{"README.md:15", "performance-SLO", "Put p99 stays under 5 ms at 1000 ops/s."},
-		{"README.md:15", "ordering", "Consumers see messages in order."},
-		{"docs/ops.md:1", "operational", "A rolling restart keeps the cluster available."},
-		{"docs/ops.md:1", "idempotency", "Retries are idempotent."},
-		{"internal/log/log.go:3", "durability", "Append is durable once it returns."},
+	want := []struct{ source, category, kind, matched, text string }{
+		{"README.md:3", "safety", "linearizable", "linearizable", "Reads are linearizable per key."},
+		{"README.md:14", "liveness", "liveness", "within 10 s", "A failed node leaves the membership view within 10 s."},
+		{"README.md:5", "durability", "durability", "durable", "Acknowledged writes are durable across a crash of any node."},
+		{"README.md:14", "boundary", "boundary", "sees only its own", "Each tenant sees only its own keys."},
+		{"docs/ops.md:1", "idempotency", "idempotent", "idempotent", "Retries with the same request id are idempotent."},
+		{"internal/log/log.go:3", "durability", "durability", "durable", "Append is durable once it returns."},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d claims, want %d: %+v", len(got), len(want), got)
+	if len(got) != len(want) || more != 0 {
+		t.Fatalf("%d claims and %d more, want %d: %+v", len(got), more, len(want), got)
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Source != w.source || g.Category != w.category || g.Text != w.text || g.ID != fmt.Sprintf("C%d", i+1) {
+		if g.Source != w.source || g.Category != w.category || g.Kind != w.kind || g.Matched != w.matched || g.Text != w.text ||
+			g.ID != fmt.Sprintf("C%d", i+1) || len(g.Why) == 0 || !strings.Contains(g.Why[0], w.matched) || g.Score < minClaimScore {
 			t.Errorf("claim %d = %+v, want %+v", i, g, w)
 		}
+		if i > 0 && g.Score > got[i-1].Score {
+			t.Errorf("claim %d scores %d, more than the one before it", i, g.Score)
+		}
 	}
-	// The scan keeps the first maxClaims claims.
+	// At most max claims, best first; the README's repeats are one claim
+	// that names the other lines, and what is left out is counted.
 	many := t.TempDir()
-	if err := os.WriteFile(filepath.Join(many, "README.md"), []byte(strings.Repeat("Reads are linearizable on shard X.\n\n", 3*maxClaims)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(many, "README.md"), []byte(strings.Repeat("Reads are linearizable on shard X.\n\n", 10)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 * maxClaims {
-		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("n%02d.md", i)), []byte(fmt.Sprintf("Shard %d is durable.\n", i)), 0o644); err != nil {
+	for i, sentence := range []string{
+		"Acknowledged writes are durable.", "Every message is delivered at least once.", "A retried publish is stored exactly once.",
+		"Transactions are serializable.", "Followers apply entries in log order.", "A lease holder is the only holder.",
+		"Snapshots survive a crash of the node.", "Stale reads are never served.", "Members join the cluster within 30 s.",
+		"Each tenant sees only its own keys.", "A batch is applied atomically.", "Rolling upgrades keep every node serving reads.",
+	} {
+		sub := filepath.Join(many, "docs", fmt.Sprintf("d%02d", i))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, "guarantees.md"), []byte(sentence+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -338,12 +358,18 @@ func TestFindClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := FindClaims(ctx, mp); err != nil || len(got) != maxClaims || got[0].Source != "README.md:1" || got[1].Text != "Shard 0 is durable." {
-		t.Errorf("capped scan: %v, %d claims (want %d; the README's repeats once)", err, len(got), maxClaims)
+	all, _, err := FindClaims(ctx, mp, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, more, err = FindClaims(ctx, mp, 5)
+	readme := slices.IndexFunc(got, func(c CandidateClaim) bool { return c.Source == "README.md:1" })
+	if err != nil || len(all) < 8 || len(got) != 5 || more != len(all)-5 || readme < 0 || len(got[readme].Also) != 9 || got[readme].Also[0] != "README.md:3" {
+		t.Errorf("capped scan: %v, %d claims and %d more of %d (want 5; the README's repeats merged into README.md:1): %+v", err, len(got), more, len(all), got)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := FindClaims(cctx, p); err == nil {
+	if _, _, err := FindClaims(cctx, p, 0); err == nil {
 		t.Error("FindClaims with a cancelled context succeeded")
 	}
 }

@@ -281,6 +281,12 @@ const (
 	kindToolboxScript
 	kindToolboxSuite
 	kindRunbook
+	kindDockerfile
+	kindCompose
+	kindHelmChart
+	kindManifest
+	kindProcfile
+	kindVagrant
 )
 
 // dirInfo is what classify needs to know about a directory, computed once
@@ -332,6 +338,9 @@ func classify(name string, d dirInfo) fileKind {
 		return suiteOnly(d)
 	case strings.HasSuffix(name, ".service") || strings.HasSuffix(name, ".service.in"):
 		return kindUnit
+	}
+	if k := deployKind(name, d); k != kindNone && !strings.HasPrefix(dir, ".") && !strings.Contains(dir, "/.") {
+		return k
 	}
 	if configTarget(name) != "" {
 		return kindConfig
@@ -528,6 +537,8 @@ func (s *scanner) visitFile(rel, name string, d dirInfo) {
 		s.addCI(rel, data)
 	case kindToolboxScript:
 		s.addToolboxScript(rel, name, data)
+	case kindDockerfile, kindCompose, kindHelmChart, kindManifest, kindProcfile, kindVagrant:
+		s.addDeploy(k, rel, data)
 	case kindRunbook:
 		if strings.HasSuffix(strings.ToLower(name), ".md") || strings.HasSuffix(name, ".txt") || !strings.Contains(name, ".") {
 			s.p.Toolbox = append(s.p.Toolbox, Tool{Path: rel, Role: "runbook", Why: "document under " + dir + "/"})
@@ -615,6 +626,7 @@ func (s *scanner) finish() {
 	s.finishGo()
 	s.finishCargo()
 	s.finishMake()
+	s.deployFromUnits()
 	p := s.p
 	p.Artifacts = dedupArtifacts(p.Artifacts)
 	sort.SliceStable(p.Build, func(i, j int) bool {
@@ -636,6 +648,13 @@ func (s *scanner) finish() {
 		return p.Deploy[i].Line < p.Deploy[j].Line
 	})
 	sort.SliceStable(p.Units, func(i, j int) bool { return lessPath(p.Units[i].File, p.Units[j].File) })
+	sort.SliceStable(p.DeployArtifacts, func(i, j int) bool {
+		a, b := p.DeployArtifacts[i], p.DeployArtifacts[j]
+		if a.File != b.File {
+			return lessPath(a.File, b.File)
+		}
+		return a.Line < b.Line
+	})
 	sort.SliceStable(p.Configs, func(i, j int) bool { return lessPath(p.Configs[i].File, p.Configs[j].File) })
 	sort.SliceStable(p.Toolbox, func(i, j int) bool {
 		if p.Toolbox[i].Path != p.Toolbox[j].Path {

@@ -185,6 +185,10 @@ func (s *scanner) finishMake() {
 			b.Targets = append(b.Targets, t.name)
 			b.Commands = append(b.Commands, prefix+shell.Quote(t.name))
 			s.targetTool(mf.file, "Makefile target", t)
+			if a, ok := clusterTarget(t); ok {
+				a.File = mf.file
+				s.p.DeployArtifacts = append(s.p.DeployArtifacts, a)
+			}
 			for _, out := range goBuildOutputs(t.recipe) {
 				s.p.Artifacts = append(s.p.Artifacts, Artifact{
 					Name: path.Base(out), Path: path.Join(dirOrEmpty(dir), out),
@@ -241,6 +245,17 @@ type goModule struct {
 	dir, path, file string
 }
 
+// majorVersionRE is a Go module path's major-version suffix: "/v10",
+// or gopkg.in's ".v3".
+var majorVersionRE = regexp.MustCompile(`(?:/|\.)v[0-9]+$`)
+
+// modulePathName is the project a Go module path names: its last element
+// once the major-version suffix is gone ("github.com/acme/kv/v10" → "kv",
+// "gopkg.in/yaml.v3" → "yaml"), since the version is not the name.
+func modulePathName(mod string) string {
+	return path.Base(majorVersionRE.ReplaceAllString(mod, ""))
+}
+
 func parseGoMod(data []byte) string {
 	for _, line := range splitLines(data) {
 		f := strings.Fields(line)
@@ -295,7 +310,7 @@ func (s *scanner) finishGo() {
 		mains := byMod[i]
 		sort.Strings(mains)
 		b := BuildSystem{Kind: "go", File: m.file}
-		s.names[m.file] = path.Base(m.path)
+		s.names[m.file] = modulePathName(m.path)
 		for _, dir := range mains {
 			pkg := "."
 			if dir != m.dir {
@@ -307,7 +322,7 @@ func (s *scanner) finishGo() {
 			}
 			name := path.Base(dir)
 			if pkg == "." {
-				name = path.Base(m.path)
+				name = modulePathName(m.path)
 			}
 			b.Targets = append(b.Targets, pkg)
 			b.Commands = append(b.Commands, cmd)
@@ -460,7 +475,7 @@ func (s *scanner) addPackageJSON(rel, dir string, data []byte) {
 		return
 	}
 	b := BuildSystem{Kind: "npm", File: rel}
-	s.names[rel] = pj.Name
+	s.names[rel] = pj.Name[strings.LastIndexByte(pj.Name, '/')+1:] // "@scope/name" → "name"
 	names := make([]string, 0, len(pj.Scripts))
 	for n := range pj.Scripts {
 		// A script name with a control character (JSON allows "\n") is

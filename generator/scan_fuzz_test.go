@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"path"
 	"strings"
 	"testing"
 )
@@ -162,6 +163,69 @@ func FuzzBuildManifests(f *testing.F) {
 		for _, tl := range s.p.Toolbox {
 			if !files[tl.Path] {
 				t.Fatalf("toolbox item %+v does not cite its file", tl)
+			}
+		}
+	})
+}
+
+// FuzzParseDeploy: Dockerfiles, compose files, charts, manifests and
+// Procfiles of any content never panic the scanner; every artifact cites
+// its file at a line that exists, with a kind and a name.
+func FuzzParseDeploy(f *testing.F) {
+	for _, s := range []string{
+		"FROM a AS b\nRUN x \\\n  y\nFROM c\nEXPOSE 1 2\nENTRYPOINT [\"/bin/x\"]\nCMD [\"-y\"]\n", "ENTRYPOINT [\"\nCMD x\n", "FROM\n",
+		"services:\n  a:\n    image: x\n    command: [\"-a\", 1]\n    ports: [\"1:1\"]\n", "services: [1]\n", "services:\n  a: 1\n",
+		"apiVersion: v2\nname: c\n", "kind: StatefulSet\nmetadata:\n  name: {{ x }}\nspec:\n  containers:\n    - image: i\n      args:\n        - a\n---\nkind: Pod\n",
+		"web: ./x --port 1\n#c: y\n:\n", "\x00\xff", "kind:",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		s := newScanner(t.Context(), "/nonexistent", ScanOptions{})
+		files := map[string]fileKind{"Dockerfile": kindDockerfile, "docker-compose.yml": kindCompose, "chart/Chart.yaml": kindHelmChart,
+			"k8s/sts.yaml": kindManifest, "Procfile": kindProcfile, "Vagrantfile": kindVagrant}
+		for rel, k := range files {
+			s.addDeploy(k, rel, []byte(data))
+		}
+		n := lineCount([]byte(data))
+		for _, a := range s.p.DeployArtifacts {
+			if _, ok := files[a.File]; !ok || a.Kind == "" || a.Line < 0 || a.Line > n {
+				t.Fatalf("artifact %+v (of %d lines)", a, n)
+			}
+			_ = deployLine(a)
+		}
+		if m, ok := clusterTarget(mkTarget{name: "up", line: 1, recipe: data}); ok && (m.Command == "" || strings.Contains(m.Command, "\n")) {
+			t.Fatalf("cluster target %+v", m)
+		}
+	})
+}
+
+// FuzzSentencesIn: docs and comments of any content never panic the claim
+// scan; every sentence's line exists, and every scored candidate cites one
+// and says why it was picked.
+func FuzzSentencesIn(f *testing.F) {
+	for _, s := range []string{
+		"# T\n\nReads are linearizable.\n- [ ] todo\n```\nx\n```\n<!-- a\nb -->\n", "/*\n * Package x is durable.\n */\npackage x\n",
+		"// A\n//\n// B is atomic. C\nfunc f() {\n\t// never lost\n}\n", "type t struct {\n\t// f is fsynced.\n\tf int\n}\n", "/* a */ x\n*/\n",
+		"`linearizable` [x](http://y/linearizable) 'serializable=true'", "\x00\xff", "..... . ? !",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		n := lineCount([]byte(data))
+		for _, rel := range []string{"README.md", "store/store.go", "x.py", "api/x.proto", "notes.txt"} {
+			tier, where := tierOf(rel, docExts[path.Ext(rel)])
+			for _, s := range sentencesIn(rel, data) {
+				if len(s.text) != len(s.prose) {
+					t.Fatalf("%s: prose %q does not keep the offsets of %q", rel, s.prose, s.text)
+				}
+				if l := s.lineAt(0); l < 1 || l > n {
+					t.Fatalf("%s: sentence %q at line %d of %d", rel, s.text, l, n)
+				}
+				c, ok := scoreSentence(claimFile{rel: rel, tier: tier, where: where}, s)
+				if ok && (c.c.Matched == "" || len(c.c.Why) == 0 || !strings.HasPrefix(c.c.Source, rel+":")) {
+					t.Fatalf("%s: candidate %+v", rel, c.c)
+				}
 			}
 		}
 	})

@@ -70,6 +70,10 @@ func WriteSummary(w io.Writer, p *Profile) error {
 			pf("      depends on: %s\n", strings.Join(u.Requires, " "))
 		}
 	}
+	section(bw, "Deploy artifacts", len(p.DeployArtifacts))
+	for _, a := range p.DeployArtifacts {
+		pf("  - %s\n", deployLine(a))
+	}
 	section(bw, "Config templates", len(p.Configs))
 	for _, c := range p.Configs {
 		keys := ""

@@ -50,7 +50,7 @@ type Run struct {
 	// (the command failed, the run was interrupted before it): a checker
 	// that needs it cannot run, and the analyzer says why.
 	FinalStateError string `json:"final_state_error,omitempty"`
-	Notes             string             `json:"notes,omitempty"`
+	Notes           string `json:"notes,omitempty"`
 
 	// Path is the file the run was loaded from (set by LoadRun).
 	Path string `json:"-"`

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/session"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"gopkg.in/yaml.v3"
 )
 

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // jobCLIEnv starts n real sshd and writes an env.yml whose workdir the

@@ -26,7 +26,9 @@ type planNewReport struct {
 	Change  string                     `json:"change,omitempty"`
 	Touched []generator.TouchedFile    `json:"touched,omitempty"`
 	Claims  []generator.CandidateClaim `json:"claims"`
-	TODOs   int                        `json:"todos"` // markers lint reports until each is replaced
+	// More counts the candidates ranked below the --max-claims cut.
+	More  int `json:"more_claims"`
+	TODOs int `json:"todos"` // markers lint reports until each is replaced
 }
 
 func newPlanCmd() *cobra.Command {
@@ -47,6 +49,7 @@ var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 func newPlanNewCmd() *cobra.Command {
 	var (
 		sut, mode, change, slug, out string
+		maxClaims                    int
 		force, asJSON                bool
 	)
 	cmd := &cobra.Command{
@@ -57,35 +60,49 @@ draft plan to docs/testing-plans/<slug>.md inside it (--out elsewhere), with
 every section of the plan format in canonical order (dstgen help plan-format):
 
   header      date, mode, SUT name, --change, author "dstgen plan new", status draft
-  §1          change-scoped with --change: the files git diff --stat REF lists
-  §1b         candidate claims: sentences in the SUT's docs and code comments that
-              promise a guarantee, with their file:line, a guessed category and
-              Inferred? yes
+  §1          project-wide unless --change names a change; then change-scoped
+              with the files git diff --stat REF lists (--mode overrides)
+  §1b         the candidate claims ranked highest (at most --max-claims, default
+              15): sentences of the SUT's docs and code comments that promise a
+              guarantee, scored by the promise's kind and words and by where they
+              live (core packages above docs above tools and tests; changelogs,
+              contribution guides, TODO lists and licences are not read); each
+              with its file:line, the words that picked it and Inferred? yes
+  §0, §6b     the SUT's own deploy artifacts (Dockerfiles, compose, Helm,
+              Kubernetes, Procfiles, Makefile cluster targets)
   §3          the existing test toolbox the scan found, grouped by subsystem
   §6b         toolchains, binaries and the fault tools the proposed nemeses need
-  §7          one scenario stub per claim; a gated claim's §7.M carries the model
-              and checker the picker proposes
+  §7          one scenario stub per claim; its kind proposes the §7.M model and
+              checker (linearizable → kv + linearizability, at-least-once →
+              queue + no-lost-ack, durability → log + no-lost-ack after kill-9,
+              an isolation level → serializability at that level)
+
+The SUT is named after the repository: its module path without a /vN
+suffix, its package or crate name, else the directory. Ranking and fields:
+dstgen help plan-format §15.
 
 Everything a person must decide is a TODO(<id>: hint) marker. A scaffold is
 not a plan: dstgen lint reports every marker as an error at its line, so
 dstgen init refuses the file until each is replaced.
 
---json prints the file, the candidate claims and the TODO count as JSON.
-An existing file is never overwritten without --force.
+--json prints the file, the candidate claims (with kind, score, where, why
+and merged places) and the TODO count as JSON. An existing file is never
+overwritten without --force.
 
 Exit codes: 0 written; 2 bad flags, an unknown --change, an existing file,
 or a SUT that cannot be scanned.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPlanNew(cmd, planNewArgs{sut: sut, mode: mode, change: change, slug: slug, out: out, force: force, asJSON: asJSON})
+			return runPlanNew(cmd, planNewArgs{sut: sut, mode: mode, change: change, slug: slug, out: out, maxClaims: maxClaims, force: force, asJSON: asJSON})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&sut, "sut", ".", "the SUT directory to scan")
-	f.StringVar(&mode, "mode", generator.ModeChangeScoped, "plan mode: change-scoped or project-wide")
+	f.StringVar(&mode, "mode", "", "plan mode: change-scoped or project-wide (default change-scoped with --change, else project-wide)")
 	f.StringVar(&change, "change", "", "the commit or range under test (its files come from git diff --stat REF)")
 	f.StringVar(&slug, "slug", "", "the plan's kebab-case slug (default <sut>-<change> or <sut>-guarantees)")
 	f.StringVar(&out, "out", "", "the file to write (default <sut>/docs/testing-plans/<slug>.md)")
+	f.IntVar(&maxClaims, "max-claims", generator.DefaultMaxClaims, "list at most this many candidate claims, best first")
 	f.BoolVar(&force, "force", false, "overwrite an existing file")
 	f.BoolVar(&asJSON, "json", false, "print the candidate claims as JSON")
 	return cmd
@@ -93,10 +110,22 @@ or a SUT that cannot be scanned.`,
 
 type planNewArgs struct {
 	sut, mode, change, slug, out string
+	maxClaims                    int
 	force, asJSON                bool
 }
 
 func runPlanNew(cmd *cobra.Command, a planNewArgs) error {
+	if a.mode == "" {
+		// A plan names a change only when --change does; without one it
+		// is for the whole system (docs/plan-format.md §15).
+		a.mode = generator.ModeProjectWide
+		if a.change != "" {
+			a.mode = generator.ModeChangeScoped
+		}
+	}
+	if a.maxClaims < 1 {
+		return fmt.Errorf("plan new: --max-claims %d: want at least 1", a.maxClaims)
+	}
 	if a.mode != generator.ModeChangeScoped && a.mode != generator.ModeProjectWide {
 		return fmt.Errorf("plan new: --mode %q is not change-scoped or project-wide", a.mode)
 	}
@@ -129,7 +158,8 @@ func runPlanNew(cmd *cobra.Command, a planNewArgs) error {
 		}
 		o.Touched = files
 	}
-	if o.Claims, err = generator.FindClaims(ctx, p); err != nil {
+	var more int
+	if o.Claims, more, err = generator.FindClaims(ctx, p, a.maxClaims); err != nil {
 		return fmt.Errorf("plan new: %w", err)
 	}
 	md := generator.Scaffold(p, o)
@@ -153,14 +183,14 @@ func runPlanNew(cmd *cobra.Command, a planNewArgs) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false) // claims quote "<prefix>" and "p99 < 5ms" as written
-		rep := planNewReport{File: a.out, Slug: a.slug, Mode: a.mode, Change: a.change, Touched: o.Touched, Claims: claims, TODOs: todos}
+		rep := planNewReport{File: a.out, Slug: a.slug, Mode: a.mode, Change: a.change, Touched: o.Touched, Claims: claims, More: more, TODOs: todos}
 		if err := enc.Encode(rep); err != nil {
 			return fmt.Errorf("plan new: write JSON: %w", err)
 		}
 		return nil
 	}
-	_, err = fmt.Fprintf(w, "plan=%s slug=%s mode=%s claims=%d todos=%d\nnext: replace every TODO(...) in %s, then dstgen lint %s\n",
-		a.out, a.slug, a.mode, len(o.Claims), todos, a.out, a.out)
+	_, err = fmt.Fprintf(w, "plan=%s slug=%s mode=%s claims=%d more_claims=%d todos=%d\nnext: replace every TODO(...) in %s, then dstgen lint %s\n",
+		a.out, a.slug, a.mode, len(o.Claims), more, todos, a.out, a.out)
 	return err
 }
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/dstgen/dstgen/capability"
-	"github.com/dstgen/dstgen/testsupport/golden"
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testsupport/golden"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // TestProbeCLI probes a real sshd as the unprivileged test user, with the

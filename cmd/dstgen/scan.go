@@ -17,11 +17,13 @@ func newScanCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "scan [DIR]",
-		Short: "Scan a SUT tree: build, deploy docs, units, configs, existing test toolbox, mode and open questions",
+		Short: "Scan a SUT tree: build, deploy docs and artifacts, units, configs, existing test toolbox, mode and open questions",
 		Long: `scan walks DIR (default: the current directory) and prints what dstgen
 learned about the system under test: build systems and commands, artifacts,
-install/deploy docs with their shell commands, systemd units, config
-templates and the existing test toolbox, each with the file it came from.
+install/deploy docs with their shell commands, systemd units, deploy
+artifacts (Dockerfiles, compose services, Helm charts, Kubernetes workloads,
+Procfiles, Makefile targets that start a cluster), config templates and the
+existing test toolbox, each with the file (and line) it came from.
 It then picks the completeness mode (Fast / Semi / Full) and lists the
 questions still open, with defaults. --json prints the profile as JSON.
 

@@ -88,3 +88,18 @@ func TestScanCommandJSON(t *testing.T) {
 		t.Errorf("with --plan: completeness %+v plans %v", p.Completeness, p.Plans)
 	}
 }
+
+// TestScanCommandDeployArtifacts: scan lists the deploy artifacts a
+// repository carries with their file:line, for §6b and env.yml's sut:.
+func TestScanCommandDeployArtifacts(t *testing.T) {
+	dir := filepath.Join("..", "..", "generator", "testdata", "realrepo", "broker")
+	code, out, errs := runScan(t, dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"\nDeploy artifacts:\n", "docker/Dockerfile.nightly:9", "deploy/helm/broker/Chart.yaml:2", "util/broker.service:6"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstgen/dstgen/testsupport/sshtest"
 	"github.com/dstgen/dstgen/testbed"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
 // TestTestbedNotRoot: any user but root gets the one-line reason and exit 2,

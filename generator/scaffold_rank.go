@@ -1,0 +1,560 @@
+package generator
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// The claim ranking of docs/plan-format.md §15.2: a sentence scores for
+// the strongest promise it names (its kind), for the words that make it a
+// promise rather than a description, for what it is about and for where it
+// lives; words that mark a plan, a precondition, a hedge or an
+// implementation note take points away. Only a sentence that names a
+// promise and reaches minClaimScore is a candidate.
+
+// minClaimScore is the least score a candidate needs: a strong promise in
+// plain source, a medium one in the docs or a core package.
+const minClaimScore = 10
+
+// Promise kinds: each picks a category and the §7 stub's model, checker
+// and fault (stubFor).
+const (
+	kindLinearizable = "linearizable"
+	kindSession      = "session"
+	kindMutex        = "mutual-exclusion"
+	kindIsolation    = "isolation"
+	kindAtomic       = "atomicity"
+	kindExactlyOnce  = "exactly-once"
+	kindIdempotent   = "idempotent"
+	kindAtLeastOnce  = "at-least-once"
+	kindDurability   = "durability"
+	kindOrdering     = "ordering"
+	kindMembership   = "membership"
+	kindLiveness     = "liveness"
+	kindPerformance  = "performance"
+	kindOperational  = "operational"
+	kindBoundary     = "boundary"
+	kindFairness     = "fairness"
+	kindConsistency  = "consistency"
+	kindInvariant    = "invariant" // never / always: a safety property of some state
+)
+
+// promiseTerm is a phrase that names a promise of one kind, worth points.
+// hints are literals one of which every match contains: a sentence
+// without any is not run through the expression (most are not).
+type promiseTerm struct {
+	hints  []string
+	re     *regexp.Regexp
+	points int
+	kind   string
+}
+
+// signal is a word that makes a sentence more (or less) of a promise;
+// form marks the words that make it a promise rather than a description.
+type signal struct {
+	hints  []string
+	re     *regexp.Regexp
+	points int
+	name   string
+	form   bool
+}
+
+// wordRE matches expr from a word boundary, in text lowered by lowerASCII.
+func wordRE(expr string) *regexp.Regexp { return regexp.MustCompile(`\b(?:` + expr + `)`) }
+
+// promiseTerms, strongest first within a kind.
+var promiseTerms = func() []promiseTerm {
+	t := func(hints, expr string, points int, kind string) promiseTerm {
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind}
+	}
+	return []promiseTerm{
+		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
+		t("isolation", `snapshot[- ]isolation`, 7, kindIsolation),
+		t("committed|repeatable", `read[- ]committed|repeatable[- ]reads?`, 6, kindIsolation),
+		t("serializab", `serializab\w*`, 6, kindIsolation),
+		t("isolation", `isolation levels?`, 4, kindIsolation),
+		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
+		t("atomic", `atomic(?:ally|ity)?\b`, 2, kindAtomic),
+		t("lineariz", `linearizab\w*`, 7, kindLinearizable),
+		t("consisten", `strict(?:ly)? consisten\w*|strong(?:ly)? consisten\w*|strong consistency`, 6, kindLinearizable),
+		t("stale", `stale reads?`, 5, kindLinearizable),
+		t("read", `(?:consistent|up[- ]to[- ]date) reads?`, 4, kindLinearizable),
+		t("your|after", `read[- ]your[- ](?:own[- ])?writes?|read[- ]after[- ]write`, 6, kindSession),
+		t("monoton", `monoton\w* (?:reads?|writes?)`, 6, kindSession),
+		t("consisten", `(?:sequential(?:ly)?|causal(?:ly)?) consisten\w*`, 6, kindSession),
+		t("exclusi", `mutual(?:ly)? exclusi\w*`, 6, kindMutex),
+		t("held|holder|owner|exclusive", `(?:lock|lease|leadership) is held (?:until|by the caller|while|as long)|held by (?:one|a single) (?:caller|client|owner|holder)|only (?:the|one) (?:holder|owner)|exclusive (?:access|ownership)`, 4, kindMutex),
+		t("one leader|one holder|one owner|one writer|split|single leader", `(?:at most|only|exactly) one (?:leader|holder|owner|writer)\b|split[- ]brain|single leader`, 5, kindMutex),
+		t("once", `exactly[- ]once`, 7, kindExactlyOnce),
+		t("once", `at[- ]least[- ]once`, 7, kindAtLeastOnce),
+		t("redeliver", `redeliver\w* (?:\w+ ){0,3}?(?:unacknowledged|unacked|not acknowledged)|(?:unacknowledged|unacked) (?:\w+ )?(?:are|is|will be) redelivered`, 6, kindAtLeastOnce),
+		t("redeliver", `redeliver\w*`, 2, kindAtLeastOnce),
+		t("once", `at[- ]most[- ]once`, 5, kindIdempotent),
+		t("idempoten", `idempoten\w*`, 4, kindIdempotent),
+		t("duplicat", `de-?duplicat\w*|duplicates? (?:are|is) (?:dropped|detected|discarded|ignored)`, 4, kindIdempotent),
+		t("lost|lose|losing|loss", `never (?:be )?(?:lost|lose|loses|losing)|(?:is|are|be) (?:never|not) lost|no (?:acknowledged |acked |committed )?(?:data|writes?|messages?|entries|events) (?:is |are |will be |can be )?lost|without (?:any )?(?:data )?loss|(?:zero|no) data loss`, 7, kindDurability),
+		t("surviv", `surviv\w* (?:\w+ ){0,5}?(?:crash\w*|restart\w*|reboot\w*|power|failures?|outages?|loss)`, 6, kindDurability),
+		t("after", `(?:restored|recovered|intact|kept|available) (?:\w+ ){0,3}?after (?:a |the )?(?:reboot|restart|crash|failure|power loss)e?s?`, 6, kindDurability),
+		t("across", `(?:preserv|kept|keep|retain)\w* (?:\w+ ){0,5}?across (?:\w+ ){0,3}?(?:restarts?|crash\w*|reboots?|leader (?:changes?|elections?)|failovers?)`, 6, kindDurability),
+		t("crash", `crash[- ](?:safe\w*|consistent|recover\w*)`, 5, kindDurability),
+		t("durab", `durab\w*`, 5, kindDurability),
+		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d)?|flushed|written|persist\w*) to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
+		t("order", `total(?:ly)? order\w*`, 6, kindOrdering),
+		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence) order\b`, 5, kindOrdering),
+		t("in order|in-order", `in[- ]order\b`, 4, kindOrdering),
+		t("revision|sequence|index|version|term", `(?:increments?|increases?|advances?|bumps?) (?:the )?(?:\w+ )?(?:revision|sequence|index|version|term)s?\b|(?:higher|greater|larger|lower|smaller) (?:\w+ )?(?:revision|sequence|index|term)s?\b`, 4, kindOrdering),
+		t("monoton|strictly increasing", `monoton\w* (?:increas\w*|grow\w*)|strictly increasing`, 4, kindOrdering),
+		t("fifo|first", `fifo order\w*|first[- ]in[- ]first[- ]out`, 5, kindOrdering),
+		t("before", `(?:delivered|transmitted|sent|applied|processed|returned|seen|observed|committed) (?:\w+ ){0,6}?before`, 4, kindOrdering),
+		t("fifo", `fifo`, 1, kindOrdering),
+		t("order", `order(?:ed|ing)\b`, 2, kindOrdering),
+		t("within", `within \d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?)\b`, 5, kindLiveness),
+		t("elect", `elects? a (?:new )?leader|leader election|new leader is elected`, 3, kindLiveness),
+		t("progress|available", `makes? progress|remains? available|stays? available|highly available`, 3, kindLiveness),
+		t("toleran", `fault[- ]toleran\w*`, 2, kindLiveness),
+		t("eventually", `eventually`, 2, kindLiveness),
+		t("membership|cluster", `(?:cluster|group) membership|membership (?:change|view|of the cluster)s?|joins? (?:the|a) cluster|(?:removed|leaves?) (?:from )?the cluster`, 3, kindMembership),
+		t("membership", `membership`, 1, kindMembership),
+		t("quorum", `(?:lose|losing|loss of|leads? to|lost) (?:the )?quorum|quorum loss|keeps? (?:a )?quorum`, 4, kindMembership),
+		t("p9|p50|latency|throughput|/s", `p9\d(?:\.\d+)?|p50|latency|throughput|\d+ ?k? ?(?:ops|operations|requests|msgs|messages)/s(?:ec)?`, 2, kindPerformance),
+		t("rolling|downtime|compatib", `rolling (?:restart|upgrade)s?|zero[- ]downtime|without downtime|backwards?[- ]compatib\w*`, 3, kindOperational),
+		t("own|cannot|isolated", `(?:sees?|reads?|lists?|access\w*) only (?:its|their) own|cannot (?:see|read|access|modify) (?:another|other|each)|(?:are|is) isolated from`, 6, kindBoundary),
+		t("tenan", `multi[- ]tenan\w*|tenants?\b`, 2, kindBoundary),
+		t("authori|access control", `authori[sz]\w*|access control`, 2, kindBoundary),
+		t("neighbo|fair|starv", `noisy[- ]neighbou?rs?|fair(?:ly|ness)?\b|starv\w*`, 3, kindFairness),
+		t("consistent", `consistent (?:snapshot|backup|view|copy|state|dump)s?`, 4, kindConsistency),
+		t("consisten", `consisten(?:t|cy)\b`, 2, kindConsistency),
+		t("never", `never`, 2, kindInvariant),
+		t("always", `always`, 1, kindInvariant),
+	}
+}()
+
+func sig(hints, expr string, points int, name string, form bool) signal {
+	return signal{strings.Split(hints, "|"), wordRE(expr), points, name, form}
+}
+
+// boosters make a sentence a promise; each counts once.
+var boosters = []signal{
+	sig("guarantee", `guarantee[sd]?`, 3, "guarantee", true),
+	sig("promise", `promise[sd]?`, 2, "promise", true),
+	sig("never", `never`, 2, "never", true),
+	sig("always", `always`, 1, "always", true),
+	sig("ensure", `ensures? that`, 1, "ensures that", false),
+	sig("returns", `(?:once|after|when) (?:\w+ ){0,5}?returns`, 2, "once it returns", true),
+	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b`, 2, "states a property", true),
+	sig("will", `will (?:always |never |not )?(?:be|see|return|observe|receive|survive|deliver|apply)`, 1, "will", false),
+	sig("by default", `by default`, 1, "by default", false),
+	sig("reliabl", `reliabl[ey]`, 1, "reliably", true),
+	sig("quorum|majority", `quorum|majority`, 1, "quorum", false),
+	sig("0|1|2|3|4|5|6|7|8|9", `(?:under|below|less than|at most|at least|within|<=?|≤) ?\d+(?:\.\d+)? ?(?:µs|us|ms|s|sec|seconds?|minutes?|ops/s|%)`, 2, "a number bound", true),
+}
+
+// subjectRE are the things a system-level promise is about.
+var subjectRE = wordRE(`reads?|writes?|commit\w*|acknowledg\w*|acked|clients?|messages?|events?|transactions?|requests?|leaders?|followers?|replicas?|members?|nodes?|entry|entries|snapshots?|backups?|publish\w*|consumers?|deliver\w*|streams?|data|keys?|values?|cluster|crash\w*|restart\w*|partition\w*|statements?|quer(?:y|ies)`)
+
+// deliveredRE is what a delivery promise (at least, at most or exactly
+// once) is about; without it the words describe how often a function runs.
+var deliveredRE = wordRE(`deliver\w*|messages?|events?|publish\w*|requests?|writes?|retri\w*|retry\w*|transmit\w*|sent|send|receiv\w*|consum\w*|records?|changes?|operations?|updates?|notif\w*|webhook|commands?|entries|transactions?|applied|apply`)
+
+// orderedRE is what an ordering promise orders: operations, not a list.
+var orderedRE = wordRE(`messages?|events?|writes?|reads?|entries|operations?|transactions?|commits?|updates?|deliver\w*|changes?|requests?|logs?|revisions?|sequence numbers?|transmit\w*|appl(?:y|ied)|proposals?|proclamations?|streams?|streamed|notif\w*|responses?`)
+
+// atomicRE is what an atomicity promise is about: many changes at once.
+var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen|saves?|writes?|commits?|persists?`)
+
+// dropRE marks a sentence that is no promise whatever it says: a question,
+// a work item, a checklist, a pull-request or issue reference, a
+// deprecation, a licence header.
+var dropRE = regexp.MustCompile(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]\]|\bpr ?#\d+|#\d{3,}|/pull/\d+|/issues/\d+|/commit/[0-9a-f]{7}|\bcopyright\b|licensed under|\bwarrant(?:y|ies)\b`)
+
+// penalties are the words of hedges, plans, preconditions and
+// implementation notes.
+var penalties = []signal{
+	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?guarantees?`, -4, "a non-guarantee", false),
+	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
+	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
+	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
+	sig("caller|responsib", `caller(?:'s)? (?:must|should|responsibility)|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
+	sig("used|test|debug|helper", `(?:re)?used (?:to|for|by|in|with)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
+	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
+	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
+	sig("goroutine|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", `goroutines?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`, -2, "implementation words", false),
+}
+
+// codeRE is code left in a comment: a function, an assignment, a brace.
+var codeRE = regexp.MustCompile(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{`)
+
+// identifierRE is a code symbol in prose: camelCase or MixedCase with an
+// inner capital, a dotted selector, or a snake_case name.
+var identifierRE = regexp.MustCompile(`\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-zA-Z]\w*\.[a-z]\w*\(?|\b[a-zA-Z0-9]+_[a-zA-Z0-9_]+\b`)
+
+// versionNoteRE dates a sentence to a release ("in v3.4", "since 2.10").
+var versionNoteRE = regexp.MustCompile(`\b(?:in|since|as of|from|before|after|until|prior to|with) v?\d+\.\d+`)
+
+// firstPersonRE is a comment narrating its own code.
+var firstPersonRE = regexp.MustCompile(`\b(?:we|us|our)\b`)
+
+// imperativeRE starts an instruction or an implementation note ("Ensure
+// the dir exists", "Wait for …").
+var imperativeRE = regexp.MustCompile(`^(?:ensure|make sure|check|verify|wait|set|use|call|return|try|do|don't|note|see|read|run|keep|release|need|sort|add|remove)\b`)
+
+// describesRE is a Go doc comment's "Name does …" opening: the sentence
+// describes what a function does, a promise only if it also says so;
+// definesRE is "Name is a …", "Name indicates …": it says what a thing
+// is, not what the system promises.
+var (
+	describesRE = regexp.MustCompile(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables)\b`)
+	definesRE   = regexp.MustCompile(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the)\b`)
+)
+
+// idiomRE are phrases that only look like promises: "in order to",
+// "lock ordering", "JSON-serializable", "durable consumer" (a name).
+var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive`)
+
+// idiomHints are literals every idiom contains.
+var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive"}
+
+// maskIdioms blanks those phrases in lowered text, keeping offsets.
+func maskIdioms(s string) string {
+	if !hasHint(s, idiomHints) {
+		return s
+	}
+	return idiomRE.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
+}
+
+// lowerASCII lowers ASCII letters only, so every offset stays valid.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func hasHint(s string, hints []string) bool {
+	for _, h := range hints {
+		if strings.Contains(s, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// termAt is the first match of t in the lowered prose that is a word of
+// prose, not part of an identifier ("LinearizableTimeout",
+// "linearizable_read"): the original text there has an underscore, a
+// digit, or an upper-case letter after a lower-case one.
+func termAt(t promiseTerm, prose, text string) []int {
+	for _, l := range t.re.FindAllStringIndex(prose, 4) {
+		if negatedAt(prose, l[0]) {
+			continue // "not exactly-once", "no stale reads" deny, they do not promise
+		}
+		// The word the match starts in, in the original spelling.
+		a, b := l[0], l[0]
+		for a > 0 && isWordByte(text[a-1]) {
+			a--
+		}
+		for b < len(text) && isWordByte(text[b]) {
+			b++
+		}
+		if !isIdentifier(text[a:b]) {
+			return l
+		}
+	}
+	return nil
+}
+
+// negatedAt reports a "not " or "no " right before offset i.
+func negatedAt(prose string, i int) bool {
+	before := strings.TrimRight(prose[:i], " ")
+	return strings.HasSuffix(before, " not") || strings.HasSuffix(before, " no") || before == "not" || before == "no"
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isIdentifier(w string) bool {
+	if strings.ContainsAny(w, "_0123456789") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		if 'a' <= w[i-1] && w[i-1] <= 'z' && 'A' <= w[i] && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// scoredClaim is a candidate before ranking.
+type scoredClaim struct {
+	c    CandidateClaim
+	tier claimTier
+	toks map[string]bool
+	para string // file:first line of its paragraph
+	doc  bool   // from a code comment: one claim per comment paragraph
+}
+
+// scoreSentence scores one sentence of file f; ok is false for a sentence
+// that names no promise or is dropped.
+func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
+	prose := s.prose
+	// The strongest term names the kind; a second kind adds a point.
+	best, loc := -1, []int(nil)
+	kinds := map[string]bool{}
+	for i, t := range promiseTerms {
+		if !hasHint(prose, t.hints) {
+			continue
+		}
+		l := termAt(t, prose, s.text)
+		if l == nil {
+			continue
+		}
+		kinds[t.kind] = true
+		if best < 0 || t.points > promiseTerms[best].points {
+			best, loc = i, l
+		}
+	}
+	if best < 0 || dropRE.MatchString(strings.TrimSpace(prose)) {
+		return scoredClaim{}, false
+	}
+	term := promiseTerms[best]
+	matched := prose[loc[0]:loc[1]]
+	score := term.points
+	why := []string{fmt.Sprintf("%q %s +%d", matched, term.kind, term.points)}
+	add := func(points int, what string) {
+		score += points
+		why = append(why, fmt.Sprintf("%s %+d", what, points))
+	}
+	if len(kinds) > 1 {
+		add(1, "another promise")
+	}
+	kind, strength := term.kind, term.points
+	switch {
+	case kind == kindAtomic && atomicRE.MatchString(prose):
+		add(3, "atomic transactions")
+		strength += 3
+	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && !deliveredRE.MatchString(prose):
+		add(-6, "not about delivery")
+	case kind == kindOrdering && !orderedRE.MatchString(prose):
+		add(-3, "not an order of operations")
+	}
+	// A non-guarantee ("no guarantee", "is not durable") names the
+	// property to deny it: its promise words do not count.
+	negated := hasHint(prose, penalties[0].hints) && penalties[0].re.MatchString(prose)
+	form := false
+	for _, b := range boosters {
+		if !hasHint(prose, b.hints) || kind == kindInvariant && (b.name == "never" || b.name == "always") ||
+			negated && (b.name == "guarantee" || b.name == "states a property") {
+			continue
+		}
+		if m := b.re.FindString(prose); m != "" {
+			add(b.points, fmt.Sprintf("%q %s", m, b.name))
+			form = form || b.form
+		}
+	}
+	if !form && strength <= 3 {
+		add(-2, "no promise words")
+	}
+	if subj := uniqueLower(subjectRE.FindAllString(prose, -1)); len(subj) > 0 {
+		add(min(len(subj), 2), "about "+strings.Join(limitSlice(subj, 2), ", "))
+	}
+	for _, p := range penalties {
+		if !hasHint(prose, p.hints) {
+			continue
+		}
+		if m := p.re.FindString(prose); m != "" {
+			add(p.points, fmt.Sprintf("%q %s", m, p.name))
+		}
+	}
+	lead := strings.TrimSpace(prose)
+	switch {
+	case imperativeRE.MatchString(lead):
+		add(-2, "an instruction")
+	case strength < 6 && definesRE.MatchString(lead):
+		add(-2, "defines a thing")
+	case !form && strength < 6 && describesRE.MatchString(lead):
+		add(-1, "describes a function")
+	}
+	if codeRE.MatchString(prose) {
+		add(-3, "code in the comment")
+	}
+	if identifierRE.MatchString(s.text) {
+		add(-2, "about a code symbol")
+	}
+	if versionNoteRE.MatchString(prose) {
+		add(-2, "a version note")
+	}
+	if s.doc != 0 && firstPersonRE.MatchString(prose) {
+		add(-1, "first person")
+	}
+	if strings.HasPrefix(lead, "because ") {
+		add(-2, "reasoning")
+	}
+	if words := len(strings.Fields(prose)); words > 70 || words < 4 && !form {
+		add(-2, "too short or too long")
+	}
+	if strings.Count(s.text, "](") > 2 {
+		add(-2, "a list of links")
+	}
+	switch s.doc {
+	case 2:
+		add(2, "package doc")
+	case 1:
+		add(1, "doc comment")
+	case -1:
+		add(-3, "inside a function")
+	}
+	switch f.tier {
+	case tierCore:
+		add(4, f.where)
+	case tierDocs:
+		add(3, "docs")
+	case tierPeripheral:
+		add(-6, "tools and tests")
+	}
+	c := CandidateClaim{
+		Text:     oneLine(s.text),
+		Category: categoryOf(kind),
+		Source:   fmt.Sprintf("%s:%d", f.rel, s.lineAt(loc[0])),
+		Matched:  matched,
+		Kind:     kind,
+		Score:    score,
+		Where:    f.where,
+		Why:      why,
+	}
+	return scoredClaim{c: c, tier: f.tier, toks: claimTokens(s.text), para: fmt.Sprintf("%s:%d", f.rel, s.lines[0].n), doc: s.code}, true
+}
+
+func uniqueLower(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		out = appendUnique(out, strings.TrimSuffix(strings.ToLower(w), "s"))
+	}
+	return out
+}
+
+// categoryOf is a kind's claim category (docs/plan-format.md §4.2).
+func categoryOf(kind string) string {
+	switch kind {
+	case kindIsolation, kindAtomic:
+		return "isolation"
+	case kindExactlyOnce, kindIdempotent:
+		return "idempotency"
+	case kindAtLeastOnce, kindDurability:
+		return "durability"
+	case kindOrdering:
+		return "ordering"
+	case kindMembership:
+		return "membership"
+	case kindLiveness:
+		return "liveness"
+	case kindPerformance:
+		return "performance-SLO"
+	case kindOperational:
+		return "operational"
+	case kindBoundary:
+		return "boundary"
+	case kindFairness:
+		return "fairness"
+	}
+	return "safety" // linearizable, session, mutual exclusion, consistency
+}
+
+// rankClaims orders the candidates best first (score, then tier, then
+// path and line), merges each near-duplicate, and each promise of a kind
+// already listed for the same directory (package), into the better one, keeps at
+// most a third of max per file (minClaimsPerFile at least) and the first max; one sentence stands
+// for its paragraph; more counts the distinct candidates left out.
+func rankClaims(cands []scoredClaim, limit int) ([]CandidateClaim, int) {
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.c.Score != b.c.Score {
+			return a.c.Score > b.c.Score
+		}
+		if a.tier != b.tier {
+			return a.tier < b.tier
+		}
+		fa, la := splitSource(a.c.Source)
+		fb, lb := splitSource(b.c.Source)
+		if fa != fb {
+			return lessPath(fa, fb)
+		}
+		return la < lb
+	})
+	var kept []scoredClaim
+	perFile, fileCap := map[string]int{}, max(minClaimsPerFile, limit/3)
+	more := 0
+next:
+	for _, c := range cands {
+		for i := range kept {
+			if kept[i].para == c.para && c.doc {
+				continue next // a doc comment's best sentence stands for it
+			}
+			if kept[i].c.Kind == c.c.Kind && path.Dir(kept[i].para) == path.Dir(c.para) || nearDuplicate(kept[i].toks, c.toks) {
+				kept[i].c.Also = append(kept[i].c.Also, c.c.Source)
+				continue next
+			}
+		}
+		file, _ := splitSource(c.c.Source)
+		if perFile[file] >= fileCap || len(kept) >= limit {
+			more++
+			continue
+		}
+		perFile[file]++
+		kept = append(kept, c)
+	}
+	out := make([]CandidateClaim, len(kept))
+	for i, k := range kept {
+		out[i] = k.c
+		out[i].ID = fmt.Sprintf("C%d", i+1)
+	}
+	return out, more
+}
+
+func splitSource(s string) (string, int) {
+	i := strings.LastIndexByte(s, ':')
+	n := 0
+	fmt.Sscan(s[i+1:], &n)
+	return s[:i], n
+}
+
+// claimStop are words too common to tell two sentences apart.
+var claimStop = map[string]bool{
+	"the": true, "and": true, "for": true, "that": true, "this": true, "with": true, "are": true, "is": true,
+	"its": true, "it": true, "of": true, "to": true, "in": true, "on": true, "by": true, "be": true, "as": true,
+	"an": true, "a": true, "or": true, "so": true, "if": true, "at": true, "from": true, "will": true,
+}
+
+// claimTokens is a sentence's set of content words (plural s dropped).
+func claimTokens(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if !claimStop[w] {
+			out[strings.TrimSuffix(w, "s")] = true
+		}
+	}
+	return out
+}
+
+// nearDuplicate: two sentences share at least half of their content words
+// (Jaccard), so they state the same promise.
+func nearDuplicate(a, b map[string]bool) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	inter := 0
+	for w := range a {
+		if b[w] {
+			inter++
+		}
+	}
+	return float64(inter) >= 0.5*float64(len(a)+len(b)-inter)
+}

@@ -1,0 +1,3 @@
+package store
+
+// Reads in this test are linearizable by construction.
