@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -37,7 +38,7 @@ func (r *unitRun) collect(cl cluster, p placement, in collectIn) {
 	histLocal := r.fetchHistory(ctx, p)
 	r.fetchLogs(ctx, cl, p)
 	r.fetchMetrics(ctx, p, in.metrics)
-	r.stamp(histLocal, p, in)
+	r.stamp(ctx, histLocal, p, in)
 }
 
 // fetchHistory copies the history and the final-state dump next to the
@@ -118,10 +119,51 @@ func (r *unitRun) fetchMetrics(ctx context.Context, p placement, hosts []nemesis
 	}
 }
 
+// unboundedNS stands for "the offset is not known": an uncertainty wider
+// than any run, so no op can be placed inside or outside a window.
+const unboundedNS = int64(1) << 61
+
+// driverClock is the driver host's offset and the uncertainty the windows
+// go onto the history's clock with: the pre-flight measurement widened by
+// the drift a second measurement after the run shows, or unbounded when
+// the offset was never measured (docs/dst-run.md §7, stamp).
+func (r *unitRun) driverClock(ctx context.Context, p placement) (session.HostClock, int64) {
+	tl := r.rec.run.Timeline
+	var drv session.HostClock
+	known := false
+	for _, c := range tl.Hosts {
+		if c.Host == p.driver.Name && c.Samples > 0 {
+			drv, known = c, true
+		}
+	}
+	if !known {
+		tl.DriverClockUnknown = true
+		r.logf("clock driver=%s offset=unknown: no op is stamped, every op near a window is ambiguous", p.driver.Name)
+		return session.HostClock{Host: p.driver.Name}, unboundedNS
+	}
+	u := drv.UncertaintyNS
+	cctx, cancel := r.bounded(ctx, r.o.b.call)
+	cs, err := r.o.hosts.Clock(cctx, p.driver.Host)
+	cancel()
+	if err != nil {
+		r.logf("clock driver=%s end_error=%q: the drift since pre-flight is unknown", p.driver.Name, err.Error())
+	} else {
+		end := session.HostClock{Host: drv.Host, OffsetNS: int64(cs.Offset), UncertaintyNS: int64(cs.Uncertainty), Samples: cs.Samples}
+		tl.DriverEnd = &end
+		drift := end.OffsetNS - drv.OffsetNS
+		if drift < 0 {
+			drift = -drift
+		}
+		u = max(u, end.UncertaintyNS) + drift
+	}
+	tl.StampUncertaintyNS = u
+	return drv, u
+}
+
 // stamp puts the windows (and the quiesce time) on the history's clock,
 // reads the history victims, stamps fault_epoch into the history and
 // fills the workload fields from it: the one timeline.
-func (r *unitRun) stamp(histLocal string, p placement, in collectIn) {
+func (r *unitRun) stamp(ctx context.Context, histLocal string, p placement, in collectIn) {
 	run := r.rec.run
 	var origin int64
 	var ops []history.Op
@@ -134,12 +176,7 @@ func (r *unitRun) stamp(histLocal string, p placement, in collectIn) {
 			}
 		}
 	}
-	var drv session.HostClock
-	for _, c := range run.Timeline.Hosts {
-		if c.Host == p.driver.Name {
-			drv = c
-		}
-	}
+	drv, u := r.driverClock(ctx, p)
 	run.Timeline.OriginUnixNS = origin
 	run.FaultWindows = windowsOn(in.wins, func(ns int64) int64 { return toHistory(ns, drv, origin) })
 	if in.nominalAt != 0 && run.Recovery != nil {
@@ -149,12 +186,15 @@ func (r *unitRun) stamp(histLocal string, p placement, in collectIn) {
 	for i, rec := range in.wins {
 		if rec.historyVictim && len(ops) > 0 {
 			ev := historySignal(ops, run.FaultWindows, i)
+			if run.Timeline.DriverClockUnknown {
+				ev = unknownEvidence(kindHistoryErrorRate, ev.Name, errors.New("the driver host's clock offset was never measured: the history cannot be put against the window"))
+			}
 			run.FaultWindows[i].VictimEvidence = &ev
 			run.FaultWindows[i].Landed = landed(run.FaultWindows[i])
 		}
 	}
 	if histLocal != "" {
-		stamped, ambiguous, err := stampFile(histLocal, run.FaultWindows, drv.UncertaintyNS)
+		stamped, ambiguous, err := stampFile(histLocal, run.FaultWindows, u)
 		if err != nil {
 			r.logf("stamp error=%q", err.Error())
 		}

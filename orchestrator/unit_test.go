@@ -287,3 +287,37 @@ func TestRunUnitHealsAPartialInjectAtOnce(t *testing.T) {
 		t.Errorf("h1's part was not healed before the final heal (window heal %d, final %d)", len(heal), len(final))
 	}
 }
+
+// The driver host's clock puts the windows on the history's clock: an
+// offset never measured is unknown — no op is stamped, every op near a
+// window is ambiguous and the history proves no landing — never 0 ± 0;
+// and the drift a second measurement after the run shows widens the
+// uncertainty the stamps are made with.
+func TestRunUnitDriverClockUnknownOrDrifting(t *testing.T) {
+	t.Run("never measured", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		w.noClock["c1"] = true
+		o := testOrchestrator(t, w)
+		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+		tl := out.Run.Timeline
+		if tl == nil || !tl.DriverClockUnknown || tl.StampedOps != 0 || tl.AmbiguousOps == 0 {
+			t.Fatalf("timeline %+v: want the driver clock unknown, nothing stamped, ops ambiguous", tl)
+		}
+		if fw := out.Run.FaultWindows[0]; verdictOf(fw.VictimEvidence) != session.SignalUnknown || fw.Landed {
+			t.Errorf("victim %s landed %v: a history off an unknown clock proves nothing", verdictOf(fw.VictimEvidence), fw.Landed)
+		}
+	})
+	t.Run("drift widens the uncertainty", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		w.clockEnd = 300 * time.Millisecond
+		o := testOrchestrator(t, w)
+		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+		tl := out.Run.Timeline
+		if tl == nil || tl.DriverEnd == nil || tl.StampUncertaintyNS < int64(300*time.Millisecond) {
+			t.Fatalf("timeline %+v: want the end measurement and an uncertainty of at least the 300 ms drift", tl)
+		}
+		if tl.AmbiguousOps < 40 {
+			t.Errorf("%d ambiguous ops: 300 ms of uncertainty at each edge of a window at 2 ops/5 ms holds more", tl.AmbiguousOps)
+		}
+	})
+}

@@ -23,6 +23,9 @@ type Hosts interface {
 	// Probe is every host's reach, clock (NTP-style, against this
 	// machine's) and capability matrix, hosts at once (runner.Probe).
 	Probe(ctx context.Context, hs []env.Host) []runner.HostCaps
+	// Clock measures h's clock against this machine's again (NTP-style):
+	// the driver's after the run, for the drift since pre-flight.
+	Clock(ctx context.Context, h env.Host) (runner.ClockSample, error)
 	StartJob(ctx context.Context, h env.Host, workdir, id string, argv []string) (runner.JobStatus, error)
 	JobStatus(ctx context.Context, h env.Host, workdir, id string) (runner.JobStatus, error)
 	StopJob(ctx context.Context, h env.Host, workdir, id string, grace time.Duration) (runner.JobStatus, error)
@@ -59,6 +62,10 @@ type poolHosts struct{ runner.Shell }
 
 func (p poolHosts) Probe(ctx context.Context, hs []env.Host) []runner.HostCaps {
 	return runner.Probe(ctx, p.Pool, hs)
+}
+
+func (p poolHosts) Clock(ctx context.Context, h env.Host) (runner.ClockSample, error) {
+	return runner.MeasureClock(ctx, p.Pool, h, runner.ClockSamples)
 }
 
 func (p poolHosts) StartJob(ctx context.Context, h env.Host, workdir, id string, argv []string) (runner.JobStatus, error) {

@@ -47,7 +47,9 @@ type fakeWorld struct {
 	failOnHost  map[string]string // host → a script holding the value fails there
 	logs        bool              // SUT hosts log to <workdir>/sut.log
 	jobs        map[string]*fakeJob
-	exitAtOnce  int // a started job exits with this rc at once (0 = runs)
+	exitAtOnce  int             // a started job exits with this rc at once (0 = runs)
+	noClock     map[string]bool // Probe measured no clock for these hosts
+	clockEnd    time.Duration   // the offset Clock measures after the run
 }
 
 type fakeCall struct {
@@ -66,7 +68,7 @@ type fakeJob struct {
 // newFakeWorld makes n SUT hosts h1..hn and one client host c1.
 func newFakeWorld(t *testing.T, n int) *fakeWorld {
 	t.Helper()
-	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, jobs: map[string]*fakeJob{}}
+	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, noClock: map[string]bool{}, jobs: map[string]*fakeJob{}}
 	w.bin = filepath.Join(w.dir, "bin")
 	if err := os.MkdirAll(w.bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -168,7 +170,11 @@ func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
 	defer w.mu.Unlock()
 	var out []runner.HostCaps
 	for _, h := range hs {
-		hc := runner.HostCaps{Host: h.Name, Reachable: !w.unreachable[h.Name], ClockUncertainty: time.Millisecond, ClockSamples: 1,
+		samples := 1
+		if w.noClock[h.Name] {
+			samples = 0
+		}
+		hc := runner.HostCaps{Host: h.Name, Reachable: !w.unreachable[h.Name], ClockUncertainty: time.Millisecond, ClockSamples: samples,
 			Caps: []runner.Cap{{Name: "root", Present: true, Source: "id -u = 0"}, {Name: "iptables", Present: true, Source: "fake"}}}
 		if !hc.Reachable {
 			hc.Err = "dial tcp " + h.Address + ":22: i/o timeout"
@@ -176,6 +182,13 @@ func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
 		out = append(out, hc)
 	}
 	return out
+}
+
+// Clock: the same machine, unless clockEnd says otherwise.
+func (w *fakeWorld) Clock(context.Context, env.Host) (runner.ClockSample, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return runner.ClockSample{Offset: w.clockEnd, Uncertainty: time.Millisecond, Samples: 1}, nil
 }
 
 // StartJob runs the fake workload with the job's DSTGEN_* environment.

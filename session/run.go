@@ -142,6 +142,15 @@ type Timeline struct {
 	// are left unstamped and counted here rather than guessed.
 	StampedOps   int `json:"stamped_ops"`
 	AmbiguousOps int `json:"ambiguous_ops"`
+	// DriverEnd is the driver host's clock measured again after the run;
+	// StampUncertaintyNS the uncertainty the windows were put on the
+	// history's clock with: the larger of the two measurements' plus the
+	// drift between them. DriverClockUnknown says the driver's offset was
+	// never measured: no op is stamped, every op that could meet a window
+	// is ambiguous, and the history cannot prove a landing.
+	DriverEnd          *HostClock `json:"driver_end,omitempty"`
+	StampUncertaintyNS int64      `json:"stamp_uncertainty_ns,omitempty"`
+	DriverClockUnknown bool       `json:"driver_clock_unknown,omitempty"`
 }
 
 // HostClock is one host's clock against the control node's.
