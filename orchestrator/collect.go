@@ -7,10 +7,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
@@ -39,6 +41,7 @@ func (r *unitRun) collect(cl cluster, p placement, in collectIn) {
 	r.fetchLogs(ctx, cl, p)
 	r.fetchMetrics(ctx, p, in.metrics)
 	r.stamp(ctx, histLocal, p, in)
+	r.driverCount(p)
 }
 
 // fetchHistory copies the history and the final-state dump next to the
@@ -204,6 +207,40 @@ func (r *unitRun) stamp(ctx context.Context, histLocal string, p placement, in c
 		run.Workload = w
 	}
 	r.logf("collect history=%s ops=%d stamped=%d ambiguous=%d", histLocal, run.Workload.OpsProduced, run.Timeline.StampedOps, run.Timeline.AmbiguousOps)
+}
+
+// driverSummary is the prefix of the summary line a driver prints on
+// stdout as it exits (docs/driver-contract.md): "dstgen-driver:
+// ops_produced=N ok=… fail=… unknown=…".
+const driverSummary = "dstgen-driver:"
+
+// driverCount sets ops_produced from the driver's own summary line in its
+// collected stdout, the last one printed: the count of ops it issued, not
+// the history's lines, so ops the history lost are ops the checker never
+// consumed (docs/verdicts.md §3.1 step 6). Without one it stays the
+// history's count, and ops_produced_by says so.
+func (r *unitRun) driverCount(p placement) {
+	w := &r.rec.run.Workload
+	w.OpsProducedBy = "history"
+	out := filepath.Join(r.o.session.Dir, session.LogsDir, filepath.FromSlash(r.u.ID()), p.driver.Name, "stdout")
+	data, err := fileline.ReadBounded(out, 64<<20)
+	if err != nil {
+		return
+	}
+	var last string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), driverSummary); ok {
+			last = rest
+		}
+	}
+	for _, f := range strings.Fields(last) {
+		if v, ok := strings.CutPrefix(f, "ops_produced="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+				w.OpsProduced, w.OpsProducedBy = n, "driver"
+				r.logf("workload ops_produced=%d (the driver's own count)", n)
+			}
+		}
+	}
 }
 
 func (r *unitRun) logCollect(res []runner.FileResult, err error) {

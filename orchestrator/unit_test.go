@@ -321,3 +321,20 @@ func TestRunUnitDriverClockUnknownOrDrifting(t *testing.T) {
 		}
 	})
 }
+
+// ops_produced is the driver's own count from its summary line, not the
+// history's line count, so records a driver lost between issuing them and
+// the file show as ops the checker never consumed.
+func TestRunUnitOpsProducedIsTheDriversCount(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	w.lostOps = 7
+	o := testOrchestrator(t, w)
+	out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+	_, ops, _, err := history.ReadFile(filepath.Join(filepath.Dir(out.RunPath), "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wl := out.Run.Workload; wl.OpsProduced != len(ops)+7 || wl.OpsProducedBy != "driver" {
+		t.Errorf("ops_produced %d by %q, history %d ops: want the driver's %d", wl.OpsProduced, wl.OpsProducedBy, len(ops), len(ops)+7)
+	}
+}

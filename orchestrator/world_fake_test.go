@@ -50,6 +50,7 @@ type fakeWorld struct {
 	exitAtOnce  int             // a started job exits with this rc at once (0 = runs)
 	noClock     map[string]bool // Probe measured no clock for these hosts
 	clockEnd    time.Duration   // the offset Clock measures after the run
+	lostOps     int             // the driver counts this many ops its history lacks
 }
 
 type fakeCall struct {
@@ -214,7 +215,7 @@ func (w *fakeWorld) StartJob(ctx context.Context, h env.Host, workdir, id string
 			j.rc = rc
 			return
 		}
-		j.rc = w.workload(jctx, vars)
+		j.rc = w.workload(jctx, vars, filepath.Join(workdir, "jobs", id))
 	}()
 	return runner.JobStatus{Host: h.Name, ID: id, Status: runner.StatusStarted, PID: 4242}, nil
 }
@@ -306,8 +307,10 @@ func (w *fakeWorld) faulted() bool {
 }
 
 // workload is the fake driver: writes on 2 processes every 5 ms for
-// DSTGEN_DURATION_S, each failing while a host is faulted.
-func (w *fakeWorld) workload(ctx context.Context, vars map[string]string) int {
+// DSTGEN_DURATION_S, each failing while a host is faulted; at its end it
+// prints the driver contract's summary line to its job's stdout — lostOps
+// more ops than its history holds, when a test asks it to lose some.
+func (w *fakeWorld) workload(ctx context.Context, vars map[string]string, jobDir string) int {
 	f, err := os.Create(vars["DSTGEN_HISTORY"])
 	if err != nil {
 		return 2
@@ -316,7 +319,17 @@ func (w *fakeWorld) workload(ctx context.Context, vars map[string]string) int {
 	rec := history.NewRecorder(f, history.Meta{})
 	dur, _ := strconv.Atoi(vars["DSTGEN_DURATION_S"])
 	deadline := time.Now().Add(time.Duration(dur) * time.Second)
+	n := 0
+	defer func() {
+		w.mu.Lock()
+		lost := w.lostOps
+		w.mu.Unlock()
+		if err := os.MkdirAll(jobDir, 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(jobDir, "stdout"), fmt.Appendf(nil, "driving\ndstgen-driver: ops_produced=%d ok=%d\n", n+lost, n), 0o644)
+		}
+	}()
 	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+		n++
 		p := rec.Invoke(strconv.Itoa(i%2), "write", vars["DSTGEN_RUN_ID"]+"/k", i)
 		if w.faulted() {
 			_ = p.Fail("unavailable")
