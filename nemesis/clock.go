@@ -168,7 +168,7 @@ func (c clockSkewNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 	if len(f.Targets) == 0 {
 		return nil, errors.New("clock-skew: no target hosts")
 	}
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("clock-skew: %w", err)
 	}
 	local, err := c.bootID()
@@ -195,13 +195,13 @@ func (c clockSkewNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 		}
 		ts = append(ts, &skewed{h: h, before: before})
 	}
-	a := &clockActive{x: x, epoch: f.Epoch, offset: offset}
+	a := &clockActive{x: x, epoch: f.Epoch, tag: f.tag(), offset: offset}
 	for _, t := range ts {
-		if err := armUndo(ctx, x, t.h, f.Epoch, clockUndoKind, clockUndoScript(t.h.Workdir, f.Epoch, offset)); err != nil {
+		if err := armUndo(ctx, x, t.h, f.tag(), clockUndoKind, clockUndoScript(t.h.Workdir, f.tag(), offset)); err != nil {
 			return a, fmt.Errorf("clock-skew: %w", err)
 		}
 		a.targets = append(a.targets, t)
-		if _, err := x.Run(ctx, t.h.Host, clockApplyScript(t.h.Workdir, f.Epoch, offset)); err != nil {
+		if _, err := x.Run(ctx, t.h.Host, clockApplyScript(t.h.Workdir, f.tag(), offset)); err != nil {
 			return a, fmt.Errorf("clock-skew on %s: date -s: %w", t.h.Name, err)
 		}
 	}
@@ -212,6 +212,7 @@ func (c clockSkewNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 type clockActive struct {
 	x       Exec
 	epoch   string
+	tag     string // what its undo script carries: <session>.<epoch>
 	offset  time.Duration
 	targets []*skewed
 }
@@ -256,7 +257,7 @@ func (a *clockActive) TargetCheck(context.Context) (*session.Evidence, error) { 
 func (a *clockActive) Heal(ctx context.Context) error {
 	var errs []error
 	for _, t := range a.targets {
-		if err := runUndo(ctx, a.x, t.h, a.epoch, clockUndoKind); err != nil {
+		if err := runUndo(ctx, a.x, t.h, a.tag, clockUndoKind); err != nil {
 			errs = append(errs, fmt.Errorf("clock-skew heal: %w", err))
 			continue
 		}

@@ -58,18 +58,18 @@ func (c customNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, err
 	if len(f.Targets) == 0 {
 		return nil, fmt.Errorf("%s: no target hosts", c.id)
 	}
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("%s: %w", c.id, err)
 	}
 	cu := *f.Custom
-	a := &customActive{x: x, id: c.id, epoch: f.Epoch, cmd: cu}
+	a := &customActive{x: x, id: c.id, epoch: f.Epoch, tag: f.tag(), cmd: cu}
 	for _, h := range f.Targets {
 		t := &customTarget{h: h}
 		if cu.Evidence != "" {
 			t.before, t.raw = a.read(ctx, h)
 		}
 		if cu.Heal != "" {
-			if err := armUndo(ctx, x, h, f.Epoch, customUndoKind, customEnv(h, f.Epoch)+cu.Heal); err != nil {
+			if err := armUndo(ctx, x, h, f.tag(), customUndoKind, customEnv(h, f.Epoch)+cu.Heal); err != nil {
 				return a, fmt.Errorf("%s: %w", c.id, err)
 			}
 		}
@@ -86,6 +86,7 @@ type customActive struct {
 	x       Exec
 	id      string
 	epoch   string
+	tag     string // what its undo script carries: <session>.<epoch>
 	cmd     scenarios.Custom
 	targets []*customTarget
 }
@@ -149,7 +150,7 @@ func (a *customActive) Heal(ctx context.Context) error {
 	}
 	var errs []error
 	for _, t := range a.targets {
-		if err := runUndo(ctx, a.x, t.h, a.epoch, customUndoKind); err != nil {
+		if err := runUndo(ctx, a.x, t.h, a.tag, customUndoKind); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", a.id, err))
 		}
 	}

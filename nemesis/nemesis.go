@@ -72,7 +72,12 @@ type SUT struct {
 
 // Fault is one window to inject, with its targets already resolved.
 type Fault struct {
-	Epoch   string // fault_epoch, e.g. "S1-w1"
+	Epoch string // fault_epoch, e.g. "S1-w1"
+	// Session is the session id (its directory's name) of the run that
+	// injects it: the tags on the hosts — undo scripts, rule comments,
+	// fill files, toxics — carry it, so one session's leftovers never pass
+	// for another's faults ("" for a fault injected by hand).
+	Session string
 	Nemesis string
 	Targets []Host // the hosts the fault is applied to
 	// Cluster is every SUT host (targets included), in env.yml order;
@@ -130,4 +135,25 @@ type Info struct {
 	// Injector and Victim name the evidence kinds it records.
 	Injector string
 	Victim   string
+}
+
+// checkTag refuses an epoch or session id that could not name a file or
+// an iptables comment, or that together run past 64 characters.
+func (f Fault) checkTag() error {
+	if err := checkName("fault epoch", f.Epoch); err != nil {
+		return err
+	}
+	if f.Session != "" {
+		return checkName("session id and fault epoch", f.tag())
+	}
+	return nil
+}
+
+// tag names what this fault leaves on the hosts: "<session>.<epoch>", or
+// the epoch alone for a fault injected by hand (docs/nemesis.md §6).
+func (f Fault) tag() string {
+	if f.Session == "" {
+		return f.Epoch
+	}
+	return f.Session + "." + f.Epoch
 }

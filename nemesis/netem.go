@@ -180,7 +180,7 @@ type netemHost struct {
 // instead, and an error from that names both reasons.
 func (n netemNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error) {
 	id := n.info.ID
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
 	args, err := n.args(f)
@@ -193,7 +193,7 @@ func (n netemNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 	if d := f.Params["dev"]; d != "" && !devRE.MatchString(d) {
 		return nil, fmt.Errorf("%s %s: param dev=%q: not an interface name", id, f.Epoch, d)
 	}
-	a := &netemActive{x: x, epoch: f.Epoch, dropped: n.dropped}
+	a := &netemActive{x: x, epoch: f.Epoch, tag: f.tag(), dropped: n.dropped}
 	fail := func(err error) (Active, error) {
 		if herr := a.Heal(context.WithoutCancel(ctx)); herr != nil {
 			return nil, fmt.Errorf("%s %s: %w (and healing what was applied: %v)", id, f.Epoch, err, herr)
@@ -205,7 +205,7 @@ func (n netemNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 		if err != nil {
 			return fail(err)
 		}
-		if err := armUndo(ctx, x, t, f.Epoch, undoKindNetem, netemUndo(dev)); err != nil {
+		if err := armUndo(ctx, x, t, f.tag(), undoKindNetem, netemUndo(dev)); err != nil {
 			return fail(err)
 		}
 		a.hosts = append(a.hosts, netemHost{host: t, dev: dev})
@@ -285,6 +285,7 @@ func parseQdiscStats(out string) (qdiscStats, error) {
 type netemActive struct {
 	x       Exec
 	epoch   string
+	tag     string // what its undo script carries: <session>.<epoch>
 	dropped bool
 	hosts   []netemHost
 }
@@ -357,7 +358,7 @@ func (a *netemActive) TargetCheck(ctx context.Context) (*session.Evidence, error
 func (a *netemActive) Heal(ctx context.Context) error {
 	var errs []string
 	for _, h := range a.hosts {
-		if err := runUndo(ctx, a.x, h.host, a.epoch, undoKindNetem); err != nil {
+		if err := runUndo(ctx, a.x, h.host, a.tag, undoKindNetem); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

@@ -447,7 +447,7 @@ func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 	case v != "" && v != "iptables":
 		return nil, fmt.Errorf("%s %s: via=%q: want iptables, or proxy for partition-full and leader-isolation", id, f.Epoch, v)
 	}
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
 	chain, hooks, err := parseHooks(f.Params["hook"])
@@ -462,14 +462,14 @@ func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
-	a := &iptablesActive{x: x, epoch: f.Epoch, chain: chain, hooks: hooks, hosts: hrs, last: map[string]int64{}}
+	a := &iptablesActive{x: x, epoch: f.Epoch, tag: f.tag(), chain: chain, hooks: hooks, hosts: hrs, last: map[string]int64{}}
 	if err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		return armUndo(ctx, x, hr.host, f.Epoch, undoKindIptables, iptablesUndo(chain, f.Epoch, hr.rules))
+		return armUndo(ctx, x, hr.host, f.tag(), undoKindIptables, iptablesUndo(chain, f.tag(), hr.rules))
 	}); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
 	if err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		if _, err := x.Run(ctx, hr.host.Host, iptablesApply(chain, hooks, f.Epoch, hr.rules)); err != nil {
+		if _, err := x.Run(ctx, hr.host.Host, iptablesApply(chain, hooks, f.tag(), hr.rules)); err != nil {
 			return fmt.Errorf("%s: add iptables rules: %w", hr.host.Name, err)
 		}
 		return nil
@@ -486,6 +486,7 @@ func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 type iptablesActive struct {
 	x     Exec
 	epoch string
+	tag   string // what its rules' comments and undo script carry
 	chain string
 	hooks []string
 	hosts []hostRules
@@ -565,7 +566,7 @@ func (a *iptablesActive) Evidence(ctx context.Context) (session.Evidence, error)
 		if err != nil {
 			return fmt.Errorf("%s: read iptables counters: %w", hr.host.Name, err)
 		}
-		rs := parseListing(out, comment(a.epoch))
+		rs := parseListing(out, comment(a.tag))
 		i := idx[hr.host.Name]
 		for _, r := range rs {
 			counts[i] += r.pkts
@@ -595,7 +596,7 @@ func (a *iptablesActive) Evidence(ctx context.Context) (session.Evidence, error)
 	}
 	ev := session.Evidence{
 		Kind:    "iptables_counter",
-		Name:    "DROP packets " + comment(a.epoch),
+		Name:    "DROP packets " + comment(a.tag),
 		Before:  json.RawMessage("0"),
 		After:   json.RawMessage(strconv.FormatInt(sum, 10)),
 		Raw:     a.chain + ": " + strings.Join(raw, " "),
@@ -644,7 +645,7 @@ func (a *iptablesActive) TargetCheck(ctx context.Context) (*session.Evidence, er
 				missing = append(missing, "no jump from "+strings.TrimSuffix(h, " no"))
 			}
 		}
-		rs := parseListing(out, comment(a.epoch))
+		rs := parseListing(out, comment(a.tag))
 		if len(rs) < len(hr.rules) {
 			missing = append(missing, fmt.Sprintf("%d of %d rules", len(rs), len(hr.rules)))
 		}
@@ -672,7 +673,7 @@ func (a *iptablesActive) TargetCheck(ctx context.Context) (*session.Evidence, er
 	}
 	ev := &session.Evidence{
 		Kind:    "iptables_rules",
-		Name:    fmt.Sprintf("%s in %s jumped from %s", comment(a.epoch), a.chain, strings.Join(a.hooks, ",")),
+		Name:    fmt.Sprintf("%s in %s jumped from %s", comment(a.tag), a.chain, strings.Join(a.hooks, ",")),
 		Before:  json.RawMessage(strconv.Itoa(want)),
 		After:   json.RawMessage(strconv.Itoa(got)),
 		Raw:     strings.Join(raws, "\n"),
@@ -693,7 +694,7 @@ func (a *iptablesActive) TargetCheck(ctx context.Context) (*session.Evidence, er
 // Heal runs the undo script on every host the fault touched.
 func (a *iptablesActive) Heal(ctx context.Context) error {
 	err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		return runUndo(ctx, a.x, hr.host, a.epoch, undoKindIptables)
+		return runUndo(ctx, a.x, hr.host, a.tag, undoKindIptables)
 	})
 	if err != nil {
 		return fmt.Errorf("heal %s: %w", a.epoch, err)

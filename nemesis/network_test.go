@@ -773,7 +773,7 @@ func TestTargetCheckSeesMissingRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			x := &recordExec{answer: func(env.Host, string) (string, error) { return c.out, nil }}
-			a := &iptablesActive{x: x, epoch: "S1-w1", chain: Chain, hooks: []string{"INPUT", "OUTPUT"},
+			a := &iptablesActive{x: x, epoch: "S1-w1", tag: "S1-w1", chain: Chain, hooks: []string{"INPUT", "OUTPUT"},
 				hosts: []hostRules{{host: h, rules: []dropRule{{in: true, addr: "10.77.0.11"}}}}, last: map[string]int64{}}
 			ev, err := a.TargetCheck(context.Background())
 			if err != nil || ev.Verdict != c.verdict || !strings.Contains(ev.Raw, c.want) {

@@ -356,12 +356,12 @@ func (k killNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error
 	if err != nil {
 		return nil, err
 	}
-	a := &killActive{x: x, id: k.id, epoch: f.Epoch, targets: ts}
+	a := &killActive{x: x, id: k.id, epoch: f.tag(), targets: ts}
 	for _, t := range ts {
 		// The way back is on the host before the SUT is killed: a crash of
 		// dstgen between the two leaves something `dstgen heal` restarts.
 		if t.h.SUT.StartScript != "" {
-			if err := armUndo(ctx, x, t.h, f.Epoch, restartUndoKind, restartUndo(t.h.SUT)); err != nil {
+			if err := armUndo(ctx, x, t.h, f.tag(), restartUndoKind, restartUndo(t.h.SUT)); err != nil {
 				return a, fmt.Errorf("%s: %w", k.id, err)
 			}
 			t.armed = true
@@ -510,7 +510,7 @@ func (restartNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 			return nil, fmt.Errorf("restart on %s: cannot restart: the SUT has no start command dstgen can run (deploy it through dstgen, as a job or a unit)", t.h.Name)
 		}
 	}
-	a := &killActive{x: x, id: "restart", epoch: f.Epoch, targets: ts}
+	a := &killActive{x: x, id: "restart", epoch: f.tag(), targets: ts}
 	for _, t := range ts {
 		if t.exited, err = signalAndWait(ctx, x, t.h, t.old, "TERM", killWait); err != nil {
 			return a, fmt.Errorf("restart: %w", err)
@@ -554,13 +554,13 @@ func (pauseNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error)
 	if err != nil {
 		return nil, err
 	}
-	a := &pauseActive{x: x, epoch: f.Epoch}
+	a := &pauseActive{x: x, epoch: f.tag()}
 	for _, t := range ts {
 		pt := &paused{h: t.h, p: t.old, before: t.old.State}
 		// CONT of a pid that is gone or reused is harmless, so the undo
 		// may run at any time, any number of times.
 		undo := fmt.Sprintf("kill -CONT %d 2>/dev/null; for q in %s; do kill -CONT $q 2>/dev/null; done; exit 0", t.old.PID, shell.Quote(t.tree))
-		if err := armUndo(ctx, x, t.h, f.Epoch, pauseUndoKind, undo); err != nil {
+		if err := armUndo(ctx, x, t.h, f.tag(), pauseUndoKind, undo); err != nil {
 			return a, fmt.Errorf("pause: %w", err)
 		}
 		a.targets = append(a.targets, pt)

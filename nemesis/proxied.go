@@ -245,7 +245,7 @@ func (h proxyHost) undoScript(epoch string, plan proxyPlan) string {
 // that API). The undo script is on each host before its proxies change;
 // a failure part way heals what was applied.
 func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("%s via proxy: %w", f.Nemesis, err)
 	}
 	fail := func(err error) (Active, error) {
@@ -268,7 +268,7 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 			want = append(want, n)
 		}
 	}
-	a := &proxyActive{x: x, epoch: f.Epoch, plan: plan}
+	a := &proxyActive{x: x, epoch: f.tag(), plan: plan}
 	for _, t := range f.Targets {
 		h := proxyHost{host: t, bin: f.Params["proxy_bin"], api: f.Params["proxy_api"], before: map[string]proxy.Stats{}, cut: map[string]proxy.Stats{}}
 		if h.bin == "" {
@@ -298,7 +298,7 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 			}
 			h.before[n] = p.Stats
 		}
-		if err := armUndo(ctx, x, t, f.Epoch, undoKindProxy, h.undoScript(f.Epoch, plan)); err != nil {
+		if err := armUndo(ctx, x, t, f.tag(), undoKindProxy, h.undoScript(f.tag(), plan)); err != nil {
 			return a.failHealed(ctx, fail, err)
 		}
 		a.hosts = append(a.hosts, h)
@@ -312,7 +312,7 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 					for k, v := range tx.Attributes {
 						attrs = append(attrs, "--attr", fmt.Sprintf("%s=%v", k, v))
 					}
-					args := append([]string{"toxic", "add", n, "--type", tx.Type, "--toxic-name", proxyTag(f.Epoch) + tx.suffix,
+					args := append([]string{"toxic", "add", n, "--type", tx.Type, "--toxic-name", proxyTag(f.tag()) + tx.suffix,
 						"--stream", tx.Stream, "--toxicity", strconv.FormatFloat(float64(tx.Toxicity), 'g', -1, 32)}, attrs...)
 					if cmd != "" {
 						cmd += " && "

@@ -62,7 +62,7 @@ func (diskFullNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, err
 	if len(f.Targets) == 0 {
 		return nil, errors.New("disk-full: no target hosts")
 	}
-	if err := checkName("fault epoch", f.Epoch); err != nil {
+	if err := f.checkTag(); err != nil {
 		return nil, fmt.Errorf("disk-full: %w", err)
 	}
 	maxS := defaultFillMax
@@ -88,11 +88,11 @@ func (diskFullNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, err
 			return nil, fmt.Errorf("disk-full on %s: %s has %s free, more than max %s; refusing to fill a real disk (mount a small file system there, or raise params max)",
 				h.Name, h.SUT.DataDir, humanize.IBytes(uint64(free)), maxS)
 		}
-		ts = append(ts, &filled{h: h, file: fillPath(h.SUT.DataDir, f.Epoch), before: free})
+		ts = append(ts, &filled{h: h, file: fillPath(h.SUT.DataDir, f.tag()), before: free})
 	}
-	a := &diskFullActive{x: x, epoch: f.Epoch}
+	a := &diskFullActive{x: x, epoch: f.tag()}
 	for _, t := range ts {
-		if err := armUndo(ctx, x, t.h, f.Epoch, diskUndoKind, "rm -f "+shell.Quote(t.file)+" "+shell.Quote(t.file+".probe")); err != nil {
+		if err := armUndo(ctx, x, t.h, f.tag(), diskUndoKind, "rm -f "+shell.Quote(t.file)+" "+shell.Quote(t.file+".probe")); err != nil {
 			return a, fmt.Errorf("disk-full: %w", err)
 		}
 		a.targets = append(a.targets, t)

@@ -82,32 +82,97 @@ type Removed struct {
 // cannot happen, since the script comes first, but a hand-made rule
 // copied from a log can): the DSTGEN chain and its jumps, fill files in
 // the SUT data dir. It prints one "removed <what>" line per thing.
-func healAllScript(h Host) string {
+func healAllScript(h Host) string { return sweepScript(h, false) }
+
+// leftoversScript lists what healAllScript would remove, one "left <what>"
+// line per thing, and changes nothing.
+func leftoversScript(h Host) string { return sweepScript(h, true) }
+
+// sweepScript is healAllScript, or with list only its listing.
+func sweepScript(h Host, list bool) string {
 	var b strings.Builder
 	dir := shell.Quote(undoDir(h.Workdir))
-	fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
+	if list {
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] && echo \"left undo $(basename \"$f\" .sh)\"; done\n", dir)
+	} else {
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
+	}
 	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
 	// first (-w waits for the xtables lock).
 	b.WriteString(`if command -v iptables >/dev/null 2>&1; then
   for ch in $(iptables -w -S 2>/dev/null | awk '$1=="-N" && ($2=="` + Chain + `" || $2 ~ /^` + Chain + `-/) {print $2}'); do
-    for c in INPUT OUTPUT FORWARD; do while iptables -w -D $c -j $ch -m comment --comment ` + Tag + ` 2>/dev/null; do echo "removed iptables jump $c to $ch"; done; done
-    iptables -w -F $ch && iptables -w -X $ch && echo "removed iptables chain $ch"
-  done
-fi
 `)
-	// tc: a qdisc carries no comment; dstgen's netem qdiscs have handle
+	if list {
+		b.WriteString("    echo \"left iptables chain $ch\"\n")
+	} else {
+		b.WriteString(`    for c in INPUT OUTPUT FORWARD; do while iptables -w -D $c -j $ch -m comment --comment ` + Tag + ` 2>/dev/null; do echo "removed iptables jump $c to $ch"; done; done
+    iptables -w -F $ch && iptables -w -X $ch && echo "removed iptables chain $ch"
+`)
+	}
+	b.WriteString("  done\nfi\n")
+	// tc: a qdisc carries no comment; dstgen's root qdiscs have handle
 	// d57: (netem.go), and only those are deleted.
 	b.WriteString(`if command -v tc >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
   for d in $(ip -o link show | awk -F': ' '{sub(/@.*/,"",$2); print $2}'); do
-    if tc qdisc show dev "$d" 2>/dev/null | grep -q '^qdisc netem d57: root'; then tc qdisc del dev "$d" root && echo "removed qdisc netem d57: on $d"; fi
-  done
-fi
+    if tc qdisc show dev "$d" 2>/dev/null | grep -q '^qdisc [a-z]* ` + netemHandle + ` root'; then `)
+	if list {
+		b.WriteString(`echo "left qdisc ` + netemHandle + ` on $d"; fi
 `)
+	} else {
+		b.WriteString(`tc qdisc del dev "$d" root && echo "removed qdisc ` + netemHandle + ` on $d"; fi
+`)
+	}
+	b.WriteString("  done\nfi\n")
 	if h.SUT != nil && h.SUT.DataDir != "" {
-		fmt.Fprintf(&b, "for f in %s/.%s-fill-*; do [ -e \"$f\" ] || continue; rm -f \"$f\" && echo \"removed fill file $f\"; done\n", shell.Quote(h.SUT.DataDir), Tag)
+		verb := `rm -f "$f" && echo "removed fill file $f"`
+		if list {
+			verb = `echo "left fill file $f"`
+		}
+		fmt.Fprintf(&b, "for f in %s/.%s-fill-*; do [ -e \"$f\" ] || continue; %s; done\n", shell.Quote(h.SUT.DataDir), Tag, verb)
 	}
 	b.WriteString("exit 0\n")
 	return b.String()
+}
+
+// Leftovers lists, on every host at once, what an earlier run (or a hand
+// injection) left that HealAll would remove — undo scripts, DSTGEN
+// chains, dstgen's qdiscs, fill files — and changes nothing: a run's
+// pre-flight refuses to start on a host still faulted (docs/dst-run.md
+// §7, pre-flight). An unreachable host is an error naming it.
+func Leftovers(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
+	res := make([][]Removed, len(hosts))
+	errs := make([]string, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := x.Run(ctx, h.Host, leftoversScript(h))
+			for _, line := range strings.Split(out, "\n") {
+				if what, ok := strings.CutPrefix(line, "left "); ok {
+					res[i] = append(res[i], Removed{Host: h.Name, What: what})
+				}
+			}
+			if err != nil {
+				errs[i] = fmt.Sprintf("%s: list leftovers: %v", h.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	var out []Removed
+	for _, r := range res {
+		out = append(out, r...)
+	}
+	var msgs []string
+	for _, e := range errs {
+		if e != "" {
+			msgs = append(msgs, e)
+		}
+	}
+	if len(msgs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	return out, nil
 }
 
 // HealAll removes every fault dstgen may have left on the hosts, whoever

@@ -73,6 +73,9 @@ type orchestrator struct {
 	// dir's base name).
 	id string
 	b  bounds
+	// healFirst: a host an earlier run left faulted is healed before the
+	// unit, not refused.
+	healFirst bool
 }
 
 // attempt is one run of a unit with one seed.

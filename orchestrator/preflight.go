@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/nemesis"
@@ -33,9 +34,10 @@ const clockOptIn = "allow"
 // checked is what pre-flight found: the capability rows run.json records,
 // the first missing one (nil when none is), and every host's clock.
 type checked struct {
-	caps    []session.Capability
-	missing *session.MissingCapability
-	clocks  []session.HostClock
+	caps      []session.Capability
+	missing   *session.MissingCapability
+	clocks    []session.HostClock
+	leftovers []nemesis.Removed // faults an earlier run left on the hosts
 }
 
 // preflight probes every host once — reach, clock, capability matrix
@@ -63,6 +65,10 @@ func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []s
 	}
 	if c.missing != nil {
 		return c, nil
+	}
+	c.leftovers, err = nemesis.Leftovers(ctx, x, all)
+	if err != nil {
+		return c, notRun(err)
 	}
 	for _, need := range needs {
 		row, probed := needRows[need]
@@ -154,6 +160,9 @@ func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.Sc
 		run.MissingCapability = c.missing
 		return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", c.missing.Requirement, c.missing.Reason))
 	}
+	if err := r.clean(ctx, cl, c.leftovers); err != nil {
+		return cl, placement{}, nil, err
+	}
 	cl = newCluster(o.sut.Hosts(o.sut.Modes(ctx)))
 	run.Timeline = &session.Timeline{Hosts: c.clocks}
 	p, err := r.place(cl)
@@ -171,4 +180,38 @@ func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.Sc
 	}
 	run.Schedule = sched
 	return cl, p, sched, nil
+}
+
+// clean refuses to start on hosts an earlier run left faulted — a rule
+// still dropping, a SUT still stopped: the run would start faulted and
+// its evidence sum the stale rules' counters — or, when the session run
+// was asked to (--heal-first), heals them first and records it.
+func (r *unitRun) clean(ctx context.Context, cl cluster, left []nemesis.Removed) error {
+	if len(left) == 0 {
+		return nil
+	}
+	var what []string
+	for _, l := range left {
+		what = append(what, l.Host+": "+l.What)
+	}
+	if !r.o.healFirst {
+		m := &session.MissingCapability{Requirement: "hosts without dstgen's faults",
+			Reason: fmt.Sprintf("an earlier run left faults on the hosts (%s): run `dstgen heal --all` first, or `dstgen run --heal-first`", strings.Join(what, "; "))}
+		r.rec.run.MissingCapability = m
+		return notRun(fmt.Errorf("missing capability %s: %s", m.Requirement, m.Reason))
+	}
+	r.logf("heal-first leftovers=%q", strings.Join(what, "; "))
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.heal)
+	defer cancel()
+	removed, err := nemesis.HealAll(hctx, r.o.hosts, cl.all)
+	if r.rec.run.Heal == nil {
+		r.rec.run.Heal = &session.HealRecord{}
+	}
+	for _, rm := range removed {
+		r.rec.run.Heal.Removed = append(r.rec.run.Heal.Removed, "before the run: "+rm.Host+": "+rm.What)
+	}
+	if err != nil {
+		return notRun(fmt.Errorf("heal before the run: %w", err))
+	}
+	return nil
 }

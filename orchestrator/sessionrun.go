@@ -28,6 +28,9 @@ type Options struct {
 	Out   string // the session dir as given; "" = <results>/<plan-slug>/<UTC stamp>
 	// Checkpoint is the interval of the progress lines (0 = 10 s).
 	Checkpoint time.Duration
+	// HealFirst heals what an earlier run left on the hosts before each
+	// unit, instead of refusing to start on faulted hosts.
+	HealFirst bool
 }
 
 // SessionRun is one `dstgen run` as data: every attempt of every unit —
@@ -42,6 +45,7 @@ type SessionRun struct {
 	units    []plannedUnit
 
 	checkpoint time.Duration
+	healFirst  bool
 	env        *env.Env
 	scenarios  string // scenarios.yml's path, for the log
 }
@@ -72,7 +76,7 @@ func Plan(sf *scenarios.File, e *env.Env, opt Options, now time.Time) (*SessionR
 	default:
 		return nil, fmt.Errorf("--tier %q: want smoke, hardening or release", tier)
 	}
-	s := &SessionRun{Tier: tier, env: e, scenarios: sf.Path, checkpoint: opt.Checkpoint}
+	s := &SessionRun{Tier: tier, env: e, scenarios: sf.Path, checkpoint: opt.Checkpoint, healFirst: opt.HealFirst}
 	s.Slug, s.PlanPath = planSlug(sf)
 	root := filepath.Join(filepath.Dir(sf.Path), "results")
 	reruns := map[string]rerunOf{}
@@ -242,7 +246,7 @@ func (s *SessionRun) Run(ctx context.Context, hosts Hosts, sut SUT, out io.Write
 		return exitcode.New(codeBadInput, err)
 	}
 	o := &orchestrator{env: s.env, hosts: hosts, sut: sut, session: sess, tier: s.Tier, planPath: s.PlanPath,
-		id: filepath.Base(s.Dir), b: defaultBounds()}
+		id: filepath.Base(s.Dir), b: defaultBounds(), healFirst: s.healFirst}
 	if s.checkpoint > 0 {
 		o.b.checkpoint = s.checkpoint
 	}

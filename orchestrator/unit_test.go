@@ -338,3 +338,48 @@ func TestRunUnitOpsProducedIsTheDriversCount(t *testing.T) {
 		t.Errorf("ops_produced %d by %q, history %d ops: want the driver's %d", wl.OpsProduced, wl.OpsProducedBy, len(ops), len(ops)+7)
 	}
 }
+
+// A run never starts on hosts an earlier run left faulted: pre-flight
+// finds the leftover (an undo script still armed) and refuses, naming it;
+// asked to heal first it heals, records that, and runs — with tags that
+// carry this session's id, so its faults never pass for the old ones.
+func TestRunUnitRefusesOrHealsWhatAnEarlierRunLeft(t *testing.T) {
+	leave := func(w *fakeWorld) {
+		dir := filepath.Join(w.workdir("h2"), "nemesis", "active")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "20261201T000000Z.S1-w1.custom.sh"), []byte(`rm -f "$HOME/faulted"`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.workdir("h2"), "faulted"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("refused", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		leave(w)
+		o := testOrchestrator(t, w)
+		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+		m := out.Run.MissingCapability
+		if out.Code != codeNotRun || m == nil || !strings.Contains(m.Reason, "h2: undo 20261201T000000Z.S1-w1.custom") || out.Run.Attempted {
+			t.Fatalf("outcome %d %v missing %+v attempted %v", out.Code, out.Err, m, out.Run.Attempted)
+		}
+	})
+	t.Run("healed first", func(t *testing.T) {
+		w := newFakeWorld(t, 3)
+		leave(w)
+		o := testOrchestrator(t, w)
+		o.healFirst = true
+		out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 1, 3*time.Second))
+		if out.Code != codeOK {
+			t.Fatalf("outcome %d %v", out.Code, out.Err)
+		}
+		if h := out.Run.Heal; h == nil || !strings.Contains(strings.Join(h.Removed, ";"), "before the run: h2: undo 20261201T000000Z.S1-w1.custom") {
+			t.Errorf("heal record %+v: want the leftover healed before the run", out.Run.Heal)
+		}
+		if armed := w.ran("", "nemesis/active/20261202T000000Z.S1-w1.custom.sh"); len(armed) == 0 {
+			t.Error("this run's undo script does not carry its session id")
+		}
+	})
+}

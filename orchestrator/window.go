@@ -181,7 +181,7 @@ func (r *unitRun) inject(ctx context.Context, cl cluster, p placement, sf sessio
 	for k, val := range sf.Params {
 		params[k] = val
 	}
-	nf := nemesis.Fault{Epoch: sf.FaultEpoch, Nemesis: sf.Nemesis, Targets: wp.targets, Cluster: cl.sut, Clients: p.clients,
+	nf := nemesis.Fault{Epoch: sf.FaultEpoch, Session: r.o.id, Nemesis: sf.Nemesis, Targets: wp.targets, Cluster: cl.sut, Clients: p.clients,
 		Params: params, Custom: wp.f.Custom, Pick: sf.Pick, For: time.Duration(sf.ForNS)}
 	rec.injected = time.Now().UnixNano()
 	ictx, cancel := r.bounded(ctx, r.o.b.call)

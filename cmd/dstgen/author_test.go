@@ -63,7 +63,7 @@ func TestAuthorCmdExitCodes(t *testing.T) {
 		{"no-diff", [2]string{}, []string{"--no-diff", "--scenario", "S1"}, 0, "scenarios=1 written=1", ""},
 		{"compile-failed", [2]string{"kv.New()", "kv.Nope()"}, nil, 1, "compile=failed", "do not compile"},
 		{"refused", [2]string{"`kv/s1_linearizable_get_test.go`", "`../x_test.go`"}, nil, 2, "action=refused", "refused"},
-		{"lint", [2]string{"- **Oracle:** p99 get latency <= 10ms\n", ""}, nil, 2, "", "lint error"},
+		{"lint", [2]string{"- **Oracle:** p99 get latency <= 10ms\n", ""}, nil, 2, "", "fails lint"},
 		{"on-exists", [2]string{}, []string{"--on-exists", "clobber"}, 2, "", `"clobber"`},
 		{"scenario", [2]string{}, []string{"--scenario", "S7"}, 2, "", "S7: no such scenario"},
 	} {

@@ -28,6 +28,7 @@ type runFlags struct {
 	scenariosPath string
 	out           string
 	rerun         bool
+	healFirst     bool
 	child         bool // hidden: this process is the detached run
 	checkpoint    time.Duration
 }
@@ -65,6 +66,7 @@ error), 2 bad input (unknown id, a TODO, unknown nemesis, malformed file).`,
 	fl.BoolVar(&f.detach, "detach", false, "run in the background and return at once (status: dstgen run status)")
 	fl.StringVar(&f.scenariosPath, "scenarios", "scenarios.yml", "scenarios.yml to read")
 	fl.StringVar(&f.out, "out", "", "session directory to write (used as given)")
+	fl.BoolVar(&f.healFirst, "heal-first", false, "heal what an earlier run left on the hosts before starting (default: refuse to start on faulted hosts)")
 	fl.BoolVar(&f.rerun, "rerun", false, "repeat the unit's latest run with the same seed and fault schedule (records re_run_of)")
 	fl.BoolVar(&f.child, "detached-child", false, "internal: this process is a detached run")
 	_ = fl.MarkHidden("detached-child")
@@ -81,7 +83,7 @@ func resultsRoot(scenariosPath string) string {
 
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
-	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Checkpoint: f.checkpoint}
+	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Checkpoint: f.checkpoint, HealFirst: f.healFirst}
 	if len(args) > 1 {
 		return errors.New("run: want exactly one ID (S1, S4/api) or --all")
 	}
@@ -148,6 +150,9 @@ func (f *runFlags) startDetached(cmd *cobra.Command, args []string, dir string, 
 	}
 	if f.rerun {
 		argv = append(argv, "--rerun")
+	}
+	if f.healFirst {
+		argv = append(argv, "--heal-first")
 	}
 	if f.acceptNew {
 		argv = append(argv, "--accept-new-host")
