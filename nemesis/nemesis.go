@@ -93,6 +93,13 @@ type Fault struct {
 	// (which half is which, which neighbour), so a re-run repeats it.
 	Pick int64
 	For  time.Duration // planned length; 0 = instantaneous (kill-9)
+	// Primed is what Prime returned for this fault (nil: no reading ahead).
+	Primed any
+	// Lease is how long a network fault outlives the last reading of its
+	// evidence: each host runs a dead-man timer that heals it from its undo
+	// script unless dstgen reads (and so renews) it in time — a dstgen that
+	// crashed or lost its line never leaves a host cut off (0 = 30 s).
+	Lease time.Duration
 }
 
 // Nemesis is one row of the catalog that dstgen can inject.
@@ -101,6 +108,16 @@ type Nemesis interface {
 	// Inject applies f. The undo script is on the host before the fault
 	// is, so a crash between the two leaves something HealAll removes.
 	Inject(ctx context.Context, x Exec, f Fault) (Active, error)
+}
+
+// Primer is a nemesis that takes a reading of what it will fault ahead of
+// its window — the orchestrator calls Prime about a second before the
+// scheduled instant and hands the result to Inject as Fault.Primed — so
+// that its evidence compares the window with the traffic just before it
+// (a proxy the SUT stopped using carried nothing then), and Inject has no
+// reading of its own to make before the fault lands.
+type Primer interface {
+	Prime(ctx context.Context, x Exec, f Fault) (any, error)
 }
 
 // Active is a fault that has been applied.

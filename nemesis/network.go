@@ -84,6 +84,16 @@ func networkNemeses() []Nemesis {
 // Info describes the row.
 func (p partitionNemesis) Info() Info { return p.info }
 
+// Prime reads the proxies' counters ahead of a partition through the
+// proxy; an iptables partition's counters start at 0 with its rules and
+// need no reading ahead.
+func (p partitionNemesis) Prime(ctx context.Context, x Exec, f Fault) (any, error) {
+	if !ViaProxy(f.Params) {
+		return nil, nil
+	}
+	return primeProxied(ctx, x, f)
+}
+
 // ipSet maps a host name to its IPv4 address.
 type ipSet map[string]string
 
@@ -407,26 +417,49 @@ func comment(epoch string) string { return Tag + ":" + epoch }
 func iptablesUndo(chain, epoch string, rules []dropRule) string {
 	c := shell.Quote(chain)
 	var b strings.Builder
+	b.WriteString(sbinPath)
 	b.WriteString("command -v iptables >/dev/null 2>&1 || exit 0\n")
 	fmt.Fprintf(&b, "iptables -w -S %s >/dev/null 2>&1 || exit 0\n", c)
 	for _, r := range rules {
 		fmt.Fprintf(&b, "i=0; while [ $i -lt 64 ] && iptables -w -D %s %s -m comment --comment %s -j DROP 2>/dev/null; do i=$((i+1)); done\n",
 			c, r.args(), shell.Quote(comment(epoch)))
 	}
-	fmt.Fprintf(&b, "if [ \"$(iptables -w -S %s | grep -c '^-A ')\" = 0 ]; then\n", c)
+	fmt.Fprintf(&b, "if [ \"$(iptables -w -S %s | grep '^-A ' | grep -vc %s)\" = 0 ]; then\n", c, shell.Quote(controlComment))
 	fmt.Fprintf(&b, "  for h in %s; do i=0; while [ $i -lt 64 ] && iptables -w -D \"$h\" -j %s -m comment --comment %s 2>/dev/null; do i=$((i+1)); done; done\n", strings.Join(hookChains, " "), c, Tag)
-	fmt.Fprintf(&b, "  iptables -w -X %s || exit 1\n", c)
+	fmt.Fprintf(&b, "  iptables -w -F %s && iptables -w -X %s || exit 1\n", c, c)
 	b.WriteString("fi\n")
 	return b.String()
 }
 
-// iptablesApply makes the chain, the jumps to it (once) and the rules.
+// controlComment tags the rules that keep dstgen's own SSH line open.
+const controlComment = Tag + "-control"
+
+// controlExempt is the shell text that puts, first in chain, two RETURN
+// rules for the SSH session this script runs in (its client address and
+// sshd's port, from $SSH_CONNECTION): whatever the fault drops, dstgen's
+// own line to this host — the control node's, or the jump host's — stays
+// up, so the window's heal and `dstgen heal --all` can always reach it
+// (docs/nemesis.md §6). Added once; without an IPv4 SSH session (a local
+// shell) there is nothing to exempt.
+func controlExempt(c string) string {
+	return `set -- ${SSH_CONNECTION:-}
+case "${1:-}" in *:*|"") ;; *)
+	for r in "-s $1 -p tcp --dport $4" "-d $1 -p tcp --sport $4"; do
+		iptables -w -C ` + c + ` $r -m comment --comment ` + controlComment + ` -j RETURN 2>/dev/null || iptables -w -I ` + c + ` 1 $r -m comment --comment ` + controlComment + ` -j RETURN
+	done;;
+esac
+`
+}
+
+// iptablesApply makes the chain, the jumps to it (once), the control
+// node's exemption (once) and the rules.
 func iptablesApply(chain string, hooks []string, epoch string, rules []dropRule) string {
 	c := shell.Quote(chain)
 	var b strings.Builder
-	b.WriteString("set -e\n")
+	b.WriteString("set -e\n" + sbinPath)
 	b.WriteString("command -v iptables >/dev/null 2>&1 || { echo 'iptables not installed' >&2; exit 127; }\n")
 	fmt.Fprintf(&b, "iptables -w -S %s >/dev/null 2>&1 || iptables -w -N %s\n", c, c)
+	b.WriteString(controlExempt(c))
 	for _, h := range hooks {
 		fmt.Fprintf(&b, "iptables -w -C %s -j %s -m comment --comment %s 2>/dev/null || iptables -w -I %s 1 -j %s -m comment --comment %s\n",
 			h, c, Tag, h, c, Tag)
@@ -462,14 +495,15 @@ func (p partitionNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, 
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
-	a := &iptablesActive{x: x, epoch: f.Epoch, tag: f.tag(), chain: chain, hooks: hooks, hosts: hrs, last: map[string]int64{}}
+	a := &iptablesActive{x: x, epoch: f.Epoch, tag: f.tag(), lease: leaseOf(f), chain: chain, hooks: hooks, hosts: hrs, last: map[string]int64{}}
 	if err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
 		return armUndo(ctx, x, hr.host, f.tag(), undoKindIptables, iptablesUndo(chain, f.tag(), hr.rules))
 	}); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
 	}
 	if err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		if _, err := x.Run(ctx, hr.host.Host, iptablesApply(chain, hooks, f.tag(), hr.rules)); err != nil {
+		script := iptablesApply(chain, hooks, f.tag(), hr.rules) + deadmanScript(hr.host, f.tag(), undoKindIptables, leaseOf(f))
+		if _, err := x.Run(ctx, hr.host.Host, script); err != nil {
 			return fmt.Errorf("%s: add iptables rules: %w", hr.host.Name, err)
 		}
 		return nil
@@ -487,6 +521,7 @@ type iptablesActive struct {
 	x     Exec
 	epoch string
 	tag   string // what its rules' comments and undo script carry
+	lease int    // seconds each evidence reading renews the dead-man timers for
 	chain string
 	hooks []string
 	hosts []hostRules
@@ -548,7 +583,7 @@ func parseListing(out, tag string) []chainRule {
 // listScript prints the chain with counters, or nothing when it is gone.
 func (a *iptablesActive) listScript() string {
 	c := shell.Quote(a.chain)
-	return fmt.Sprintf("iptables -w -S %s >/dev/null 2>&1 || exit 0\niptables -w -L %s -v -x -n\n", c, c)
+	return fmt.Sprintf(sbinPath+"iptables -w -S %s >/dev/null 2>&1 || exit 0\niptables -w -L %s -v -x -n\n", c, c)
 }
 
 // Evidence sums the packet counters of this epoch's DROP rules over every
@@ -562,7 +597,7 @@ func (a *iptablesActive) Evidence(ctx context.Context) (session.Evidence, error)
 		idx[hr.host.Name] = i
 	}
 	err := a.each(ctx, func(ctx context.Context, hr hostRules) error {
-		out, err := a.x.Run(ctx, hr.host.Host, a.listScript())
+		out, err := a.x.Run(ctx, hr.host.Host, renewScript(hr.host, a.tag, undoKindIptables, a.lease)+a.listScript())
 		if err != nil {
 			return fmt.Errorf("%s: read iptables counters: %w", hr.host.Name, err)
 		}
@@ -615,6 +650,7 @@ func (a *iptablesActive) Evidence(ctx context.Context) (session.Evidence, error)
 func (a *iptablesActive) checkScript() string {
 	c := shell.Quote(a.chain)
 	var b strings.Builder
+	b.WriteString(sbinPath)
 	for _, h := range a.hooks {
 		fmt.Fprintf(&b, "if iptables -w -C %s -j %s -m comment --comment %s 2>/dev/null; then echo 'jump %s yes'; else echo 'jump %s no'; fi\n", h, c, Tag, h, h)
 	}

@@ -190,6 +190,10 @@ type proxyHost struct {
 	// partition): bytes between the first reading and the disable are
 	// traffic from before the fault, not through it.
 	cut map[string]proxy.Stats
+	// primed is each proxy's counters read ahead of the window (Prime):
+	// what moved between then and the disable is the SUT's traffic just
+	// before the fault.
+	primed map[string]proxy.Stats
 }
 
 // cli is the command line of one `dstgen proxy` call on the host.
@@ -268,15 +272,11 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 			want = append(want, n)
 		}
 	}
-	a := &proxyActive{x: x, epoch: f.tag(), plan: plan}
+	a := &proxyActive{x: x, epoch: f.Epoch, tag: f.tag(), plan: plan}
+	primed, _ := f.Primed.(proxyPrime)
 	for _, t := range f.Targets {
-		h := proxyHost{host: t, bin: f.Params["proxy_bin"], api: f.Params["proxy_api"], before: map[string]proxy.Stats{}, cut: map[string]proxy.Stats{}}
-		if h.bin == "" {
-			h.bin = path.Join(t.Workdir, "bin", "dstgen")
-		}
-		if h.api == "" {
-			h.api = proxy.DefaultAPI
-		}
+		h := newProxyHost(t, f)
+		h.primed = primed.stats[t.Name]
 		ps, err := h.list(ctx, x)
 		if err != nil {
 			return a.failHealed(ctx, fail, err)
@@ -341,8 +341,47 @@ func injectProxied(ctx context.Context, x Exec, f Fault) (Active, error) {
 type proxyActive struct {
 	x     Exec
 	epoch string
+	tag   string // its toxics' names and undo scripts: <session>.<epoch>
 	plan  proxyPlan
 	hosts []proxyHost
+}
+
+// proxyPrime is the targets' proxy counters read ahead of the window.
+type proxyPrime struct {
+	stats map[string]map[string]proxy.Stats // host → proxy → counters
+}
+
+// newProxyHost is target t's proxy server as f's params name it.
+func newProxyHost(t Host, f Fault) proxyHost {
+	h := proxyHost{host: t, bin: f.Params["proxy_bin"], api: f.Params["proxy_api"], before: map[string]proxy.Stats{}, cut: map[string]proxy.Stats{}}
+	if h.bin == "" {
+		h.bin = path.Join(t.Workdir, "bin", "dstgen")
+	}
+	if h.api == "" {
+		h.api = proxy.DefaultAPI
+	}
+	return h
+}
+
+// primeProxied reads the counters of every target's proxies ahead of the
+// window: a partition through the proxy is proven only if the SUT moved
+// bytes through them in the second before the cut, not since the proxy
+// started.
+func primeProxied(ctx context.Context, x Exec, f Fault) (any, error) {
+	pr := proxyPrime{stats: map[string]map[string]proxy.Stats{}}
+	for _, t := range f.Targets {
+		h := newProxyHost(t, f)
+		ps, err := h.list(ctx, x)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]proxy.Stats{}
+		for n, p := range ps {
+			m[n] = p.Stats
+		}
+		pr.stats[t.Name] = m
+	}
+	return pr, nil
 }
 
 // failHealed heals what was applied so far and reports err.
@@ -358,9 +397,9 @@ func (a *proxyActive) failHealed(ctx context.Context, fail func(error) (Active, 
 // every proxy (toxic listed / proxy disabled); for a partition, changed
 // means the proxy carried traffic before and none since.
 func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
-	var before, after, cut, first int64
+	var before, after, cut, first, primed int64
 	var raw []string
-	missing := false
+	missing, unprimed := false, false
 	for _, h := range a.hosts {
 		ps, err := h.list(ctx, a.x)
 		if err != nil {
@@ -379,7 +418,13 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 				missing = true
 			}
 			before += b.Bytes()
-			first += b.Bytes()
+			if pb, ok := h.primed[n]; ok {
+				first += b.Bytes() - pb.Bytes()
+				primed += pb.Bytes()
+			} else {
+				first += b.Bytes()
+				unprimed = true
+			}
 			after += p.Stats.Bytes()
 			c, ok := h.cut[n]
 			if !ok {
@@ -398,6 +443,11 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 		// A partition is judged from the moment the proxies were
 		// disabled: what passed before that was not through the fault.
 		before = cut
+		if unprimed {
+			raw = append(raw, "no reading ahead of the window: traffic before the cut counted since the proxy started")
+		} else {
+			raw = append(raw, fmt.Sprintf("%d bytes in the second before the cut", first))
+		}
 	}
 	d := float64(after - before)
 	if a.plan.note != "" {
@@ -418,7 +468,7 @@ func (a *proxyActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	case missing:
 		ev.Verdict = session.SignalAbsent
 	case a.plan.disable && first == 0:
-		ev.Verdict = session.SignalUnchanged // never carried traffic: the SUT is not behind it
+		ev.Verdict = session.SignalUnchanged // carried no traffic just before the cut: the SUT is not behind it
 	case a.plan.disable && d == 0:
 		ev.Verdict = session.SignalChanged // traffic stopped
 	case a.plan.disable:
@@ -437,7 +487,7 @@ func (a *proxyActive) faultOn(p proxy.Proxy) bool {
 		return !p.Enabled
 	}
 	for _, t := range a.plan.toxics {
-		if !p.HasToxic(proxyTag(a.epoch) + t.suffix) {
+		if !p.HasToxic(proxyTag(a.tag) + t.suffix) {
 			return false
 		}
 	}
@@ -447,7 +497,7 @@ func (a *proxyActive) faultOn(p proxy.Proxy) bool {
 // TargetCheck proves the fault sits on the proxies it was meant for: the
 // toxic is listed on each (or each is disabled).
 func (a *proxyActive) TargetCheck(ctx context.Context) (*session.Evidence, error) {
-	kind, name := "proxy_toxic", proxyTag(a.epoch)
+	kind, name := "proxy_toxic", proxyTag(a.tag)
 	if a.plan.disable {
 		kind, name = "proxy_disabled", "enabled=false"
 	}
@@ -475,7 +525,7 @@ func (a *proxyActive) TargetCheck(ctx context.Context) (*session.Evidence, error
 func (a *proxyActive) Heal(ctx context.Context) error {
 	var errs []string
 	for _, h := range a.hosts {
-		if err := runUndo(ctx, a.x, h.host, a.epoch, undoKindProxy); err != nil {
+		if err := runUndo(ctx, a.x, h.host, a.tag, undoKindProxy); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}

@@ -420,3 +420,51 @@ func TestRateKBps(t *testing.T) {
 		}
 	}
 }
+
+// A partition through the proxy is proven only by traffic just before the
+// cut: a proxy the SUT used once, long ago, and no longer (nothing moved
+// between the reading ahead of the window and the disable) reads
+// unchanged — the SUT is not behind it — never "the cut held".
+func TestProxiedPartitionNeedsTrafficJustBeforeTheCut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		recent bool
+		want   string
+	}{
+		{"the SUT stopped using the proxy", false, session.SignalUnchanged},
+		{"the SUT used it up to the cut", true, session.SignalChanged},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newProxyBed(t)
+			ctx := context.Background()
+			if _, err := b.echo(t, 2); err != nil { // long ago
+				t.Fatal(err)
+			}
+			n, err := Lookup("partition-full")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := b.fault("partition-full", "S3-w1", map[string]string{"via": "proxy", "proxies": "echo"})
+			if f.Primed, err = n.(Primer).Prime(ctx, localExec{}, f); err != nil {
+				t.Fatal(err)
+			}
+			if tc.recent {
+				if _, err := b.echo(t, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := n.Inject(ctx, localExec{}, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = a.Heal(ctx) }()
+			ev, err := a.Evidence(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Verdict != tc.want {
+				t.Errorf("evidence %s (%s), want %s", ev.Verdict, ev.Raw, tc.want)
+			}
+		})
+	}
+}

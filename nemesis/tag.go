@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dstgen/dstgen/internal/shell"
 )
@@ -60,15 +61,66 @@ func armUndo(ctx context.Context, x Exec, h Host, epoch, kind, script string) er
 	return nil
 }
 
-// runUndo runs one fault's undo script and removes it once it succeeded.
-// A script that is not there has nothing left to undo.
+// runUndo runs one fault's undo script and removes it (and its lease)
+// once it succeeded. A script that is not there has nothing left to undo.
 func runUndo(ctx context.Context, x Exec, h Host, epoch, kind string) error {
 	p := shell.Quote(undoPath(h.Workdir, epoch, kind))
-	cmd := fmt.Sprintf("[ -f %s ] || exit 0; sh %s && rm -f %s", p, p, p)
+	l := shell.Quote(undoPath(h.Workdir, epoch, kind) + leaseSuffix)
+	cmd := fmt.Sprintf("[ -f %s ] || exit 0; sh %s && rm -f %s %s", p, p, p, l)
 	if _, err := x.Run(ctx, h.Host, cmd); err != nil {
 		return fmt.Errorf("%s: heal %s (%s): %w", h.Name, epoch, kind, err)
 	}
 	return nil
+}
+
+// sbinPath puts the sbin dirs on PATH in front of every script that runs
+// iptables, tc or ip: a non-root login shell's PATH (Debian's default for
+// users) lacks them, and "iptables not installed" would be a lie.
+const sbinPath = "PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin\n"
+
+// leaseSuffix names a dead-man timer's lease beside its undo script.
+const leaseSuffix = ".lease"
+
+// defaultLease is Fault.Lease's default.
+const defaultLease = 30 * time.Second
+
+// maxDeadmanTicks bounds a dead-man timer's loop: a day of one-second
+// ticks, however often it is renewed.
+const maxDeadmanTicks = 86400
+
+// leaseOf is f's lease in whole seconds, at least 1.
+func leaseOf(f Fault) int {
+	l := f.Lease
+	if l <= 0 {
+		l = defaultLease
+	}
+	return max(int(l/time.Second), 1)
+}
+
+// renewScript extends the lease of one fault's dead-man timer on a host
+// by lease seconds from now; put in front of the script that reads the
+// fault's evidence, it costs no round trip of its own.
+func renewScript(h Host, tag, kind string, lease int) string {
+	l := shell.Quote(undoPath(h.Workdir, tag, kind) + leaseSuffix)
+	return fmt.Sprintf("[ -f %s ] && echo $(( $(date +%%s) + %d )) > %s\n", l, lease, l)
+}
+
+// deadmanScript starts the dead-man timer of one fault on a host: a
+// detached process (one simple command, every fd redirected, so the SSH
+// session does not wait for it) that runs the fault's undo script once
+// the lease has run out without a renewal, and exits as soon as the undo
+// script is gone (healed). Its loop is bounded (maxDeadmanTicks).
+func deadmanScript(h Host, tag, kind string, lease int) string {
+	u := undoPath(h.Workdir, tag, kind)
+	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do [ -f "$1" ] || exit 0; d=$(cat "$2" 2>/dev/null || echo 0); [ "$(date +%%s)" -ge "$d" ] && break; sleep 1; i=$((i+1)); done; [ -f "$1" ] && sh "$1" && rm -f "$1" "$2"`, maxDeadmanTicks)
+	return renewScriptForce(u+leaseSuffix, lease) +
+		"S=; command -v setsid >/dev/null 2>&1 && S=setsid\n" +
+		fmt.Sprintf("$S nohup sh -c %s dstgen-deadman %s %s </dev/null >/dev/null 2>&1 &\n", shell.Quote(loop), shell.Quote(u), shell.Quote(u+leaseSuffix))
+}
+
+// renewScriptForce writes a lease lease seconds from now.
+func renewScriptForce(lease string, secs int) string {
+	return fmt.Sprintf("echo $(( $(date +%%s) + %d )) > %s\n", secs, shell.Quote(lease))
 }
 
 // Removed is one thing HealAll took away.
@@ -91,11 +143,12 @@ func leftoversScript(h Host) string { return sweepScript(h, true) }
 // sweepScript is healAllScript, or with list only its listing.
 func sweepScript(h Host, list bool) string {
 	var b strings.Builder
+	b.WriteString(sbinPath)
 	dir := shell.Quote(undoDir(h.Workdir))
 	if list {
 		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] && echo \"left undo $(basename \"$f\" .sh)\"; done\n", dir)
 	} else {
-		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
 	}
 	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
 	// first (-w waits for the xtables lock).

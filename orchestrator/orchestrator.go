@@ -42,6 +42,7 @@ type bounds struct {
 	stopSlack   time.Duration // the workload ends by itself within duration + this
 	readOverrun time.Duration // an evidence read may end this long after the window's heal time
 	collect     time.Duration // the whole collect stage
+	lead        time.Duration // a window is prepared this long before its instant
 }
 
 func defaultBounds() bounds {
@@ -56,6 +57,7 @@ func defaultBounds() bounds {
 		stopSlack:   30 * time.Second,
 		readOverrun: 2 * time.Second,
 		collect:     2 * time.Minute,
+		lead:        time.Second,
 	}
 }
 

@@ -22,7 +22,10 @@ type windowRec struct {
 }
 
 // faults runs every window of the schedule at its time after the
-// workload's start and returns them, in schedule order.
+// workload's start and returns them, in schedule order. Each window is
+// prepared a lead ahead of its instant — targets resolved, the victim's
+// reading before, the nemesis's own reading ahead (nemesis.Primer) — so
+// the fault itself lands on time (docs/dst-run.md §7).
 func (r *unitRun) faults(ctx context.Context, cl cluster, p placement, started time.Time, sched []session.ScheduledFault, h *healer) ([]windowRec, error) {
 	var wins []windowRec
 	var errs []string
@@ -31,13 +34,18 @@ func (r *unitRun) faults(ctx context.Context, cl cluster, p placement, started t
 	}
 	for _, sf := range sched {
 		at := started.Add(time.Duration(sf.AtNS))
+		if err := wait.Sleep(ctx, time.Until(at.Add(-r.o.b.lead))); err != nil {
+			return wins, notRun(fmt.Errorf("%s interrupted before %s: %w", r.u.ID(), sf.FaultEpoch, context.Cause(ctx)))
+		}
+		r.progress.window.Store(sf.FaultEpoch)
+		wp, perr := r.prepareWindow(ctx, cl, sf)
 		if err := wait.Sleep(ctx, time.Until(at)); err != nil {
 			return wins, notRun(fmt.Errorf("%s interrupted before %s: %w", r.u.ID(), sf.FaultEpoch, context.Cause(ctx)))
 		}
 		i := len(wins)
 		wins = append(wins, windowRec{})
 		save := func(rec windowRec) { wins[i] = rec; publish() }
-		if err := r.window(ctx, cl, p, sf, at, save, h); err != nil {
+		if err := r.window(ctx, cl, p, sf, at, wp, perr, save, h); err != nil {
 			errs = append(errs, err.Error())
 			r.logf("window=%s error=%q", sf.FaultEpoch, err.Error())
 		}
@@ -65,18 +73,48 @@ func (r *unitRun) faultOf(sf session.ScheduledFault) scenarios.Fault {
 }
 
 // windowPlan is what a window is about to do: the nemesis, its resolved
-// targets and the victim signal to watch, all decided before anything is
-// injected.
+// targets, the victim signal to watch with its reading before, and the
+// nemesis's own reading ahead, all decided before anything is injected.
 type windowPlan struct {
 	f       scenarios.Fault
 	n       nemesis.Nemesis
 	targets []nemesis.Host
 	within  time.Duration
 	v       *victim
+	primed  any
 }
 
-// plan resolves a window's nemesis, targets and victim signal.
-func (r *unitRun) plan(ctx context.Context, cl cluster, sf session.ScheduledFault) (windowPlan, error) {
+// prepareWindow is everything of a window that comes before its instant:
+// the nemesis, the targets, the victim and its reading before, the
+// nemesis's reading ahead. A failed reading is logged and left unknown
+// (the victim's) or absent (the nemesis's); only an unresolvable window is
+// an error.
+func (r *unitRun) prepareWindow(ctx context.Context, cl cluster, sf session.ScheduledFault) (windowPlan, error) {
+	wp, err := r.planWindow(ctx, cl, sf)
+	if err != nil {
+		return wp, err
+	}
+	if wp.v.before != nil {
+		bctx, cancel := r.bounded(ctx, r.o.b.call)
+		if err := wp.v.before(bctx); err != nil {
+			r.logf("window=%s victim=%s before_error=%q", sf.FaultEpoch, wp.v.kind, err.Error())
+		}
+		cancel()
+	}
+	if pr, ok := wp.n.(nemesis.Primer); ok {
+		pctx, cancel := r.bounded(ctx, r.o.b.call)
+		primed, err := pr.Prime(pctx, r.o.hosts, r.nemesisFault(cl, nil, sf, wp))
+		cancel()
+		if err != nil {
+			r.logf("window=%s prime_error=%q", sf.FaultEpoch, err.Error())
+		}
+		wp.primed = primed
+	}
+	return wp, nil
+}
+
+// planWindow resolves a window's nemesis, targets and victim signal.
+func (r *unitRun) planWindow(ctx context.Context, cl cluster, sf session.ScheduledFault) (windowPlan, error) {
 	wp := windowPlan{f: r.faultOf(sf)}
 	n, _, err := nemesis.ForFault(wp.f)
 	if err != nil {
@@ -107,30 +145,21 @@ func (r *unitRun) plan(ctx context.Context, cl cluster, sf session.ScheduledFaul
 	return wp, nil
 }
 
-// window injects one scheduled fault, reads both signals during it and
-// heals it at injected + for. save publishes the window as it changes, so
+// window injects one scheduled fault at its instant, reads both signals
+// during it and heals it at injected + for; wp is what prepareWindow made
+// of it (perr its error). save publishes the window as it changes, so
 // run.json written mid-window shows it.
-func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf session.ScheduledFault, at time.Time, save func(windowRec), h *healer) error {
-	r.progress.window.Store(sf.FaultEpoch)
+func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf session.ScheduledFault, at time.Time, wp windowPlan, perr error, save func(windowRec), h *healer) error {
 	rec := windowRec{scheduled: at.UnixNano(), w: session.FaultWindow{FaultEpoch: sf.FaultEpoch, Nemesis: sf.Nemesis, Target: sf.Targets}}
 	defer func() { save(rec) }()
 	save(rec)
-
-	wp, err := r.plan(ctx, cl, sf)
 	for _, t := range wp.targets {
 		rec.w.Targets = append(rec.w.Targets, t.Name)
 	}
-	if err != nil {
-		return err
+	if perr != nil {
+		return perr
 	}
 	rec.historyVictim = wp.v.history
-	if wp.v.before != nil {
-		bctx, cancel := r.bounded(ctx, r.o.b.call)
-		if err := wp.v.before(bctx); err != nil {
-			r.logf("window=%s victim=%s before_error=%q", sf.FaultEpoch, wp.v.kind, err.Error())
-		}
-		cancel()
-	}
 
 	act, err := r.inject(ctx, cl, p, sf, wp, &rec)
 	if err != nil {
@@ -172,8 +201,10 @@ func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf sessio
 	return nil
 }
 
-// inject applies the window's fault, recording when and whether it did.
-func (r *unitRun) inject(ctx context.Context, cl cluster, p placement, sf session.ScheduledFault, wp windowPlan, rec *windowRec) (nemesis.Active, error) {
+// nemesisFault is the nemesis's view of one window: the fault to apply,
+// with the session's id in its tags, the params of scenarios.yml and the
+// schedule, and the reading ahead.
+func (r *unitRun) nemesisFault(cl cluster, clients []nemesis.Host, sf session.ScheduledFault, wp windowPlan) nemesis.Fault {
 	params := map[string]string{}
 	for k, val := range wp.f.Params {
 		params[k] = val
@@ -181,8 +212,13 @@ func (r *unitRun) inject(ctx context.Context, cl cluster, p placement, sf sessio
 	for k, val := range sf.Params {
 		params[k] = val
 	}
-	nf := nemesis.Fault{Epoch: sf.FaultEpoch, Session: r.o.id, Nemesis: sf.Nemesis, Targets: wp.targets, Cluster: cl.sut, Clients: p.clients,
-		Params: params, Custom: wp.f.Custom, Pick: sf.Pick, For: time.Duration(sf.ForNS)}
+	return nemesis.Fault{Epoch: sf.FaultEpoch, Session: r.o.id, Nemesis: sf.Nemesis, Targets: wp.targets, Cluster: cl.sut, Clients: clients,
+		Params: params, Custom: wp.f.Custom, Pick: sf.Pick, For: time.Duration(sf.ForNS), Primed: wp.primed}
+}
+
+// inject applies the window's fault, recording when and whether it did.
+func (r *unitRun) inject(ctx context.Context, cl cluster, p placement, sf session.ScheduledFault, wp windowPlan, rec *windowRec) (nemesis.Active, error) {
+	nf := r.nemesisFault(cl, p.clients, sf, wp)
 	rec.injected = time.Now().UnixNano()
 	ictx, cancel := r.bounded(ctx, r.o.b.call)
 	act, err := wp.n.Inject(ictx, r.o.hosts, nf)

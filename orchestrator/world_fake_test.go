@@ -390,7 +390,7 @@ func testOrchestrator(t *testing.T, w *fakeWorld) *orchestrator {
 	return &orchestrator{env: w.env(), hosts: w, sut: w, session: sess, tier: "smoke", id: filepath.Base(dir), b: bounds{
 		checkpoint: 200 * time.Millisecond, poll: 50 * time.Millisecond, call: 2 * time.Second, heal: 2 * time.Second,
 		stopGrace: 100 * time.Millisecond, quiesce: time.Second, within: time.Second, stopSlack: 2 * time.Second,
-		readOverrun: 200 * time.Millisecond, collect: 5 * time.Second,
+		readOverrun: 200 * time.Millisecond, collect: 5 * time.Second, lead: 300 * time.Millisecond,
 	}}
 }
 
