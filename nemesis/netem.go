@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,15 +13,25 @@ import (
 	"github.com/dstgen/dstgen/session"
 )
 
-// The tc netem nemeses. The qdisc is added as the root qdisc of the SUT's
-// interface with handle netemHandle: a qdisc carries no comment, so that
-// handle is dstgen's tag on it, and the undo deletes the root qdisc only
-// while it is still that one. Where the kernel has no netem ("Specified
-// qdisc kind is unknown") the same fault goes through the proxy
-// (injectProxied).
+// The tc netem nemeses. On each target's interface dstgen adds a root prio
+// qdisc with handle netemHandle (a qdisc carries no comment, so that handle
+// is dstgen's tag on it) whose fourth band holds the netem qdisc, and u32
+// filters send only the SUT's traffic there: packets to the other cluster
+// hosts and the clients. Everything else — dstgen's own SSH session first
+// of all — goes through the first band untouched, so a latency or loss
+// fault never slows dstgen's line, and the netem qdisc's counters count
+// the SUT's packets only (docs/nemesis.md §6). The undo deletes the root
+// qdisc only while it is still dstgen's. Where the kernel has no netem
+// ("Specified qdisc kind is unknown") the same fault goes through the
+// proxy (injectProxied).
 
-// netemHandle is the handle of every qdisc dstgen adds.
-const netemHandle = "d57:"
+// netemHandle is the handle of every root qdisc dstgen adds; netemChild
+// that of the netem qdisc in its band netemBand.
+const (
+	netemHandle = "d57:"
+	netemChild  = "d58:"
+	netemBand   = "d57:4"
+)
 
 // undoKindNetem is the undo kind of every netem fault.
 const undoKindNetem = "netem"
@@ -140,20 +151,47 @@ func argsReorder(f Fault) ([]string, error) {
 // Info describes the row.
 func (n netemNemesis) Info() Info { return n.info }
 
-// netemAddCmd is the command that adds the qdisc.
-func netemAddCmd(dev string, args []string) string {
-	return "tc qdisc add dev " + shell.Quote(dev) + " root handle " + netemHandle + " netem " + shell.QuoteArgs(args)
+// netemAddCmd is the script that adds the qdiscs and filters on dev: the
+// prio root, the netem child with args, a filter keeping this SSH session
+// (its client address and sshd's port, from $SSH_CONNECTION) in the first
+// band, and one filter per SUT peer address into the netem band.
+func netemAddCmd(dev string, args, peers []string) string {
+	d := shell.Quote(dev)
+	var b strings.Builder
+	b.WriteString(sbinPath + "set -e\n")
+	fmt.Fprintf(&b, "tc qdisc add dev %s root handle %s prio bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", d, netemHandle)
+	fmt.Fprintf(&b, "tc qdisc add dev %s parent %s handle %s netem %s\n", d, netemBand, netemChild, shell.QuoteArgs(args))
+	fmt.Fprintf(&b, `set -- ${SSH_CONNECTION:-}
+case "${1:-}" in *:*|"") ;; *) tc filter add dev %s parent %s protocol ip prio 1 u32 match ip dst "$1"/32 match ip sport "$4" 0xffff flowid %s1;; esac
+`, d, netemHandle, netemHandle)
+	for _, p := range peers {
+		fmt.Fprintf(&b, "tc filter add dev %s parent %s protocol ip prio 2 u32 match ip dst %s flowid %s\n", d, netemHandle, shell.Quote(p+"/32"), netemBand)
+	}
+	return b.String()
 }
 
-// netemUndo deletes the root qdisc of dev while it is dstgen's.
+// netemUndo deletes the root qdisc of dev (its netem child and filters go
+// with it) while it is dstgen's.
 func netemUndo(dev string) string {
 	d := shell.Quote(dev)
-	return fmt.Sprintf("if tc qdisc show dev %s 2>/dev/null | grep -q '^qdisc netem %s root'; then tc qdisc del dev %s root; fi\n", d, netemHandle, d)
+	return sbinPath + fmt.Sprintf("if tc qdisc show dev %s 2>/dev/null | grep -q '^qdisc [a-z]* %s root'; then tc qdisc del dev %s root; fi\n", d, netemHandle, d)
+}
+
+// netemPeers are the addresses whose traffic from target t is the SUT's:
+// every other cluster host and every client.
+func netemPeers(f Fault, ips ipSet, t Host) []string {
+	var out []string
+	for _, h := range append(append([]Host(nil), f.Cluster...), f.Clients...) {
+		if a := ips[h.Name]; h.Name != t.Name && a != "" && a != ips[t.Name] && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // devScript prints the interface that holds addr.
 func devScript(addr string) string {
-	return fmt.Sprintf("ip -o -4 addr show | awk -v a=%s '{split($4, p, \"/\"); if (p[1] == a) {sub(/@.*/, \"\", $2); print $2; exit}}'", shell.Quote(addr))
+	return fmt.Sprintf(sbinPath+"ip -o -4 addr show | awk -v a=%s '{split($4, p, \"/\"); if (p[1] == a) {sub(/@.*/, \"\", $2); print $2; exit}}'", shell.Quote(addr))
 }
 
 // noNetem says whether a tc error means the kernel (or the host) has no
@@ -172,6 +210,7 @@ func noNetem(err error) (reason string, ok bool) {
 type netemHost struct {
 	host   Host
 	dev    string
+	peers  []string // the addresses its filters send into the netem band
 	before qdiscStats
 }
 
@@ -193,7 +232,11 @@ func (n netemNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 	if d := f.Params["dev"]; d != "" && !devRE.MatchString(d) {
 		return nil, fmt.Errorf("%s %s: param dev=%q: not an interface name", id, f.Epoch, d)
 	}
-	a := &netemActive{x: x, epoch: f.Epoch, tag: f.tag(), dropped: n.dropped}
+	ips, err := resolveIPs(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", id, f.Epoch, err)
+	}
+	a := &netemActive{x: x, epoch: f.Epoch, tag: f.tag(), lease: leaseOf(f), dropped: n.dropped}
 	fail := func(err error) (Active, error) {
 		if herr := a.Heal(context.WithoutCancel(ctx)); herr != nil {
 			return nil, fmt.Errorf("%s %s: %w (and healing what was applied: %v)", id, f.Epoch, err, herr)
@@ -208,8 +251,12 @@ func (n netemNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 		if err := armUndo(ctx, x, t, f.tag(), undoKindNetem, netemUndo(dev)); err != nil {
 			return fail(err)
 		}
-		a.hosts = append(a.hosts, netemHost{host: t, dev: dev})
-		out, err := x.Run(ctx, t.Host, netemAddCmd(dev, args)+" && tc -s qdisc show dev "+shell.Quote(dev))
+		peers := netemPeers(f, ips, t)
+		if len(peers) == 0 {
+			return fail(fmt.Errorf("%s: no other cluster host or client: nothing of the SUT's traffic to shape", t.Name))
+		}
+		a.hosts = append(a.hosts, netemHost{host: t, dev: dev, peers: peers})
+		out, err := x.Run(ctx, t.Host, netemAddCmd(dev, args, peers)+"tc -s qdisc show dev "+shell.Quote(dev)+"\n"+deadmanScript(t, f.tag(), undoKindNetem, leaseOf(f)))
 		if err != nil {
 			if reason, ok := noNetem(err); ok && i == 0 {
 				if herr := a.Heal(context.WithoutCancel(ctx)); herr != nil {
@@ -257,13 +304,14 @@ type qdiscStats struct {
 
 var sentRE = regexp.MustCompile(`Sent [0-9]+ bytes ([0-9]+) pkt \(dropped ([0-9]+)`)
 
-// parseQdiscStats reads `tc -s qdisc show dev D`: the block of the qdisc
-// with dstgen's handle, whose next "Sent … pkt (dropped …" line holds its
-// counters.
+// parseQdiscStats reads `tc -s qdisc show dev D`: the block of dstgen's
+// netem child qdisc, whose next "Sent … pkt (dropped …" line holds its
+// counters — packets of the SUT's traffic only, since only the filters
+// to its peers lead there.
 func parseQdiscStats(out string) (qdiscStats, error) {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
-		if !strings.HasPrefix(l, "qdisc netem "+netemHandle+" ") {
+		if !strings.HasPrefix(l, "qdisc netem "+netemChild+" ") {
 			continue
 		}
 		for _, m := range lines[i+1:] {
@@ -276,7 +324,7 @@ func parseQdiscStats(out string) (qdiscStats, error) {
 				return qdiscStats{found: true, sent: s, dropped: d}, nil
 			}
 		}
-		return qdiscStats{found: true}, fmt.Errorf("netem qdisc %s without a Sent line", netemHandle)
+		return qdiscStats{found: true}, fmt.Errorf("netem qdisc %s without a Sent line", netemChild)
 	}
 	return qdiscStats{}, nil
 }
@@ -286,6 +334,7 @@ type netemActive struct {
 	x       Exec
 	epoch   string
 	tag     string // what its undo script carries: <session>.<epoch>
+	lease   int    // seconds each evidence reading renews the dead-man timers for
 	dropped bool
 	hosts   []netemHost
 }
@@ -296,7 +345,7 @@ func (a *netemActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	var before, after int64
 	var raw []string
 	for _, h := range a.hosts {
-		out, err := a.x.Run(ctx, h.host.Host, "tc -s qdisc show dev "+shell.Quote(h.dev))
+		out, err := a.x.Run(ctx, h.host.Host, renewScript(h.host, a.tag, undoKindNetem, a.lease)+sbinPath+"tc -s qdisc show dev "+shell.Quote(h.dev))
 		if err != nil {
 			return session.Evidence{}, fmt.Errorf("evidence for %s: %s: tc -s qdisc show: %w", a.epoch, h.host.Name, err)
 		}
@@ -312,9 +361,9 @@ func (a *netemActive) Evidence(ctx context.Context) (session.Evidence, error) {
 		after += n
 		raw = append(raw, fmt.Sprintf("%s %s: %d→%d%s", h.host.Name, h.dev, b, n, map[bool]string{false: " (qdisc gone)", true: ""}[st.found]))
 	}
-	name := "netem " + netemHandle + " sent packets"
+	name := "netem " + netemChild + " sent packets (the SUT's traffic to its peers)"
 	if a.dropped {
-		name = "netem " + netemHandle + " dropped packets"
+		name = "netem " + netemChild + " dropped packets (the SUT's traffic to its peers)"
 	}
 	d := float64(after - before)
 	ev := session.Evidence{
@@ -328,27 +377,28 @@ func (a *netemActive) Evidence(ctx context.Context) (session.Evidence, error) {
 	return ev, nil
 }
 
-// TargetCheck proves dstgen's qdisc is the root qdisc of each target's
-// interface.
+// TargetCheck proves dstgen's qdiscs sit on each target's interface — the
+// prio root and the netem child in its band — and that a filter leads
+// each of the SUT's peer addresses there.
 func (a *netemActive) TargetCheck(ctx context.Context) (*session.Evidence, error) {
-	ev := &session.Evidence{Kind: "qdisc", Name: "netem " + netemHandle + " root", Verdict: session.SignalChanged}
+	ev := &session.Evidence{Kind: "qdisc", Name: "netem " + netemChild + " under prio " + netemHandle + " root, SUT peers filtered into it", Verdict: session.SignalChanged}
 	var raw []string
 	for _, h := range a.hosts {
-		out, err := a.x.Run(ctx, h.host.Host, "tc qdisc show dev "+shell.Quote(h.dev))
+		d := shell.Quote(h.dev)
+		out, err := a.x.Run(ctx, h.host.Host, sbinPath+"tc qdisc show dev "+d+"\necho ---\ntc filter show dev "+d+" parent "+netemHandle)
 		if err != nil {
 			return nil, fmt.Errorf("target check for %s: %s: %w", a.epoch, h.host.Name, err)
 		}
-		line := ""
-		for _, l := range strings.Split(out, "\n") {
-			if strings.HasPrefix(l, "qdisc netem "+netemHandle+" root") {
-				line = strings.TrimSpace(l)
-			}
-		}
-		if line == "" {
+		qd, filters, _ := strings.Cut(out, "---")
+		root := strings.Contains(qd, "qdisc prio "+netemHandle+" root")
+		child := strings.Contains(qd, "qdisc netem "+netemChild+" parent "+netemBand)
+		n := strings.Count(filters, "flowid "+netemBand)
+		line := fmt.Sprintf("%s %s: prio root %v, netem child %v, %d of %d peer filters", h.host.Name, h.dev, root, child, n, len(h.peers))
+		if !root || !child || n < len(h.peers) {
 			ev.Verdict = session.SignalUnchanged
-			line = "MISSING"
+			line += " MISSING"
 		}
-		raw = append(raw, h.host.Name+" "+h.dev+": "+line)
+		raw = append(raw, line)
 	}
 	ev.Raw = strings.Join(raw, "\n")
 	return ev, nil

@@ -43,16 +43,16 @@ func TestNetemCommands(t *testing.T) {
 		want    string // the add command, or the error
 		wantErr bool
 	}{
-		{id: "latency", want: "tc qdisc add dev eth0 root handle d57: netem delay 200ms"},
-		{id: "latency", params: map[string]string{"delay": "50ms", "jitter": "10ms"}, want: "tc qdisc add dev eth0 root handle d57: netem delay 50ms 10ms"},
-		{id: "latency", params: map[string]string{"dev": "ens5"}, want: "tc qdisc add dev ens5 root handle d57: netem delay 200ms"},
-		{id: "packet-loss", want: "tc qdisc add dev eth0 root handle d57: netem loss 30%"},
-		{id: "packet-loss", params: map[string]string{"loss": "2.5%"}, want: "tc qdisc add dev eth0 root handle d57: netem loss 2.5%"},
-		{id: "bandwidth", want: "tc qdisc add dev eth0 root handle d57: netem rate 1mbit"},
-		{id: "bandwidth", params: map[string]string{"rate": "512kbit"}, want: "tc qdisc add dev eth0 root handle d57: netem rate 512kbit"},
-		{id: "slow-follower", want: "tc qdisc add dev eth0 root handle d57: netem delay 200ms"},
-		{id: "packet-dup", want: "tc qdisc add dev eth0 root handle d57: netem duplicate 10%"},
-		{id: "packet-reorder", want: "tc qdisc add dev eth0 root handle d57: netem delay 50ms reorder 25%"},
+		{id: "latency", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem delay 200ms"},
+		{id: "latency", params: map[string]string{"delay": "50ms", "jitter": "10ms"}, want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem delay 50ms 10ms"},
+		{id: "latency", params: map[string]string{"dev": "ens5"}, want: "tc qdisc add dev ens5 parent d57:4 handle d58: netem delay 200ms"},
+		{id: "packet-loss", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem loss 30%"},
+		{id: "packet-loss", params: map[string]string{"loss": "2.5%"}, want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem loss 2.5%"},
+		{id: "bandwidth", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem rate 1mbit"},
+		{id: "bandwidth", params: map[string]string{"rate": "512kbit"}, want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem rate 512kbit"},
+		{id: "slow-follower", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem delay 200ms"},
+		{id: "packet-dup", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem duplicate 10%"},
+		{id: "packet-reorder", want: "tc qdisc add dev eth0 parent d57:4 handle d58: netem delay 50ms reorder 25%"},
 		{id: "latency", params: map[string]string{"delay": "200"}, want: `param delay="200": want the form 200ms`, wantErr: true},
 		{id: "latency", params: map[string]string{"delay": "1ms; reboot"}, want: `param delay="1ms; reboot"`, wantErr: true},
 		{id: "latency", params: map[string]string{"jitter": "x"}, want: `param jitter="x"`, wantErr: true},
@@ -81,11 +81,11 @@ func TestNetemCommands(t *testing.T) {
 				return
 			}
 			x := &recordExec{answer: func(_ env.Host, script string) (string, error) {
-				if strings.HasPrefix(script, "ip -o -4 addr show") {
+				if strings.Contains(script, "ip -o -4 addr show") {
 					return "eth0\n", nil
 				}
-				if strings.HasPrefix(script, "tc qdisc add") {
-					return "qdisc netem d57: root refcnt 2 limit 1000\n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n", nil
+				if strings.Contains(script, "tc qdisc add") {
+					return "qdisc prio d57: root refcnt 2 bands 4\n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\nqdisc netem d58: parent d57:4 limit 1000\n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n", nil
 				}
 				return "", nil
 			}}
@@ -94,7 +94,7 @@ func TestNetemCommands(t *testing.T) {
 			}
 			var add, arm = -1, -1
 			for i, s := range x.scripts["h1"] {
-				if strings.HasPrefix(s, c.want+" && ") {
+				if strings.Contains(s, c.want+"\n") && strings.Contains(s, "flowid d57:4") {
 					add = i
 				}
 				if strings.Contains(s, "nemesis/active/S1-w1.netem.sh") && strings.Contains(s, "tc qdisc del dev") {
@@ -112,7 +112,9 @@ func TestNetemCommands(t *testing.T) {
 func TestParseQdiscStats(t *testing.T) {
 	out := `qdisc noqueue 0: dev lo root refcnt 2
  Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)
-qdisc netem d57: root refcnt 2 limit 1000 loss 30%
+qdisc prio d57: root refcnt 2 bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+ Sent 99999 bytes 500 pkt (dropped 0, overlimits 0 requeues 0)
+qdisc netem d58: parent d57:4 limit 1000 loss 30%
  Sent 12345 bytes 87 pkt (dropped 31, overlimits 0 requeues 0)
  backlog 0b 0p requeues 0
 `
@@ -232,5 +234,44 @@ func TestNetemQdisc(t *testing.T) {
 		if out, _ := x.Run(ctx, h.Host, "tc qdisc show"); strings.Contains(out, netemHandle) {
 			t.Errorf("%s: dstgen qdisc left after HealAll: %s", h.Name, out)
 		}
+	}
+}
+
+// A netem fault shapes the SUT's traffic only: filters lead the packets to
+// the other cluster hosts and the clients into the netem band, never the
+// target's own address, and the SSH session the script runs in is kept in
+// the untouched first band — dstgen's line is never slowed, and the
+// counters count the SUT's packets, not the replies to dstgen's reads.
+func TestNetemShapesOnlyTheSUTsTraffic(t *testing.T) {
+	hosts := []Host{
+		{Host: env.Host{Name: "h1", Address: "10.77.0.10"}, Workdir: "/w1"},
+		{Host: env.Host{Name: "h2", Address: "10.77.0.11"}, Workdir: "/w2"},
+		{Host: env.Host{Name: "h3", Address: "10.77.0.12"}, Workdir: "/w3"},
+	}
+	client := Host{Host: env.Host{Name: "c1", Address: "10.77.0.20"}, Workdir: "/wc"}
+	x := &recordExec{answer: func(_ env.Host, script string) (string, error) {
+		if strings.Contains(script, "ip -o -4 addr show") {
+			return "eth0\n", nil
+		}
+		return "qdisc netem d58: parent d57:4 limit 1000\n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)\n", nil
+	}}
+	f := Fault{Epoch: "S1-w1", Session: "20261202T000000Z", Nemesis: "latency", Targets: hosts[:1], Cluster: hosts, Clients: []Host{client}}
+	if _, err := netemOf(t, "latency", nil).Inject(context.Background(), x, f); err != nil {
+		t.Fatal(err)
+	}
+	var add string
+	for _, s := range x.scripts["h1"] {
+		if strings.Contains(s, "tc qdisc add") {
+			add = s
+		}
+	}
+	for _, want := range []string{"match ip dst 10.77.0.11/32 flowid d57:4", "match ip dst 10.77.0.12/32 flowid d57:4", "match ip dst 10.77.0.20/32 flowid d57:4",
+		`match ip dst "$1"/32 match ip sport "$4" 0xffff flowid d57:1`, "dstgen-deadman"} {
+		if !strings.Contains(add, want) {
+			t.Errorf("the add script lacks %q:\n%s", want, add)
+		}
+	}
+	if strings.Contains(add, "10.77.0.10/32") {
+		t.Errorf("the target's own address is shaped:\n%s", add)
 	}
 }
