@@ -106,17 +106,41 @@ func skewMarker(workdir, epoch string) string {
 	return path.Join(undoDir(workdir), epoch+"."+clockUndoKind+".applied")
 }
 
-// clockUndoScript moves the clock back by offset once, if it was moved.
+// clockRef is the shell text that prints the host's reference for an
+// undo: its wall clock (ns), its uptime (centiseconds: a clock that
+// settimeofday and NTP never move) and its boot id.
+const clockRef = `ns=$(date +%s%N); case "$ns" in *[!0-9]*) ns=$(( $(date +%s) * 1000000000 ));; esac
+up=$(cut -d' ' -f1 /proc/uptime 2>/dev/null | tr -d .); boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+`
+
+// clockUndoScript puts the clock back once, if it was moved: to the wall
+// time the apply recorded plus the uptime since — what the clock would
+// read had it never been skewed, whatever NTP did meanwhile — never "now −
+// offset", which after NTP's correction would skew it the other way. It
+// then checks the clock reads that reference (within 1 s) and fails
+// otherwise. After a reboot the skew is gone with the boot: nothing to do.
+// A marker without a reference (an older dstgen's) is undone relatively.
 func clockUndoScript(workdir, epoch string, offset time.Duration) string {
 	m := shell.Quote(skewMarker(workdir, epoch))
-	return fmt.Sprintf("[ -f %s ] || exit 0\n%srm -f %s\n", m, clockSetScript(-offset), m)
+	return fmt.Sprintf(`[ -f %[1]s ] || exit 0
+read w0 u0 b0 < %[1]s || true
+%[2]sif [ -n "$w0" ] && [ -n "$u0" ] && [ -n "$up" ]; then
+	if [ "$boot" != "$b0" ] || [ "$up" -lt "$u0" ]; then rm -f %[1]s; exit 0; fi
+	t=$(( w0 + (up - u0) * 10000000 ))
+	date -s "@$(( t / 1000000000 )).$(printf %%09d $(( t %% 1000000000 )))" >/dev/null || exit 1
+	now=$(date +%%s%%N); d=$(( now - t )); [ "${d#-}" -lt 1000000000 ] || { echo "clock-skew undo: the clock reads $d ns off its reference after the set" >&2; exit 1; }
+else
+%[3]sfi
+rm -f %[1]s
+`, m, clockRef, clockSetScript(-offset))
 }
 
-// clockApplyScript marks the skew applied and applies it; a failed set
-// takes the mark back.
+// clockApplyScript records the reference (clockRef) in the marker, then
+// applies the skew; a failed set takes the marker back.
 func clockApplyScript(workdir, epoch string, offset time.Duration) string {
 	m := shell.Quote(skewMarker(workdir, epoch))
-	return fmt.Sprintf("touch %s || exit 1\nif ! { %s}; then rm -f %s; exit 1; fi\n", m, strings.ReplaceAll(clockSetScript(offset), "\n", "\n  "), m)
+	return fmt.Sprintf("%sprintf '%%s %%s %%s\\n' \"$ns\" \"$up\" \"$boot\" > %s || exit 1\nif ! { %s}; then rm -f %s; exit 1; fi\n",
+		clockRef, m, strings.ReplaceAll(clockSetScript(offset), "\n", "\n  "), m)
 }
 
 // offsetSample is a host's clock against this one.

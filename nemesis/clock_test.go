@@ -200,6 +200,24 @@ func TestClockSkewOnAHostWithItsOwnClock(t *testing.T) {
 			t.Errorf("after HealAll: off by %s, removed %+v; want ≈0 and the undo", s, removed)
 		}
 	})
+	t.Run("HealAll after NTP put the clock right", func(t *testing.T) {
+		// The run died mid-window; NTP corrected the skewed clock; then
+		// `dstgen heal --all`. An undo of "now − offset" would skew it the
+		// other way: it puts it back to its reference instead.
+		f, h := newFakeClockHost(t), hostOf(t)
+		if _, err := n.Inject(ctx, f, Fault{Epoch: "S6-w5", Targets: []Host{h}, Params: params}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.skew, []byte("0\n"), 0o644); err != nil { // NTP
+			t.Fatal(err)
+		}
+		if _, err := HealAll(ctx, f, []Host{h}); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.skewNow(t); s.Abs() > time.Second {
+			t.Errorf("after NTP and HealAll the host clock is off by %s, want ≈0", s)
+		}
+	})
 	t.Run("undo armed, skew never applied", func(t *testing.T) {
 		f, h := newFakeClockHost(t), hostOf(t)
 		if err := armUndo(ctx, f, h, "S6-w3", clockUndoKind, clockUndoScript(h.Workdir, "S6-w3", 30*time.Second)); err != nil {
