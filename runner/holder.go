@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +71,57 @@ const (
 	holderHandshake = 3 * time.Second
 	holderLogMax    = 1 << 20
 )
+
+// buildDir is where this build's holder lives inside a holder directory:
+// build-<id>/, id naming this binary (its path, size and modification
+// time). A client only ever talks to a holder of its own build — never to
+// one an older dstgen, or a test binary, left serving (DESIGN: one holder
+// per build).
+func buildDir(dir string) string { return filepath.Join(dir, "build-"+buildID()) }
+
+// buildID is a short hash of this executable's identity; "unknown" when
+// the executable cannot be found.
+func buildID() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "unknown"
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano()))
+	return hex.EncodeToString(sum[:6])
+}
+
+// retireOtherBuilds asks the holders of other builds in dir to exit
+// (SIGTERM, by the pid each wrote, after checking that pid still runs a
+// holder): a new build replaces them instead of leaving them serving, and
+// keeping their SSH sessions open, until they idle out.
+func retireOtherBuilds(dir, mine string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		sub := filepath.Join(dir, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "build-") || sub == mine {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(sub, holderPID))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 1 {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), "holder-serve") {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+}
 
 // DefaultHolderDir is $XDG_RUNTIME_DIR/dstgen when XDG_RUNTIME_DIR is set,
 // else /tmp/dstgen-<uid>: private to the user either way, never shared.
@@ -178,13 +231,17 @@ func (p *Pool) dialHolder(ctx context.Context, h env.Host) (*conn, error) {
 	if err := ensurePrivateDir(hd.Dir, hd.Start != nil); err != nil {
 		return nil, err
 	}
+	bd := buildDir(hd.Dir)
+	if err := ensurePrivateDir(bd, hd.Start != nil); err != nil {
+		return nil, err
+	}
 	hctx, cancel := context.WithTimeout(ctx, DialTimeout+2*time.Second)
 	defer cancel()
-	nc, err := p.holderConnect(hctx, hd)
+	nc, err := p.holderConnect(hctx, hd, bd)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := readHolderKey(hd.Dir)
+	pub, err := readHolderKey(bd)
 	if err != nil {
 		_ = nc.Close()
 		return nil, err
@@ -259,8 +316,8 @@ func readHolderKey(dir string) (ssh.PublicKey, error) {
 
 // holderConnect connects to the holder's socket, starting a holder when
 // there is none (no socket, or a stale one nobody listens on).
-func (p *Pool) holderConnect(ctx context.Context, hd *Holder) (net.Conn, error) {
-	sock := filepath.Join(hd.Dir, holderSock)
+func (p *Pool) holderConnect(ctx context.Context, hd *Holder, bd string) (net.Conn, error) {
+	sock := filepath.Join(bd, holderSock)
 	connect := func() (net.Conn, error) {
 		if err := checkPrivate(sock, fs.ModeSocket); err != nil {
 			return nil, err
@@ -275,7 +332,8 @@ func (p *Pool) holderConnect(ctx context.Context, hd *Holder) (net.Conn, error) 
 	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ECONNREFUSED) {
 		return nil, err
 	}
-	if err := startHolder(hd); err != nil {
+	retireOtherBuilds(hd.Dir, bd)
+	if err := startHolder(hd, bd); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(holderStartWait)
@@ -294,8 +352,8 @@ func (p *Pool) holderConnect(ctx context.Context, hd *Holder) (net.Conn, error) 
 // startHolder runs hd.Start detached: its own session (setsid), no stdin,
 // output to holder.log in the private dir, working dir /. It must never
 // hold the caller's stdout, or `$(dstgen exec …)` would wait for it.
-func startHolder(hd *Holder) error {
-	path := filepath.Join(hd.Dir, holderLog)
+func startHolder(hd *Holder, bd string) error {
+	path := filepath.Join(bd, holderLog)
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	if fi, err := os.Stat(path); err == nil && fi.Size() > holderLogMax {
 		flags |= os.O_TRUNC

@@ -45,6 +45,12 @@ func ServeHolder(ctx context.Context, dir string, idle time.Duration, log io.Wri
 	if err := ensurePrivateDir(dir, true); err != nil {
 		return fmt.Errorf("holder: %w", err)
 	}
+	// This build's own directory: a client of another build never finds
+	// this holder (buildDir).
+	dir = buildDir(dir)
+	if err := ensurePrivateDir(dir, true); err != nil {
+		return fmt.Errorf("holder: %w", err)
+	}
 	lock, err := os.OpenFile(filepath.Join(dir, holderLock), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("holder: %w", err)

@@ -48,10 +48,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// holderConnectHelper tries to use the holder in dir the way a client
-// would, without its host key file: exit 0 served, 3 refused.
-func holderConnectHelper(dir string) int {
-	nc, err := net.DialTimeout("unix", filepath.Join(dir, holderSock), 2*time.Second)
+// holderConnectHelper tries to use the holder at socket sock the way a
+// client would, without its host key file: exit 0 served, 3 refused.
+func holderConnectHelper(sock string) int {
+	nc, err := net.DialTimeout("unix", sock, 2*time.Second)
 	if err != nil {
 		fmt.Println("refused:", err)
 		return 3
@@ -101,7 +101,7 @@ func holderDir(t *testing.T) string {
 }
 
 func holderPIDOf(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, holderPID))
+	b, err := os.ReadFile(filepath.Join(buildDir(dir), holderPID))
 	if err != nil {
 		return 0
 	}
@@ -294,6 +294,9 @@ func TestHolderHungFallsBack(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	pid := holderPIDOf(dir)
+	if pid <= 0 {
+		t.Fatal("no holder pid") // never signal a process group
+	}
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +364,7 @@ func TestHolderRefusesOtherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	asOther := func() (int, string) {
-		cmd := exec.Command(bin, "holder-connect", dir)
+		cmd := exec.Command(bin, "holder-connect", filepath.Join(buildDir(dir), holderSock))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 		out, _ := cmd.CombinedOutput()
 		return cmd.ProcessState.ExitCode(), string(out)
@@ -370,16 +373,18 @@ func TestHolderRefusesOtherUser(t *testing.T) {
 		t.Fatalf("other user through the private dir: exit %d %q, want refused (permission denied)", code, out)
 	}
 	// Loosen the modes: the holder's own uid check still refuses.
-	if err := os.Chmod(dir, 0o711); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{dir, buildDir(dir)} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Chmod(filepath.Join(dir, holderSock), 0o666); err != nil {
+	if err := os.Chmod(filepath.Join(buildDir(dir), holderSock), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := asOther(); code != 3 {
 		t.Fatalf("other user with loosened modes: exit %d %q, want refused", code, out)
 	}
-	if lb, _ := os.ReadFile(filepath.Join(dir, holderLog)); !strings.Contains(string(lb), "refused a connection") || !strings.Contains(string(lb), "uid "+strconv.Itoa(uid)) {
+	if lb, _ := os.ReadFile(filepath.Join(buildDir(dir), holderLog)); !strings.Contains(string(lb), "refused a connection") || !strings.Contains(string(lb), "uid "+strconv.Itoa(uid)) {
 		t.Errorf("holder log does not record the refusal:\n%s", lb)
 	}
 	// And our own client now refuses the loosened directory.
@@ -466,10 +471,62 @@ func TestHolderExitsWhenIdle(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := os.Stat(filepath.Join(dir, holderSock)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(buildDir(dir), holderSock)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left behind after idle exit: %v", err)
 	}
-	if lb, _ := os.ReadFile(filepath.Join(dir, holderLog)); !strings.Contains(string(lb), "idle for 1s; exiting") {
+	if lb, _ := os.ReadFile(filepath.Join(buildDir(dir), holderLog)); !strings.Contains(string(lb), "idle for 1s; exiting") {
 		t.Errorf("holder log lacks the idle exit:\n%s", lb)
+	}
+}
+
+// One holder per build: a holder another build left serving (here a copy
+// of this test binary, so another build id) is never talked to — this
+// build's client starts its own in its own build dir — and is retired
+// (SIGTERM) rather than left holding its SSH sessions until it idles out.
+func TestHolderOfAnotherBuildIsNeverUsedAndRetired(t *testing.T) {
+	e, srvs, _ := holderEnv(t, 1)
+	dir := holderDir(t)
+	exe, _ := os.Executable()
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "older-dstgen")
+	if err := os.WriteFile(other, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := exec.Command(other, "holder-serve", dir, "1m")
+	if err := old.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = old.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = old.Process.Kill(); <-exited })
+	// It serves a build dir that is not ours.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if len(ents) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := srvs[0].Accepted()
+	if r, _, _, err := call(t, e, Options{Holder: testHolder(t, dir, time.Minute)}, "true"); err != nil {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if pid := holderPIDOf(dir); pid <= 0 || pid == old.Process.Pid {
+		t.Errorf("served by pid %d (the other build's is %d): want a holder of this build", pid, old.Process.Pid)
+	}
+	if srvs[0].Accepted() != before+1 {
+		t.Errorf("%d new SSH logins, want 1 (this build's holder's)", srvs[0].Accepted()-before)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Error("the other build's holder still runs 10 s after this build's replaced it")
 	}
 }
