@@ -44,7 +44,7 @@ func (k *knobs) Client(int) Client { return nil }
 // finalKnobs is knobs with a final state.
 type finalKnobs struct{ knobs }
 
-func (*finalKnobs) Final(context.Context) error { return nil }
+func (*finalKnobs) WriteFinal(context.Context) error { return nil }
 
 var fixedNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

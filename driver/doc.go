@@ -22,7 +22,7 @@
 //     flushed, and the exit code is 0;
 //   - runs the final-state hook for DSTGEN_FINAL, namespaces keys with
 //     DSTGEN_RUN_ID, and prints the summary line dstgen reads
-//     (docs/driver-contract.md §8).
+//     (docs/driver-contract.md §3.4).
 //
 // `dstgen driver new` writes a main package built on it with only the
 // client calls left to fill in.

@@ -17,8 +17,8 @@ import (
 )
 
 // SummaryPrefix starts the line a driver prints on stdout when its run
-// ends (docs/driver-contract.md §8), which dstgen reads for run.json's
-// workload.ops_produced:
+// ends (docs/driver-contract.md §3.4): the driver's own op count, which
+// run.json's workload.ops_produced holds.
 //
 //	dstgen-driver: ops_produced=1234 ok=1200 fail=30 unknown=4
 const SummaryPrefix = "dstgen-driver:"
@@ -107,7 +107,7 @@ func humanSummary(cfg *Config, st Stats) string {
 func final(ctx context.Context, cfg *Config, fin Finaler) int {
 	ctx, cancel := context.WithTimeout(ctx, cfg.FinalTimeout)
 	defer cancel()
-	if err := fin.Final(ctx); err != nil {
+	if err := fin.WriteFinal(ctx); err != nil {
 		cfg.Logf("%v", err)
 		return 1
 	}

@@ -27,7 +27,7 @@ func (w *counterWL) Flags(_ *flag.FlagSet, cfg *Config) { cfg.Name = "cnt" }
 func (w *counterWL) Setup(cfg *Config) error            { w.cfg = cfg; return nil }
 func (w *counterWL) Client(i int) Client                { return &counterClient{w: w} }
 func (w *counterWL) Close() error                       { w.closed = true; return nil }
-func (w *counterWL) Final(context.Context) error {
+func (w *counterWL) WriteFinal(context.Context) error {
 	w.finals++
 	if w.finalErr != nil {
 		return w.finalErr

@@ -40,7 +40,7 @@ type Workload interface {
 // scenario's final_state command runs (docs/driver-contract.md §7.1). The
 // context is bounded by Config.FinalTimeout.
 type Finaler interface {
-	Final(ctx context.Context) error
+	WriteFinal(ctx context.Context) error
 }
 
 // Op is one operation as the history records it (docs/history-and-checkers.md §2).

@@ -65,7 +65,7 @@
 // across runs even under one prefix. The header records the run id
 // (_meta.run_id) next to the seed; readers ignore _meta fields they do not
 // know. The closing summary line on stderr repeats run_id, seed and prefix;
-// the line on stdout is the one dstgen reads (docs/driver-contract.md §8).
+// the line on stdout is the one dstgen reads (docs/driver-contract.md §3.4).
 package main
 
 import (
