@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/dstgen/dstgen/history"
 )
 
@@ -109,7 +111,7 @@ func Run(ctx context.Context, cfg *Config, w Workload, hist io.Writer) (Stats, e
 		RunID: cfg.RunID, Tier: cfg.Tier, OpTimeoutNS: int64(cfg.Timeout)})
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	var pace *pacer
+	var pace *rate.Limiter
 	if cfg.Rate > 0 {
 		pace = newPacer(cfg.Rate, time.Now())
 	}
@@ -145,10 +147,12 @@ type result struct {
 }
 
 // drive is client i's loop.
-func (c *counters) drive(ctx context.Context, cfg *Config, rec *history.Recorder, pace *pacer, i int, cl Client) {
+func (c *counters) drive(ctx context.Context, cfg *Config, rec *history.Recorder, pace *rate.Limiter, i int, cl Client) {
 	gen := 0
 	for ctx.Err() == nil {
-		if pace != nil && pace.wait(ctx) != nil {
+		// Wait refuses a wait past the run's deadline: pacing never
+		// stretches a run.
+		if pace != nil && pace.Wait(ctx) != nil {
 			return
 		}
 		if cfg.MaxOps > 0 && c.issued.Add(1) > cfg.MaxOps {
