@@ -1,6 +1,6 @@
 // Package driver is the driver contract of docs/driver-contract.md for Go
-// workload drivers: everything a driver does that is not a call to the
-// system under test.
+// workload drivers (§8.1 there): everything a driver does that is not a
+// call to the system under test.
 //
 // A driver supplies a Workload — its own flags, a Setup that checks them,
 // and one Client per logical client with two methods: Next (the op to
@@ -13,7 +13,8 @@
 //   - writes the history with history.Recorder to DSTGEN_HISTORY, its
 //     header carrying scenario, seed, run id, tier and the per-op timeout;
 //   - paces op starts at DSTGEN_RATE on an open-loop schedule that catches
-//     up to the planned average after a stall, with a bounded burst;
+//     up to the planned average after a stall, with a bounded burst
+//     (docs/driver-contract.md §7.4);
 //   - bounds every op by the per-op timeout, and continues a client as a
 //     new process after an unknown outcome (docs/history-and-checkers.md
 //     §2.3);
