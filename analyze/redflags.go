@@ -6,6 +6,7 @@ package analyze
 // passes down) and returns a status with the evidence it cites.
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -97,25 +98,39 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 			planned = plannedRate(in.u.ps.Workload)
 		}
 		floor := (1 - tol) * planned
+		var flight *inFlight // built at the first interval that needs it
 		var bad []string
-		excused, cut := 0, false
+		excused, blocked, cut, undeclared := 0, 0, false, false
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
+			stepNS := int64(step * 1e9)
 			// The interval the run ended in is cut short by the end (the
 			// workload stopped inside it), not by a stall.
-			if lo := r.Workload.LastOpNS; lo != nil && iv.StartNS+int64(step*1e9) > *lo && iv.StartNS <= *lo && iv.Ops > 0 {
+			if lo := r.Workload.LastOpNS; lo != nil && iv.StartNS+stepNS > *lo && iv.StartNS <= *lo && iv.Ops > 0 {
 				if planned > 0 && rate < floor {
 					cut = true
 				}
 				continue
 			}
 			if iv.Ops == 0 || (planned > 0 && rate < floor) {
-				// No op at all is a stall even under a fault: a slowed or
-				// cut-off client still invokes ops (and records them failed).
-				if iv.Ops > 0 && inFaultWindow(r, iv.StartNS, int64(step*1e9)) {
+				// An interval is active when an op was invoked in it or
+				// ops invoked before it were in flight through it: clients
+				// blocked on a cut-off node are waiting, not stalled. With
+				// nothing invoked and nothing in flight the generator
+				// stalled, under a fault or not.
+				if flight == nil && iv.Ops == 0 {
+					flight = inFlightOf(lr)
+				}
+				active := iv.Ops > 0 || flight.through(iv.StartNS, iv.StartNS+stepNS)
+				switch {
+				case active && inFaultWindow(r, iv.StartNS, stepNS):
 					excused++
 					continue
+				case iv.Ops == 0 && active && planned == 0:
+					blocked++
+					continue
 				}
+				undeclared = undeclared || (iv.Ops == 0 && flight != nil && flight.undeclared)
 				bad = append(bad, fmt.Sprintf("%.0f ops/s at +%s", rate, time.Duration(iv.StartNS)))
 			}
 		}
@@ -123,8 +138,14 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		if excused > 0 {
 			excuse = fmt.Sprintf(" (%d interval(s) below it inside a fault window or its recovery not judged: the fault's effect, not a stall)", excused)
 		}
+		if blocked > 0 {
+			excuse += fmt.Sprintf(" (%d interval(s) with no op invoked but ops in flight throughout: clients waiting, not stalled)", blocked)
+		}
 		if cut {
 			excuse += " (the last interval, cut short by the end of the run, not judged)"
+		}
+		if undeclared {
+			excuse += " (the history's header declares no op_timeout_ns, so an op with an unknown outcome counts in flight only at its invoke: docs/driver-contract.md §3.1)"
 		}
 		if len(bad) > 0 {
 			status = CheckFail
@@ -134,6 +155,58 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		}
 	}
 	return status, strings.Join(ev, "; ")
+}
+
+// inFlight answers, for red flag 1, whether ops were in flight through an
+// interval: each op's span runs from its invoke to its answer or, for an
+// unknown outcome, to invoke + the header's op_timeout_ns (the latest the
+// client gave up waiting; without it, only the invoke instant).
+type inFlight struct {
+	invokes []int64 // sorted
+	maxEnd  []int64 // maxEnd[i]: the latest end of the ops invoked at invokes[0..i]
+	// undeclared: some op's outcome is unknown and the header declares no
+	// op_timeout_ns, so that op's time in flight is not known.
+	undeclared bool
+}
+
+// inFlightOf builds lr's spans; without a history nothing is in flight.
+func inFlightOf(lr *loadedRun) *inFlight {
+	f := &inFlight{}
+	if !lr.hasHist {
+		return f
+	}
+	type span struct{ inv, end int64 }
+	spans := make([]span, 0, len(lr.ops))
+	for i := range lr.ops {
+		o := &lr.ops[i]
+		end := o.InvokeTS
+		switch {
+		case o.CompleteTS != nil:
+			end = max(end, *o.CompleteTS)
+		case lr.meta.OpTimeoutNS > 0:
+			end += lr.meta.OpTimeoutNS
+		default:
+			f.undeclared = true
+		}
+		spans = append(spans, span{o.InvokeTS, end})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.inv, b.inv) })
+	f.invokes, f.maxEnd = make([]int64, len(spans)), make([]int64, len(spans))
+	for i, sp := range spans {
+		f.invokes[i], f.maxEnd[i] = sp.inv, sp.end
+		if i > 0 {
+			f.maxEnd[i] = max(f.maxEnd[i], f.maxEnd[i-1])
+		}
+	}
+	return f
+}
+
+// through reports whether an op invoked before start was still in flight
+// at end. For an interval in which no op was invoked that means ops were
+// in flight all through it: the set in flight only shrinks there.
+func (f *inFlight) through(start, end int64) bool {
+	n, _ := slices.BinarySearch(f.invokes, start) // ops invoked before start
+	return n > 0 && f.maxEnd[n-1] >= end
 }
 
 // recoveryIntervals is how many measurement intervals after a window's

@@ -43,4 +43,14 @@ type Meta struct {
 	// windows on the history's clock (docs/driver-contract.md §3.1). It is
 	// 0 for a wall clock, whose timestamps are Unix ns already.
 	OriginUnixNS int64 `json:"origin_unix_ns,omitempty"`
+	// RunID and Tier repeat the driver's DSTGEN_RUN_ID and DSTGEN_TIER,
+	// so a history names the run its keys are namespaced by
+	// (docs/driver-contract.md §4).
+	RunID string `json:"run_id,omitempty"`
+	Tier  string `json:"tier,omitempty"`
+	// OpTimeoutNS is the driver's per-op timeout: how long a client waits
+	// for an answer before it records the op as unknown. An op whose
+	// outcome is unknown was in flight for at most this long, which red
+	// flag 1 counts as activity (docs/verdicts.md §6); 0 = not declared.
+	OpTimeoutNS int64 `json:"op_timeout_ns,omitempty"`
 }

@@ -81,20 +81,20 @@ type MissingCapability struct {
 
 // Workload is the load generator's account of the run.
 type Workload struct {
-	Command     string     `json:"command,omitempty"`
-	ExitStatus  *int       `json:"exit_status,omitempty"`
-	OpsProduced int        `json:"ops_produced"`
+	Command     string `json:"command,omitempty"`
+	ExitStatus  *int   `json:"exit_status,omitempty"`
+	OpsProduced int    `json:"ops_produced"`
 	// OpsProducedBy says where OpsProduced comes from: "driver", the
 	// driver's own summary line (docs/driver-contract.md), so records the
 	// history lost show as ops the checker did not consume; "history", its
 	// line count, when the driver printed no count.
-	OpsProducedBy string `json:"ops_produced_by,omitempty"`
-	PlannedRate float64    `json:"planned_rate,omitempty"`
-	Tolerance   float64    `json:"tolerance,omitempty"`
-	IntervalNS  int64      `json:"interval_ns,omitempty"`
-	Throughput  []Interval `json:"throughput,omitempty"`
-	FirstOpNS   *int64     `json:"first_op_ns,omitempty"`
-	LastOpNS    *int64     `json:"last_op_ns,omitempty"`
+	OpsProducedBy string     `json:"ops_produced_by,omitempty"`
+	PlannedRate   float64    `json:"planned_rate,omitempty"`
+	Tolerance     float64    `json:"tolerance,omitempty"`
+	IntervalNS    int64      `json:"interval_ns,omitempty"`
+	Throughput    []Interval `json:"throughput,omitempty"`
+	FirstOpNS     *int64     `json:"first_op_ns,omitempty"`
+	LastOpNS      *int64     `json:"last_op_ns,omitempty"`
 }
 
 // Interval is one measurement interval of the throughput series.

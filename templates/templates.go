@@ -16,9 +16,10 @@ import (
 // FS holds the testing/ tree; each file's path below "testing/" (minus the
 // ".tmpl" suffix) is the path it is written to. It also holds the sut/
 // tree: the files `dstgen init --agents` writes at the SUT root, outside
-// testing/, where agents look for them.
+// testing/, where agents look for them; and the driver/ tree, one
+// directory per language of `dstgen driver new`.
 //
-//go:embed all:testing all:sut
+//go:embed all:testing all:sut all:driver
 var FS embed.FS
 
 // Root is the directory inside FS that mirrors the generated testing/ dir.
@@ -28,6 +29,10 @@ const Root = "testing"
 // request (`dstgen init --agents`), relative to the SUT root. Render never
 // walks it.
 const SUTRoot = "sut"
+
+// DriverRoot is the directory inside FS holding the workload-driver
+// skeletons, one per language (driver/go/main.go.tmpl, …).
+const DriverRoot = "driver"
 
 // LeftDelim and RightDelim are the action delimiters every template is
 // parsed with.

@@ -67,6 +67,8 @@ func newRootCmd() *cobra.Command {
 		newTestbedCmd(),
 		// the demo on a built-in default, and the stored runs in a browser
 		newDemoCmd(), newServeCmd(),
+		// workload drivers: a skeleton on the driver contract
+		newDriverCmd(),
 	)
 	root.SetHelpCommand(newHelpCmd()) // help also prints the docs/ reference pages
 	return withVersion(root)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dstgen/dstgen/driver"
 	"github.com/dstgen/dstgen/history"
 )
 
@@ -26,17 +27,17 @@ func TestConfigFromEnvAndFlags(t *testing.T) {
 		check func(t *testing.T, c config)
 	}{
 		{"defaults", nil, map[string]string{"DSTGEN_RUN_ID": "r0"}, func(t *testing.T, c config) {
-			if c.out != "history.jsonl" || c.clients != 4 || c.keys != 5 || c.duration != 10*time.Second ||
-				c.rate != 0 || c.mix.name != "mixed" || c.prefix != "dstgen/r0" || c.seed != deriveSeed("r0") ||
+			if c.History != "history.jsonl" || c.Clients != 4 || c.keys != 5 || c.Duration != 10*time.Second ||
+				c.Rate != 0 || c.mix.name != "mixed" || c.Prefix != "dstgen/r0" || c.Seed != driver.DeriveSeed("r0") ||
 				!slices.Equal(c.endpoints, []string{"http://127.0.0.1:2379"}) {
 				t.Errorf("%+v", c)
 			}
 		}},
 		{"env only", nil, full, func(t *testing.T, c config) {
 			want := []string{"http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://[fd00::3]:2379", "http://10.0.0.4:2379"}
-			if c.out != "/r/h.jsonl" || c.runID != "run-a" || c.seed != 9 || c.duration != 2500*time.Millisecond ||
-				c.rate != 50 || c.mix.name != "write" || c.keys != 12 || c.scenario != "S2" || c.tier != "hardening" ||
-				c.prefix != "dstgen/run-a" || !slices.Equal(c.endpoints, want) {
+			if c.History != "/r/h.jsonl" || c.RunID != "run-a" || c.Seed != 9 || c.Duration != 2500*time.Millisecond ||
+				c.Rate != 50 || c.mix.name != "write" || c.keys != 12 || c.Scenario != "S2" || c.Tier != "hardening" ||
+				c.Prefix != "dstgen/run-a" || !slices.Equal(c.endpoints, want) {
 				t.Errorf("%+v", c)
 			}
 		}},
@@ -48,25 +49,25 @@ func TestConfigFromEnvAndFlags(t *testing.T) {
 		{"flags win", []string{"-out", "x.jsonl", "-run-id", "flag-run", "-seed", "5", "-duration", "3s", "-rate", "7",
 			"-mode", "read", "-keys", "2", "-scenario", "F", "-tier", "t", "-endpoints", "127.0.0.1:1,http://127.0.0.1:2/", "-prefix", "p/"}, full,
 			func(t *testing.T, c config) {
-				if c.out != "x.jsonl" || c.runID != "flag-run" || c.seed != 5 || c.duration != 3*time.Second || c.rate != 7 ||
-					c.mix.name != "read" || c.keys != 2 || c.scenario != "F" || c.tier != "t" || c.prefix != "p" ||
+				if c.History != "x.jsonl" || c.RunID != "flag-run" || c.Seed != 5 || c.Duration != 3*time.Second || c.Rate != 7 ||
+					c.mix.name != "read" || c.keys != 2 || c.Scenario != "F" || c.Tier != "t" || c.Prefix != "p" ||
 					!slices.Equal(c.endpoints, []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}) {
 					t.Errorf("%+v", c)
 				}
 			}},
 		{"seed 0 derives", nil, map[string]string{"DSTGEN_RUN_ID": "r1", "DSTGEN_SEED": "0"}, func(t *testing.T, c config) {
-			if c.seed != deriveSeed("r1") {
-				t.Errorf("seed %d, want %d", c.seed, deriveSeed("r1"))
+			if c.Seed != driver.DeriveSeed("r1") {
+				t.Errorf("seed %d, want %d", c.Seed, driver.DeriveSeed("r1"))
 			}
 		}},
 		{"empty prefix given: bare keys", []string{"-prefix", ""}, map[string]string{"DSTGEN_RUN_ID": "r"}, func(t *testing.T, c config) {
-			if c.prefix != "" || c.key(3) != "k3" {
-				t.Errorf("prefix %q key %q", c.prefix, c.key(3))
+			if c.Prefix != "" || c.key(3) != "k3" {
+				t.Errorf("prefix %q key %q", c.Prefix, c.key(3))
 			}
 		}},
 		{"no run id: a local one", nil, nil, func(t *testing.T, c config) {
-			if !strings.HasPrefix(c.runID, "local-") || c.prefix != "dstgen/"+c.runID || c.seed == 0 {
-				t.Errorf("run id %q prefix %q seed %d", c.runID, c.prefix, c.seed)
+			if !strings.HasPrefix(c.RunID, "local-") || c.Prefix != "dstgen/"+c.RunID || c.Seed == 0 {
+				t.Errorf("run id %q prefix %q seed %d", c.RunID, c.Prefix, c.Seed)
 			}
 		}},
 	}
@@ -145,16 +146,16 @@ func TestSeedDerivedFromRunIDWhenUnset(t *testing.T) {
 			continue // a local run id, different every run
 		}
 		again, _ := configFrom(nil, envOf(map[string]string{"DSTGEN_RUN_ID": id}), &bytes.Buffer{})
-		if c.seed != again.seed {
-			t.Errorf("run id %q: seed %d then %d, want stable", id, c.seed, again.seed)
+		if c.Seed != again.Seed {
+			t.Errorf("run id %q: seed %d then %d, want stable", id, c.Seed, again.Seed)
 		}
-		if c.seed <= 0 || c.seed >= 1<<53 {
-			t.Errorf("run id %q: seed %d outside 1..2^53", id, c.seed)
+		if c.Seed <= 0 || c.Seed >= 1<<53 {
+			t.Errorf("run id %q: seed %d outside 1..2^53", id, c.Seed)
 		}
-		if prev, dup := seeds[c.seed]; dup {
-			t.Errorf("run ids %q and %q share seed %d", prev, id, c.seed)
+		if prev, dup := seeds[c.Seed]; dup {
+			t.Errorf("run ids %q and %q share seed %d", prev, id, c.Seed)
 		}
-		seeds[c.seed] = id
+		seeds[c.Seed] = id
 	}
 }
 
@@ -189,14 +190,12 @@ func TestHeaderCarriesRunIDAndTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := history.NewRecorder(&headerWriter{w: f, extra: map[string]string{"run_id": "r9", "tier": ""}},
-		history.Meta{Scenario: "S", Seed: 1<<62 + 1})
-	if err := rec.Invoke("c0.0", "read", "k", nil).Ok(nil); err != nil {
-		t.Fatal(err)
-	}
+	cfg := config{Config: driver.Config{RunID: "r9", Scenario: "S", Seed: 1<<62 + 1, Clients: 1, Duration: 300 * time.Millisecond, Timeout: 100 * time.Millisecond},
+		endpoints: []string{"http://127.0.0.1:1"}, keys: 1} // nothing listens: the ops fail, the header stays
+	_, _ = run(context.Background(), cfg, f)
 	f.Close()
 	meta, ops, bad, err := history.ReadFile(path)
-	if err != nil || len(bad) > 0 || len(ops) != 1 {
+	if err != nil || len(bad) > 0 || len(ops) == 0 {
 		t.Fatalf("read back: %v %v %d ops", err, bad, len(ops))
 	}
 	if meta.Seed != 1<<62+1 || meta.Scenario != "S" || meta.Schema != history.Schema || meta.Clock != "monotonic" {
@@ -219,7 +218,7 @@ func TestConfigScenarioFlags(t *testing.T) {
 		check func(t *testing.T, c config, notes string)
 	}{
 		{"defaults: linearizable, no dump", nil, nil, func(t *testing.T, c config, _ string) {
-			if c.serializable || c.final != "" || c.finalOnly || c.finalTimeout != 20*time.Second || c.mix.fresh {
+			if c.serializable || c.Final != "" || c.FinalOnly || c.FinalTimeout != 20*time.Second || c.mix.fresh {
 				t.Errorf("%+v", c)
 			}
 		}},
@@ -259,28 +258,28 @@ func TestConfigScenarioFlags(t *testing.T) {
 			}
 		}},
 		{"DSTGEN_FINAL", nil, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
-			if c.final != "/r/final.json" {
-				t.Errorf("final %q", c.final)
+			if c.Final != "/r/final.json" {
+				t.Errorf("final %q", c.Final)
 			}
 		}},
 		{"final flag wins", []string{"-final", "f.json", "-final-timeout", "3s"}, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
-			if c.final != "f.json" || c.finalTimeout != 3*time.Second {
-				t.Errorf("final %q timeout %v", c.final, c.finalTimeout)
+			if c.Final != "f.json" || c.FinalTimeout != 3*time.Second {
+				t.Errorf("final %q timeout %v", c.Final, c.FinalTimeout)
 			}
 		}},
 		{"final-only", []string{"-final-only"}, map[string]string{"DSTGEN_FINAL": "/r/final.json"}, func(t *testing.T, c config, _ string) {
-			if !c.finalOnly || c.final != "/r/final.json" {
-				t.Errorf("finalOnly %v final %q", c.finalOnly, c.final)
+			if !c.FinalOnly || c.Final != "/r/final.json" {
+				t.Errorf("finalOnly %v final %q", c.FinalOnly, c.Final)
 			}
 		}},
 		{"clients raised to one per endpoint", []string{"-endpoints", three + ",http://h4:2379,http://h5:2379"}, nil, func(t *testing.T, c config, _ string) {
-			if c.clients != 5 {
-				t.Errorf("clients %d, want 5 (one per endpoint)", c.clients)
+			if c.Clients != 5 {
+				t.Errorf("clients %d, want 5 (one per endpoint)", c.Clients)
 			}
 		}},
 		{"clients given below endpoints: a note", []string{"-endpoints", three, "-clients", "2"}, nil, func(t *testing.T, c config, notes string) {
-			if c.clients != 2 || !strings.Contains(notes, "http://h3:2379 get no client") {
-				t.Errorf("clients %d notes %q", c.clients, notes)
+			if c.Clients != 2 || !strings.Contains(notes, "http://h3:2379 get no client") {
+				t.Errorf("clients %d notes %q", c.Clients, notes)
 			}
 		}},
 	}
@@ -347,7 +346,7 @@ func TestFreshKeysAndRange(t *testing.T) {
 		{"", "s2/3/17", "\x00", "\x00"},
 	}
 	for _, tt := range tests {
-		c := config{prefix: tt.prefix}
+		c := config{Config: driver.Config{Prefix: tt.prefix}}
 		if k := c.freshKey(3, 17); k != tt.key {
 			t.Errorf("prefix %q: fresh key %q, want %q", tt.prefix, k, tt.key)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,17 +138,17 @@ func (c *client) memberRange(ctx context.Context, start, end string) (map[string
 // member that answered has it with the same value: an acked put missing
 // on any member is then a lost ack for the no-lost-ack checker, and the
 // replicas show which member lacks it.
-func dumpFinal(ctx context.Context, cfg config) (finalState, dumpReport, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.finalTimeout)
+func dumpFinal(ctx context.Context, cfg *config) (finalState, dumpReport, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.FinalTimeout)
 	defer cancel()
 	rep := dumpReport{members: len(cfg.endpoints)}
 	start, end := cfg.keyRange()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2}}
 	defer hc.CloseIdleConnections()
-	reqTimeout := max(cfg.timeout, 5*time.Second)
+	reqTimeout := max(cfg.Timeout, 5*time.Second)
 	members := make([]*client, len(cfg.endpoints))
 	for i, ep := range cfg.endpoints {
-		members[i] = &client{hc: hc, endpoint: ep, timeout: reqTimeout}
+		members[i] = &client{hc: hc, endpoint: ep}
 	}
 
 	// each runs f on every member at once and waits for all of them.
@@ -162,9 +161,9 @@ func dumpFinal(ctx context.Context, cfg config) (finalState, dumpReport, error) 
 		wg.Wait()
 	}
 
-	convergeBy := time.Now().Add(cfg.finalTimeout / 2)
+	convergeBy := time.Now().Add(cfg.FinalTimeout / 2)
 	var prev []int64
-	for poll := 0; poll < int(cfg.finalTimeout/convergePause)+1 && time.Now().Before(convergeBy); poll++ {
+	for poll := 0; poll < int(cfg.FinalTimeout/convergePause)+1 && time.Now().Before(convergeBy); poll++ {
 		revs := make([]int64, len(members))
 		each(func(i int, c *client) {
 			rctx, rcancel := context.WithTimeout(ctx, min(reqTimeout, time.Until(convergeBy)))
@@ -250,21 +249,18 @@ func writeFinal(path string, fs finalState) error {
 	return nil
 }
 
-// finalMain dumps the final state and prints its summary line; the exit
-// code is 0 written, 1 no member answered or the file could not be written.
-func finalMain(ctx context.Context, cfg config, stderr io.Writer) int {
-	fs, rep, err := dumpFinal(ctx, cfg)
+// WriteFinal dumps the final state to -final / DSTGEN_FINAL and logs its
+// summary line; an error (no member answered, the file not written) makes
+// the driver exit 1.
+func (c *config) WriteFinal(ctx context.Context) error {
+	fs, rep, err := dumpFinal(ctx, c)
 	if err == nil {
-		err = writeFinal(cfg.final, fs)
+		err = writeFinal(c.Final, fs)
 	}
-	fmt.Fprintf(stderr, "workload: final=%s members=%d/%d keys=%d diverged=%d converged=%t revision=%d prefix=%s\n",
-		cfg.final, rep.reached, rep.members, rep.keys, rep.diverged, rep.converged, rep.revision, cfg.prefix)
+	c.Logf("final=%s members=%d/%d keys=%d diverged=%d converged=%t revision=%d prefix=%s",
+		c.Final, rep.reached, rep.members, rep.keys, rep.diverged, rep.converged, rep.revision, c.Prefix)
 	for _, u := range rep.unreachable {
-		fmt.Fprintf(stderr, "workload: note: final state without member %s\n", u)
+		c.Logf("note: final state without member %s", u)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "workload: %v\n", err)
-		return 1
-	}
-	return 0
+	return err
 }

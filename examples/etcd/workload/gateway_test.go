@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/driver"
 	"github.com/dstgen/dstgen/history"
 )
 
@@ -151,8 +152,8 @@ func TestDumpFinalAcrossMembers(t *testing.T) {
 	ms[2].set("dstgen/r/k1", "not json")
 
 	down := "http://127.0.0.1:1" // nothing listens on port 1
-	cfg := config{endpoints: []string{ms[0].srv.URL, ms[1].srv.URL, ms[2].srv.URL, down}, prefix: "dstgen/r",
-		timeout: time.Second, finalTimeout: 4 * time.Second, final: filepath.Join(t.TempDir(), "sub", "final.json")}
+	cfg := config{Config: driver.Config{Prefix: "dstgen/r", Timeout: time.Second, FinalTimeout: 4 * time.Second, Final: filepath.Join(t.TempDir(), "sub", "final.json")},
+		endpoints: []string{ms[0].srv.URL, ms[1].srv.URL, ms[2].srv.URL, down}}
 	var stderr bytes.Buffer
 	if code := finalMain(context.Background(), cfg, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -165,7 +166,7 @@ func TestDumpFinalAcrossMembers(t *testing.T) {
 	if strings.Contains(stderr.String(), "converged=true") {
 		t.Error("converged with a member down")
 	}
-	fs, err := checker.LoadFinalState(cfg.final) // the checkers' own reader, unknown fields refused
+	fs, err := checker.LoadFinalState(cfg.Final) // the checkers' own reader, unknown fields refused
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,19 +205,19 @@ func TestDumpFinalAcrossMembers(t *testing.T) {
 		}
 		m.mu.Unlock()
 	}
-	if _, err := os.Stat(cfg.final + ".tmp"); !os.IsNotExist(err) {
+	if _, err := os.Stat(cfg.Final + ".tmp"); !os.IsNotExist(err) {
 		t.Error("temp file left beside the dump")
 	}
 }
 
 func TestDumpFinalNoMemberIsAnError(t *testing.T) {
-	cfg := config{endpoints: []string{"http://127.0.0.1:1"}, prefix: "p", timeout: 200 * time.Millisecond,
-		finalTimeout: time.Second, final: filepath.Join(t.TempDir(), "final.json")}
+	cfg := config{Config: driver.Config{Prefix: "p", Timeout: 200 * time.Millisecond, FinalTimeout: time.Second, Final: filepath.Join(t.TempDir(), "final.json")},
+		endpoints: []string{"http://127.0.0.1:1"}}
 	var stderr bytes.Buffer
 	if code := finalMain(context.Background(), cfg, &stderr); code != 1 || !strings.Contains(stderr.String(), "no member answered") {
 		t.Errorf("exit %d, stderr %q: want 1 and no member answered", code, stderr.String())
 	}
-	if _, err := os.Stat(cfg.final); !os.IsNotExist(err) {
+	if _, err := os.Stat(cfg.Final); !os.IsNotExist(err) {
 		t.Error("a dump was written with no member read")
 	}
 }

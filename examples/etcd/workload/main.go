@@ -15,8 +15,10 @@
 // # Settings: flags over the DSTGEN_* contract
 //
 // dstgen's runner passes a language-neutral contract as environment
-// variables to every workload and benchmark command. A flag, when given,
-// wins over its variable; an empty variable counts as unset.
+// variables to every workload and benchmark command; the driver package
+// (github.com/dstgen/dstgen/driver) reads them, paces, times out, records
+// and stops, so this file holds only etcd's client calls. A flag, when
+// given, wins over its variable; an empty variable counts as unset.
 //
 //	flag          variable            meaning
 //	-out          DSTGEN_HISTORY      history file to write (default history.jsonl)
@@ -62,7 +64,8 @@
 // per-client counter, so values are unique per op within a run and differ
 // across runs even under one prefix. The header records the run id
 // (_meta.run_id) next to the seed; readers ignore _meta fields they do not
-// know. The closing summary line on stderr repeats run_id, seed and prefix.
+// know. The closing summary line on stderr repeats run_id, seed and prefix;
+// the line on stdout is the one dstgen reads (docs/driver-contract.md §3.4).
 package main
 
 import (
@@ -71,276 +74,79 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
-	"time"
 
-	"golang.org/x/time/rate"
-
-	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/driver"
 )
 
-// stats counts outcomes for the closing summary line.
-type stats struct {
-	ok, failed, unknown atomic.Int64
-	exhausted           atomic.Int64 // clients that stopped at maxSeq
-	// firstErr is the first error without a definite answer, kept so a run
-	// in which nothing succeeds can say why (the history only has a code).
-	firstErr atomic.Pointer[string]
-}
+func main() { driver.Main(&config{}) }
 
-func (s *stats) total() int64 { return s.ok.Load() + s.failed.Load() + s.unknown.Load() }
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal ends the workload (the history is closed and the
-	// final state dumped); a second one kills at once, as by default.
-	go func() { <-ctx.Done(); stop() }()
-	code := realMain(ctx, os.Args[1:], os.Getenv, os.Stderr)
-	stop()
-	os.Exit(code)
-}
-
-// realMain is the whole command minus the process: exit code 0 ok, 1 the
-// run failed, 2 bad input.
-func realMain(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := configFrom(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "workload: %v\n", err)
-		return 2
-	}
-	if cfg.finalOnly {
-		return finalMain(ctx, cfg, stderr)
-	}
-	if dir := filepath.Dir(cfg.out); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintf(stderr, "workload: create history directory: %v\n", err)
-			return 2
-		}
-	}
-	f, err := os.Create(cfg.out)
-	if err != nil {
-		fmt.Fprintf(stderr, "workload: create history: %v\n", err)
-		return 2
-	}
-	st, err := run(ctx, cfg, f)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close history %s: %w", cfg.out, cerr)
-	}
-	if n := st.exhausted.Load(); n > 0 {
-		fmt.Fprintf(stderr, "workload: note: %d client(s) stopped after %d ops, the most whose values stay unique\n", n, maxSeq)
-	}
-	fmt.Fprintf(stderr, "workload: ops=%d ok=%d failed=%d unknown=%d out=%s run_id=%s seed=%d prefix=%s\n",
-		st.total(), st.ok.Load(), st.failed.Load(), st.unknown.Load(), cfg.out, cfg.runID, cfg.seed, cfg.prefix)
-	if err != nil {
-		fmt.Fprintf(stderr, "workload: %v\n", err)
-		return 1
-	}
-	if cfg.final != "" {
-		// After the duration or a stop signal alike: the dump gets its own
-		// bound (-final-timeout), not the run's spent context.
-		return finalMain(context.WithoutCancel(ctx), cfg, stderr)
-	}
-	return 0
-}
-
-// headerWriter adds run_id and tier to the recorder's _meta header, which
-// is its first Write: history.Meta has no fields for them, and readers
-// ignore _meta fields they do not know. Any other first write passes
-// through unchanged.
-type headerWriter struct {
-	w     io.Writer
-	extra map[string]string
-	done  bool
-}
-
-func (h *headerWriter) Write(p []byte) (int, error) {
-	if h.done {
-		return h.w.Write(p)
-	}
-	h.done = true
-	var hdr map[string]map[string]json.RawMessage // raw: the seed stays exact
-	if err := json.Unmarshal(p, &hdr); err != nil || hdr["_meta"] == nil {
-		return h.w.Write(p)
-	}
-	for k, v := range h.extra {
-		if v != "" {
-			b, _ := json.Marshal(v) // a string always marshals
-			hdr["_meta"][k] = b
-		}
-	}
-	b, err := json.Marshal(hdr)
-	if err != nil {
-		return 0, fmt.Errorf("encode history header: %w", err)
-	}
-	if _, err := h.w.Write(append(b, '\n')); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// run drives the workload until the duration or op budget is spent and
-// writes the history to w.
-func run(ctx context.Context, cfg config, w io.Writer) (*stats, error) {
-	if cfg.mix.name == "" {
-		cfg.mix, _ = mixFor("mixed")
-	}
-	hw := &headerWriter{w: w, extra: map[string]string{"run_id": cfg.runID, "tier": cfg.tier}}
-	rec := history.NewRecorder(hw, history.Meta{Scenario: cfg.scenario, Seed: cfg.seed})
-	ctx, cancel := context.WithTimeout(ctx, cfg.duration)
-	defer cancel()
-	st := &stats{}
-	var issued atomic.Int64
-	var lim *rate.Limiter
-	if cfg.rate > 0 {
-		// Burst 1: ops start no faster than the rate in total; Wait
-		// refuses a wait past the run's deadline, so the limit never
-		// stretches the run.
-		lim = rate.NewLimiter(rate.Limit(cfg.rate), 1)
-	}
-	base := valueBase(cfg.runID, cfg.seed)
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.clients}}
-	defer hc.CloseIdleConnections()
-	var wg sync.WaitGroup
-	for c := 0; c < cfg.clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cl := &client{hc: hc, endpoint: cfg.endpoints[c%len(cfg.endpoints)], timeout: cfg.timeout,
-				rng: rand.New(rand.NewPCG(uint64(cfg.seed), uint64(c))), id: c, base: base, mix: cfg.mix,
-				seen: map[string]json.RawMessage{}, serializable: cfg.serializable}
-			for ctx.Err() == nil {
-				if lim != nil && lim.Wait(ctx) != nil {
-					return
-				}
-				if cfg.maxOps > 0 && issued.Add(1) > cfg.maxOps {
-					return
-				}
-				if cl.seq >= maxSeq {
-					st.exhausted.Add(1)
-					return
-				}
-				cl.step(ctx, rec, &cfg, st)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := rec.Err(); err != nil {
-		return st, err
-	}
-	if st.ok.Load() == 0 {
-		why := ""
-		if e := st.firstErr.Load(); e != nil {
-			why = "; first error: " + *e
-		}
-		return st, fmt.Errorf("no operation succeeded against %s%s", strings.Join(cfg.endpoints, ","), why)
-	}
-	return st, nil
-}
-
-// client is one logical client; gen counts its reconnects (new process ids).
+// client is one logical client pinned to one member.
 type client struct {
 	hc       *http.Client
 	endpoint string
-	timeout  time.Duration
+	cfg      *config
 	rng      *rand.Rand
-	id, gen  int
-	seq      int
-	base     uint64 // the run's bits of every value
-	mix      opMix
+	id, seq  int
 	seen     map[string]json.RawMessage // last value this client saw per key, for cas
 	// serializable: reads skip the quorum check (-consistency s).
 	serializable bool
 }
 
-func (c *client) process() string { return fmt.Sprintf("c%d.%d", c.id, c.gen) }
-
-func (c *client) step(ctx context.Context, rec *history.Recorder, cfg *config, st *stats) {
-	key := cfg.key(c.rng.IntN(cfg.keys))
+// Next picks the client's next op from its mix. A cas needs a value this
+// client saw on its key; without one it is a write.
+func (c *client) Next() (driver.Op, bool) {
+	if c.seq >= maxSeq {
+		return driver.Op{}, false // the most ops whose values stay unique
+	}
+	key := c.cfg.key(c.rng.IntN(c.cfg.keys))
 	c.seq++
-	if c.mix.fresh {
-		key = cfg.freshKey(c.id, c.seq)
+	if c.cfg.mix.fresh {
+		key = c.cfg.freshKey(c.id, c.seq)
 	}
-	val := json.RawMessage(strconv.FormatUint(opValue(c.base, c.id, c.seq), 10)) // unique per op
-	var p *history.Pending
-	var err error
-	opCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
+	val := json.RawMessage(strconv.FormatUint(opValue(c.cfg.base, c.id, c.seq), 10)) // unique per op
+	op := driver.Op{Type: "write", Key: key, Input: val, Node: c.endpoint}
 	switch r := c.rng.IntN(10); {
-	case c.mix.fresh:
-		p = rec.Invoke(c.process(), "write", key, val).SetNode(c.endpoint)
-		if err = c.put(opCtx, key, val); err == nil {
-			err = p.Ok(nil)
-		}
-	case r < c.mix.read:
-		p = rec.Invoke(c.process(), "read", key, nil).SetNode(c.endpoint)
-		var v json.RawMessage
-		if v, err = c.get(opCtx, key); err == nil {
-			c.seen[key] = v
-			err = p.Ok(v)
-		}
-	case r < c.mix.read+c.mix.write || c.seen[key] == nil:
-		p = rec.Invoke(c.process(), "write", key, val).SetNode(c.endpoint)
-		if err = c.put(opCtx, key, val); err == nil {
-			c.seen[key] = val
-			err = p.Ok(nil)
-		}
+	case c.cfg.mix.fresh:
+	case r < c.cfg.mix.read:
+		op.Type, op.Input = "read", nil
+	case r < c.cfg.mix.read+c.cfg.mix.write || c.seen[key] == nil:
 	default:
-		expected := c.seen[key]
-		p = rec.Invoke(c.process(), "cas", key, []json.RawMessage{expected, val}).SetNode(c.endpoint)
-		var swapped bool
-		if swapped, err = c.cas(opCtx, key, expected, val); err == nil {
-			if swapped {
-				c.seen[key] = val
-			}
-			err = p.Ok(swapped)
-		}
+		op.Type, op.Input = "cas", []json.RawMessage{c.seen[key], val}
 	}
-	if err == nil {
-		st.ok.Add(1)
-		return
-	}
-	var def *definiteError
-	switch {
-	case errors.As(err, &def):
-		_ = p.Fail(def.code)
-		st.failed.Add(1)
-	default:
-		_ = p.Timeout(errCode(err))
-		st.unknown.Add(1)
-		msg := err.Error()
-		st.firstErr.CompareAndSwap(nil, &msg)
-		c.gen++ // the op may still be in flight: continue as a new process
-	}
+	return op, true
 }
 
-// definiteError is a failure known not to have taken effect.
-type definiteError struct{ code string }
-
-func (e *definiteError) Error() string { return e.code }
-
-func errCode(err error) string {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "conn-reset"
+// Do sends op through the gateway. A refused connection is a definite
+// failure (the request never left); a timeout, a reset or a server error
+// is an unknown outcome.
+func (c *client) Do(ctx context.Context, op driver.Op) (any, error) {
+	switch op.Type {
+	case "read":
+		v, err := c.get(ctx, op.Key)
+		if err == nil {
+			c.seen[op.Key] = v
+		}
+		return v, err
+	case "cas":
+		in := op.Input.([]json.RawMessage)
+		swapped, err := c.cas(ctx, op.Key, in[0], in[1])
+		if err == nil && swapped {
+			c.seen[op.Key] = in[1]
+		}
+		return swapped, err
 	}
-	return "indeterminate"
+	val := op.Input.(json.RawMessage)
+	err := c.put(ctx, op.Key, val)
+	if err == nil && !c.cfg.mix.fresh {
+		c.seen[op.Key] = val
+	}
+	return nil, err
 }
 
 func b64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
@@ -349,17 +155,17 @@ func b64(s []byte) string { return base64.StdEncoding.EncodeToString(s) }
 func (c *client) call(ctx context.Context, path string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return &definiteError{"encode"}
+		return driver.Fail("encode")
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+path, bytes.NewReader(b))
 	if err != nil {
-		return &definiteError{"bad-endpoint"}
+		return driver.Fail("bad-endpoint")
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return &definiteError{"conn-refused"} // never sent
+			return driver.Fail("conn-refused") // never sent
 		}
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/driver"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
@@ -74,8 +76,8 @@ func TestWorkloadAgainstEtcdIsLinearizable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config{endpoints: []string{endpoint}, clients: 4, keys: 5, duration: 3 * time.Second,
-		seed: 7, timeout: 2 * time.Second, scenario: "etcd-smoke"}
+	cfg := config{Config: driver.Config{Clients: 4, Duration: 3 * time.Second, Seed: 7, Timeout: 2 * time.Second, Scenario: "etcd-smoke"},
+		endpoints: []string{endpoint}, keys: 5}
 	st, err := run(context.Background(), cfg, f)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestWorkloadAgainstEtcdIsLinearizable(t *testing.T) {
 		t.Errorf("meta %+v", meta)
 	}
 	if len(ops) < 100 {
-		t.Fatalf("only %d ops recorded (ok=%d)", len(ops), st.ok.Load())
+		t.Fatalf("only %d ops recorded (ok=%d)", len(ops), st.OK)
 	}
 	if errs := history.Validate(out, ops, nil); len(errs) > 0 {
 		t.Fatalf("recorder produced an invalid history: %v", errs[0])
@@ -144,8 +146,8 @@ func TestWorkloadAgainstEtcdIsLinearizable(t *testing.T) {
 }
 
 func TestWorkloadRefusedEndpointFails(t *testing.T) {
-	cfg := config{endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))}, clients: 2, keys: 2,
-		duration: 300 * time.Millisecond, seed: 1, timeout: 200 * time.Millisecond}
+	cfg := config{Config: driver.Config{Clients: 2, Duration: 300 * time.Millisecond, Seed: 1, Timeout: 200 * time.Millisecond},
+		endpoints: []string{fmt.Sprintf("http://127.0.0.1:%d", sshtest.FreePort(t))}, keys: 2}
 	f, err := os.Create(filepath.Join(t.TempDir(), "h.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +159,8 @@ func TestWorkloadRefusedEndpointFails(t *testing.T) {
 	}
 	// Refused connections never sent the request: definite failures. Only
 	// the op each client had in flight when the run ended may be unknown.
-	if st.failed.Load() == 0 || st.unknown.Load() > int64(cfg.clients) {
-		t.Errorf("refused connections: failed=%d unknown=%d; want definite failures", st.failed.Load(), st.unknown.Load())
+	if st.Failed == 0 || st.Unknown > int64(cfg.Clients) {
+		t.Errorf("refused connections: failed=%d unknown=%d; want definite failures", st.Failed, st.Unknown)
 	}
 }
 
@@ -325,4 +327,34 @@ func TestRateLimitBoundsOpCount(t *testing.T) {
 	if len(ops) == 0 || len(ops) > 60 {
 		t.Errorf("%d ops at rate 20/s for 2s: want 1..60", len(ops))
 	}
+}
+
+// The tests drive the program through the driver package's own entry
+// points, the way main does, with their own arguments and environment.
+
+// realMain is main on args and getenv: the exit code, stderr's lines.
+func realMain(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	return driver.Exec(ctx, &config{}, args, driver.Env{Getenv: getenv, Stdout: io.Discard, Stderr: stderr})
+}
+
+// configFrom is the configuration main would run with; notes gets its
+// notes.
+func configFrom(args []string, getenv func(string) string, notes io.Writer) (config, error) {
+	var c config
+	_, err := driver.Configure(&c, args, driver.Env{Getenv: getenv, Stderr: notes})
+	return c, err
+}
+
+// run drives a configuration built in the test (no flags) into w.
+func run(ctx context.Context, cfg config, w io.Writer) (driver.Stats, error) {
+	cfg.prepare()
+	return driver.Run(ctx, &cfg.Config, &cfg, w)
+}
+
+// finalMain is `workload -final-only` with cfg's endpoints, prefix and
+// bounds.
+func finalMain(ctx context.Context, cfg config, stderr io.Writer) int {
+	args := []string{"-final-only", "-final", cfg.Final, "-endpoints", strings.Join(cfg.endpoints, ","), "-prefix", cfg.Prefix,
+		"-timeout", cfg.Timeout.String(), "-final-timeout", cfg.FinalTimeout.String()}
+	return realMain(ctx, args, envOf(map[string]string{"DSTGEN_RUN_ID": "r"}), stderr)
 }

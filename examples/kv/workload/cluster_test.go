@@ -163,8 +163,8 @@ func runSchedule(t *testing.T, stale bool, seed int64) scheduleResult {
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("reading the history: %v %v", err, bad)
 	}
-	if len(ops) != sum.ops || len(ops) < 300 {
-		t.Fatalf("history has %d ops, the driver counted %d; want ≥ 300", len(ops), sum.ops)
+	if int64(len(ops)) != sum.Ops || len(ops) < 300 {
+		t.Fatalf("history has %d ops, the driver counted %d; want ≥ 300", len(ops), sum.Ops)
 	}
 	// The leader's log reaches node 3 once the cut heals.
 	want := c.nodes[0].Status().Applied
@@ -177,7 +177,7 @@ func runSchedule(t *testing.T, stale bool, seed int64) scheduleResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stale=%t seed=%d: %d ops (ok %d, fail %d, timeout %d): %s %s", stale, seed, sum.ops, sum.ok, sum.failed, sum.timeouts, res.Outcome, res.Evidence())
+	t.Logf("stale=%t seed=%d: %d ops (ok %d, fail %d, timeout %d): %s %s", stale, seed, sum.Ops, sum.OK, sum.Failed, sum.Unknown, res.Outcome, res.Evidence())
 	return scheduleResult{ops: ops, res: res, cutEnd: c.endpoints[2]}
 }
 

@@ -5,28 +5,27 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
+	"math/rand/v2"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/driver"
 )
 
-// config is the driver's settings after flags and DSTGEN_* variables.
+// config is the driver: the contract's settings (driver.Config), the
+// kvnode flags, and the Workload the driver package runs.
 type config struct {
-	out       string
-	runID     string
-	seed      int64
-	duration  time.Duration
-	rate      float64
-	scenario  string
-	tier      string
+	driver.Config
 	endpoints []string
-	clients   int
 	keys      int
-	timeout   time.Duration
 	mix       int // % reads
-	prefix    string
+
+	endpointsFlag string
+	hc            *http.Client
+	base          uint64
 }
 
 // Value layout: every written value is an integer below 2^53 (exact in
@@ -39,135 +38,74 @@ const (
 	maxClients = 1 << clientBits
 )
 
-// parseConfig reads flags over the driver contract's variables
-// (docs/driver-contract.md §2): a flag given wins, an empty variable is
-// unset, a bad value is an error naming the flag or variable.
-func parseConfig(args []string, getenv func(string) string, now time.Time, pid int) (config, error) {
-	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("out", "", "history file (DSTGEN_HISTORY; default history.jsonl)")
-	runID := fs.String("run-id", "", "run id (DSTGEN_RUN_ID; default local-<UTC time>-<pid>)")
-	seed := fs.Int64("seed", 0, "seed (DSTGEN_SEED; 0: a stable hash of the run id)")
-	duration := fs.Duration("duration", 0, "run length (DSTGEN_DURATION_S in seconds; default 10s)")
-	rate := fs.Float64("rate", -1, "target ops/s over all clients (DSTGEN_RATE; 0: unthrottled)")
-	scenario := fs.String("scenario", "", "scenario id for the header (DSTGEN_SCENARIO)")
-	tier := fs.String("tier", "", "tier (DSTGEN_TIER), noted in the summary")
-	endpoints := fs.String("endpoints", "", "kvnode addresses host:port,... (required)")
-	clients := fs.Int("clients", 0, "clients, each pinned to one endpoint (default 2 per endpoint)")
-	keys := fs.Int("keys", 3, "number of keys")
-	timeout := fs.Duration("timeout", time.Second, "per-op timeout")
-	mix := fs.Int("mix", 50, "% of ops that are reads (0..100)")
-	prefix := fs.String("prefix", "", "key prefix (default kv/<run id>)")
-	if err := fs.Parse(args); err != nil {
-		return config{}, err
-	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+// failPause is how long a client waits after an op that did not succeed:
+// a node that cannot serve answers at once, and an unthrottled client
+// would fill the history with failures.
+const failPause = 20 * time.Millisecond
 
-	c := config{out: *out, runID: *runID, seed: *seed, duration: *duration, rate: *rate,
-		scenario: *scenario, tier: *tier, clients: *clients, keys: *keys, timeout: *timeout, mix: *mix, prefix: *prefix}
-	if !set["out"] {
-		c.out = getenv("DSTGEN_HISTORY")
+// Flags registers the kvnode flags and the defaults kv changes.
+func (c *config) Flags(fs *flag.FlagSet, d *driver.Config) {
+	d.Name, d.Prefix, d.FailPause, d.Clients = "workload", "kv", failPause, 0 // 0: two per endpoint
+	fs.StringVar(&c.endpointsFlag, "endpoints", "", "kvnode addresses host:port,... (required)")
+	fs.IntVar(&c.keys, "keys", 3, "number of keys")
+	fs.IntVar(&c.mix, "mix", 50, "% of ops that are reads (0..100)")
+}
+
+// Setup checks the kvnode flags; each error names its flag.
+func (c *config) Setup(d *driver.Config) error {
+	if strings.TrimSpace(c.endpointsFlag) == "" {
+		return fmt.Errorf("-endpoints: required (kvnode addresses host:port,...)")
 	}
-	if c.out == "" {
-		c.out = "history.jsonl"
-	}
-	if !set["run-id"] {
-		c.runID = getenv("DSTGEN_RUN_ID")
-	}
-	if c.runID == "" {
-		c.runID = fmt.Sprintf("local-%s-%d", now.UTC().Format("20060102_150405"), pid)
-	}
-	if !set["seed"] {
-		if v := getenv("DSTGEN_SEED"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return config{}, fmt.Errorf("DSTGEN_SEED=%q: want an integer", v)
-			}
-			c.seed = n
-		}
-	}
-	if c.seed == 0 {
-		c.seed = int64(hash64("dstgen-seed\x00"+c.runID) >> 1)
-	}
-	if !set["duration"] {
-		c.duration = 10 * time.Second
-		if v := getenv("DSTGEN_DURATION_S"); v != "" {
-			s, err := strconv.ParseFloat(v, 64)
-			if err != nil || s <= 0 || s > 86400 {
-				return config{}, fmt.Errorf("DSTGEN_DURATION_S=%q: want seconds > 0 (at most a day)", v)
-			}
-			c.duration = time.Duration(s * float64(time.Second))
-		}
-	} else if c.duration <= 0 || c.duration > 24*time.Hour {
-		return config{}, fmt.Errorf("-duration %s: want > 0 and at most 24h", c.duration)
-	}
-	if !set["rate"] {
-		c.rate = 0
-		if v := getenv("DSTGEN_RATE"); v != "" {
-			r, err := strconv.ParseFloat(v, 64)
-			if err != nil || r < 0 {
-				return config{}, fmt.Errorf("DSTGEN_RATE=%q: want ops/s ≥ 0", v)
-			}
-			c.rate = r
-		}
-	} else if c.rate < 0 {
-		return config{}, fmt.Errorf("-rate %g: want ops/s ≥ 0", c.rate)
-	}
-	if !set["scenario"] {
-		c.scenario = getenv("DSTGEN_SCENARIO")
-	}
-	if !set["tier"] {
-		c.tier = getenv("DSTGEN_TIER")
-	}
-	if strings.TrimSpace(*endpoints) == "" {
-		return config{}, fmt.Errorf("-endpoints: required (kvnode addresses host:port,...)")
-	}
-	for e := range strings.SplitSeq(*endpoints, ",") {
+	for e := range strings.SplitSeq(c.endpointsFlag, ",") {
 		e = strings.TrimSpace(strings.TrimPrefix(e, "http://"))
 		if e == "" {
 			continue
 		}
 		if _, _, err := net.SplitHostPort(e); err != nil {
-			return config{}, fmt.Errorf("-endpoints: %q: want host:port", e)
+			return fmt.Errorf("-endpoints: %q: want host:port", e)
 		}
 		c.endpoints = append(c.endpoints, e)
 	}
 	if len(c.endpoints) == 0 {
-		return config{}, fmt.Errorf("-endpoints %q: no address", *endpoints)
+		return fmt.Errorf("-endpoints %q: no address", c.endpointsFlag)
 	}
-	if !set["clients"] {
-		c.clients = 2 * len(c.endpoints)
+	if !d.Given("clients") {
+		d.Clients = 2 * len(c.endpoints)
 	}
-	if c.clients < 1 || c.clients > maxClients {
-		return config{}, fmt.Errorf("-clients %d: want 1..%d", c.clients, maxClients)
+	switch {
+	case d.Clients < 1 || d.Clients > maxClients:
+		return fmt.Errorf("-clients %d: want 1..%d", d.Clients, maxClients)
+	case c.keys < 1 || c.keys > 1<<20:
+		return fmt.Errorf("-keys %d: want 1..%d", c.keys, 1<<20)
+	case c.mix < 0 || c.mix > 100:
+		return fmt.Errorf("-mix %d: want a read share in percent, 0..100", c.mix)
 	}
-	if c.keys < 1 || c.keys > 1<<20 {
-		return config{}, fmt.Errorf("-keys %d: want 1..%d", c.keys, 1<<20)
-	}
-	if c.timeout <= 0 || c.timeout > time.Minute {
-		return config{}, fmt.Errorf("-timeout %s: want > 0 and at most 1m", c.timeout)
-	}
-	if c.mix < 0 || c.mix > 100 {
-		return config{}, fmt.Errorf("-mix %d: want a read share in percent, 0..100", c.mix)
-	}
-	if c.prefix == "" {
-		c.prefix = "kv/" + c.runID
-	}
-	return c, nil
+	c.Config = *d
+	c.hc = &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: d.Timeout}).DialContext,
+		MaxIdleConnsPerHost: maxClients,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+	c.base = valueBase(d.RunID, d.Seed)
+	return nil
 }
 
-func hash64(s string) uint64 {
-	sum := sha256.Sum256([]byte(s))
-	return binary.BigEndian.Uint64(sum[:8])
+// Client is logical client i, pinned to endpoint i mod n.
+func (c *config) Client(i int) driver.Client {
+	return &client{idx: i, cfg: c, endpoint: c.endpoints[i%len(c.endpoints)],
+		rng: rand.New(rand.NewPCG(uint64(c.Seed), uint64(i)))}
+}
+
+// Close drops the idle connections.
+func (c *config) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
 }
 
 // valueBase is the run's share of every value.
 func valueBase(runID string, seed int64) uint64 {
-	return hash64("kv-value\x00"+runID+"\x00"+strconv.FormatInt(seed, 10)) >> (64 - runBits) << (clientBits + seqBits)
+	sum := sha256.Sum256([]byte("kv-value\x00" + runID + "\x00" + strconv.FormatInt(seed, 10)))
+	return binary.BigEndian.Uint64(sum[:8]) >> (64 - runBits) << (clientBits + seqBits)
 }
 
 // opValue is the value client writes with its seq-th write.

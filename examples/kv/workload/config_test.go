@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dstgen/dstgen/driver"
+	"github.com/dstgen/dstgen/history"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -23,17 +28,17 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", eps, nil, func(c config) string {
-			if c.out != "history.jsonl" || c.runID != "local-20260102_030405-7" || c.duration != 10*time.Second ||
-				c.rate != 0 || c.clients != 6 || c.keys != 3 || c.mix != 50 || c.timeout != time.Second ||
-				c.prefix != "kv/local-20260102_030405-7" || c.seed == 0 {
+			if c.History != "history.jsonl" || c.RunID != "local-20260102_030405-7" || c.Duration != 10*time.Second ||
+				c.Rate != 0 || c.Clients != 6 || c.keys != 3 || c.mix != 50 || c.Timeout != time.Second ||
+				c.Prefix != "kv/local-20260102_030405-7" || c.Seed == 0 {
 				return fmt.Sprintf("%+v", c)
 			}
 			return ""
 		}, ""},
 		{"env", eps, map[string]string{"DSTGEN_HISTORY": "/h", "DSTGEN_RUN_ID": "r1", "DSTGEN_SEED": "9",
 			"DSTGEN_DURATION_S": "2.5", "DSTGEN_RATE": "100", "DSTGEN_SCENARIO": "S2", "DSTGEN_TIER": "smoke"}, func(c config) string {
-			if c.out != "/h" || c.runID != "r1" || c.seed != 9 || c.duration != 2500*time.Millisecond || c.rate != 100 ||
-				c.scenario != "S2" || c.tier != "smoke" || c.prefix != "kv/r1" {
+			if c.History != "/h" || c.RunID != "r1" || c.Seed != 9 || c.Duration != 2500*time.Millisecond || c.Rate != 100 ||
+				c.Scenario != "S2" || c.Tier != "smoke" || c.Prefix != "kv/r1" {
 				return fmt.Sprintf("%+v", c)
 			}
 			return ""
@@ -41,14 +46,14 @@ func TestParseConfig(t *testing.T) {
 		{"flags win", append([]string{"-out", "/f", "-run-id", "r2", "-seed", "3", "-duration", "1s", "-rate", "0", "-clients", "1"}, eps...),
 			map[string]string{"DSTGEN_HISTORY": "/h", "DSTGEN_RUN_ID": "r1", "DSTGEN_SEED": "x", "DSTGEN_DURATION_S": "bad", "DSTGEN_RATE": "-1"},
 			func(c config) string {
-				if c.out != "/f" || c.runID != "r2" || c.seed != 3 || c.duration != time.Second || c.rate != 0 || c.clients != 1 {
+				if c.History != "/f" || c.RunID != "r2" || c.Seed != 3 || c.Duration != time.Second || c.Rate != 0 || c.Clients != 1 {
 					return fmt.Sprintf("%+v", c)
 				}
 				return ""
 			}, ""},
 		{"same run id, same seed", append([]string{"-run-id", "r"}, eps...), nil, func(c config) string {
-			if c.seed != int64(hash64("dstgen-seed\x00r")>>1) {
-				return fmt.Sprint("seed ", c.seed)
+			if c.Seed != driver.DeriveSeed("r") {
+				return fmt.Sprint("seed ", c.Seed)
 			}
 			return ""
 		}, ""},
@@ -143,7 +148,7 @@ func TestDecodeValue(t *testing.T) {
 
 // TestRunRecordsRefusedAsFailed: against a node that is not there every op
 // is recorded — as a failure, since the request never left — and the
-// history is still written.
+// history is still written; the run fails, naming the first error.
 func TestRunRecordsRefusedAsFailed(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -152,18 +157,23 @@ func TestRunRecordsRefusedAsFailed(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	out := t.TempDir() + "/h.jsonl"
-	cfg, err := parseConfig([]string{"-endpoints", dead, "-out", out, "-duration", "300ms", "-clients", "2"}, env(nil), time.Now(), 1)
-	if err != nil {
-		t.Fatal(err)
+	var stderr bytes.Buffer
+	code := driver.Exec(context.Background(), &config{}, []string{"-endpoints", dead, "-out", out, "-duration", "300ms", "-clients", "2"},
+		driver.Env{Getenv: env(nil), Stdout: io.Discard, Stderr: &stderr})
+	_, ops, bad, err := history.ReadFile(out)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("history: %v %v", err, bad)
 	}
-	sum, err := run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
+	failed := 0
+	for _, o := range ops {
+		if o.Error == "refused" && !o.TimeoutMarker && o.CompleteTS != nil {
+			failed++
+		}
 	}
-	if sum.ops == 0 || sum.failed != sum.ops || sum.firstErr != "refused" {
-		t.Errorf("ops %d failed %d first %q, want every op failed as refused", sum.ops, sum.failed, sum.firstErr)
+	if code != 1 || len(ops) == 0 || failed != len(ops) {
+		t.Errorf("exit %d, ops %d failed %d, want exit 1 and every op failed as refused", code, len(ops), failed)
 	}
-	if l := sum.line(cfg); !strings.Contains(l, `first_error="refused"`) {
+	if l := stderr.String(); !strings.Contains(l, `first_error="refused"`) {
 		t.Errorf("summary %q does not name the first error", l)
 	}
 }
