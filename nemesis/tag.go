@@ -61,6 +61,26 @@ func armUndo(ctx context.Context, x Exec, h Host, epoch, kind, script string) er
 	return nil
 }
 
+// Guard arms script as the undo of something a run started on h that is
+// not a fault — the run's workload job — under the same tag scheme
+// (<tag>.<kind>.sh), so `dstgen heal --all` (HealAll) undoes it after the
+// run died; Unguard removes it without running it once the run undid it
+// itself.
+func Guard(ctx context.Context, x Exec, h Host, tag, kind, script string) error {
+	return armUndo(ctx, x, h, tag, kind, script)
+}
+
+// Unguard removes the undo script Guard armed, without running it.
+func Unguard(ctx context.Context, x Exec, h Host, tag, kind string) error {
+	if err := checkName("undo tag", tag); err != nil {
+		return err
+	}
+	if _, err := x.Run(ctx, h.Host, "rm -f "+shell.Quote(undoPath(h.Workdir, tag, kind))); err != nil {
+		return fmt.Errorf("%s: remove the %s guard of %s: %w", h.Name, kind, tag, err)
+	}
+	return nil
+}
+
 // runUndo runs one fault's undo script and removes it (and its lease)
 // once it succeeded. A script that is not there has nothing left to undo.
 func runUndo(ctx context.Context, x Exec, h Host, epoch, kind string) error {

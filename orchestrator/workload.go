@@ -185,6 +185,11 @@ func (r *unitRun) startWorkload(ctx context.Context, p placement) (time.Time, er
 	}
 	argv := append([]string{"env"}, r.workloadEnv(p)...)
 	argv = append(argv, "sh", "-c", "cd "+shell.Quote(p.dir)+" && "+command)
+	// The way to stop it is on the host before it runs: a run that dies
+	// (SIGKILL) leaves its workload to `dstgen heal --all`, not running on.
+	if err := nemesis.Guard(ctx, r.o.hosts, p.driver, r.workloadTag(p), workloadGuard, runner.JobStopScript(p.driver.Workdir, p.jobID, r.o.b.stopGrace)); err != nil {
+		return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), p.driver.Name, err)
+	}
 	st, err := r.o.hosts.StartJob(ctx, p.driver.Host, p.driver.Workdir, p.jobID, argv)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), p.driver.Name, err)
@@ -193,6 +198,12 @@ func (r *unitRun) startWorkload(ctx context.Context, p placement) (time.Time, er
 	r.logf("workload host=%s job=%s pid=%d history=%s", p.driver.Name, p.jobID, st.PID, p.history)
 	return started, nil
 }
+
+// workloadGuard is the undo kind of a run's workload job.
+const workloadGuard = "workload"
+
+// workloadTag names the workload's guard: <session>.<job id>.
+func (r *unitRun) workloadTag(p placement) string { return p.jobID }
 
 // exitedAtOnce looks at the workload job a moment after its start, before
 // the first window: a driver that failed on its flags or its endpoints is
@@ -300,6 +311,13 @@ func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 	if st.RC != nil && r.rec.run.Workload.ExitStatus == nil {
 		rc := *st.RC
 		r.rec.run.Workload.ExitStatus = &rc
+	}
+	if err == nil && st.Status != runner.StatusRunning {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.call)
+		if err := nemesis.Unguard(uctx, x, p.driver, r.workloadTag(p), workloadGuard); err != nil {
+			r.logf("workload guard error=%q", err.Error())
+		}
+		cancel()
 	}
 }
 

@@ -323,3 +323,11 @@ func jobStatusFrom(host, id string, rec map[string]string) (JobStatus, error) {
 // the process that wrote it is gone — can bring a killed SUT back exactly
 // the way deploy started it.
 func JobStartScript(workdir, id string, argv []string) string { return startScript(workdir, id, argv) }
+
+// JobStopScript is the shell text StopJob sends to stop job id under
+// workdir (TERM, grace, KILL): the orchestrator arms it as the undo of a
+// run's workload, so `dstgen heal --all` stops the workload a dead run
+// left going.
+func JobStopScript(workdir, id string, grace time.Duration) string {
+	return stopScript(workdir, id, grace)
+}

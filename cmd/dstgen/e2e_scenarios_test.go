@@ -228,12 +228,23 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	}
 	verdict(t, dstgen, absDir, "S1", "INCONCLUSIVE-fault-not-proven")
 
-	// SIGKILL mid-fault, then heal --all: nothing of dstgen's is left.
-	for _, f := range []map[string]any{
-		{"nemesis": "leader-isolation", "targets": "leader", "at": "2s", "for": "60s"},
-		{"nemesis": "pause", "targets": "h2", "at": "2s", "for": "60s"},
-		{"nemesis": "disk-full", "targets": "h3", "at": "2s", "for": "60s", "params": map[string]any{"max": "1GiB"}},
+	// SIGINT mid-fault: the run heals on its way out — nothing of dstgen's
+	// left, the workload stopped, every member up. SIGKILL mid-fault, then
+	// heal --all: the same, from the undo scripts the run armed first
+	// (the partition's rules, a pause, a fill file, a killed member's
+	// restart, the workload's stop).
+	for _, kill := range []struct {
+		sig  syscall.Signal
+		heal bool
+		f    map[string]any
+	}{
+		{syscall.SIGINT, false, map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "2s", "for": "60s"}},
+		{syscall.SIGKILL, true, map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "2s", "for": "60s"}},
+		{syscall.SIGKILL, true, map[string]any{"nemesis": "pause", "targets": "h2", "at": "2s", "for": "60s"}},
+		{syscall.SIGKILL, true, map[string]any{"nemesis": "disk-full", "targets": "h3", "at": "2s", "for": "60s", "params": map[string]any{"max": "1GiB"}}},
+		{syscall.SIGKILL, true, map[string]any{"nemesis": "kill-9", "targets": "h1", "at": "2s"}},
 	} {
+		f := kill.f
 		k := map[string]any{"workload": map[string]any{"command": s1["workload"].(map[string]any)["command"], "duration_s": 70},
 			"faults": []any{f}, "leader_query": s1["leader_query"]}
 		fillScenarios(t, dir, "kill.yml", map[string]map[string]any{"S1": k})
@@ -261,24 +272,42 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 		pid := readPIDFile(t, filepath.Join(sd, "run.pid"))
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(pid, kill.sig); err != nil {
 			t.Fatal(err)
+		}
+		what := fmt.Sprintf("%v after %v", f["nemesis"], kill.sig)
+		if !kill.heal {
+			// The run heals on its way out: wait for it to end.
+			for i := 0; i < 240; i++ {
+				if code, _ := dstgen("run", "status", "--session", sd); code != 1 {
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			if left := allLeft(t, tb, dstgen); len(left) > 0 {
+				t.Errorf("%s: the run's own way out left %v", what, left)
+			}
+			continue
 		}
 		if code, st := dstgen("run", "status", "--session", sd); code != 2 || !strings.Contains(st, "status=lost") {
 			t.Errorf("run status after SIGKILL: exit %d, want 2 lost\n%s", code, st)
 		}
-		left := leftovers(t, tb)
+		left := allLeft(t, tb, dstgen)
 		if len(left) == 0 {
-			t.Fatalf("%v: the killed run left nothing to heal: the fault never landed?", f["nemesis"])
+			t.Fatalf("%s: the killed run left nothing to heal: the fault never landed?", what)
 		}
 		healed := must(dstgen("heal", "--all", "--env", "env.yml"))
-		if left := leftovers(t, tb); len(left) > 0 {
-			t.Errorf("%v: after heal --all: %v\n%s", f["nemesis"], left, healed)
+		var after []string
+		for i := 0; i < 60; i++ { // a member restarted by its undo needs a moment to answer
+			if after = allLeft(t, tb, dstgen); len(after) == 0 {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
-		t.Logf("%v: SIGKILL left %v; heal --all: %s", f["nemesis"], left, strings.TrimSpace(lastLines(healed, 4)))
-		// The workload job of the killed run is the user's to stop; the
-		// next run uses its own run id and keys.
-		must(task("deploy"))
+		if len(after) > 0 {
+			t.Errorf("%s: after heal --all: %v\n%s", what, after, healed)
+		}
+		t.Logf("%s left %v; heal --all: %s", what, left, strings.TrimSpace(lastLines(healed, 4)))
 	}
 
 	// Fault timing over every window of the runs above (the issue's
@@ -462,7 +491,7 @@ func leftovers(t *testing.T, tb string) []string {
 			}
 		}
 		qd, _ := exec.Command("ip", "netns", "exec", ns, "tc", "qdisc", "show").CombinedOutput()
-		if strings.Contains(string(qd), "netem") {
+		if strings.Contains(string(qd), "netem") || strings.Contains(string(qd), "d57:") {
 			out = append(out, fmt.Sprintf("h%d qdisc: %s", i, strings.TrimSpace(string(qd))))
 		}
 		pids, _ := exec.Command("ip", "netns", "pids", ns).Output()
@@ -479,6 +508,27 @@ func leftovers(t *testing.T, tb string) []string {
 		fills, _ := filepath.Glob(filepath.Join(tb, "hosts", fmt.Sprintf("h%d", i), "work", "data", ".dstgen-fill-*"))
 		for _, f := range fills {
 			out = append(out, "fill file "+f)
+		}
+	}
+	return out
+}
+
+// allLeft is leftovers, plus what a dead run leaves besides faults: an
+// etcd member that does not run or does not answer, and a workload job
+// (wl-*) still running on the client.
+func allLeft(t *testing.T, tb string, dstgen func(args ...string) (int, string)) []string {
+	t.Helper()
+	out := leftovers(t, tb)
+	_, st := dstgen("sut", "status", "--env", "env.yml")
+	for _, l := range strings.Split(st, "\n") {
+		if strings.Contains(l, "state=") && !strings.Contains(l, "state=running") {
+			out = append(out, "sut: "+l)
+		}
+	}
+	_, jobs := dstgen("job", "list", "--host", "client-1", "--env", "env.yml")
+	for _, l := range strings.Split(jobs, "\n") {
+		if strings.Contains(l, "job=wl-") && strings.Contains(l, "status=running") {
+			out = append(out, "workload: "+l)
 		}
 	}
 	return out
