@@ -548,3 +548,56 @@ func TestCommitWritesManifestLast(t *testing.T) {
 		t.Errorf("manifest = %q after a failed commit, want the old one", got)
 	}
 }
+
+// The same question gets the same answer with and without --yes: for the
+// etcd example the workload command is the per-host driver built from its
+// `go run ./workload` line, never that line itself (`go run` and
+// 127.0.0.1 endpoints are this machine's, not a client host's).
+func TestInitYesGivesTheSameRemoteWorkloadCommand(t *testing.T) {
+	cmdOf := func(o InitOptions) string {
+		t.Helper()
+		o.SUT, o.Out = "../examples/etcd", filepath.Join(t.TempDir(), "testing")
+		mustInit(t, o)
+		data, err := os.ReadFile(filepath.Join(o.Out, "env.example.yml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Benchmark struct {
+				Command string `yaml:"command"`
+			} `yaml:"benchmark"`
+		}
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Benchmark.Command
+	}
+	plain, yes := cmdOf(InitOptions{}), cmdOf(InitOptions{Yes: true})
+	if plain != yes {
+		t.Errorf("benchmark.command without --yes:\n  %s\nwith --yes:\n  %s", plain, yes)
+	}
+	for _, c := range []string{plain, yes} {
+		if _, local := localCommand(c); local || !strings.Contains(c, "{{ .Host.Workdir }}/bin/workload") {
+			t.Errorf("benchmark.command %q: want the per-host driver, not a local command", c)
+		}
+	}
+}
+
+func TestLocalCommand(t *testing.T) {
+	for _, tc := range []struct {
+		cmd   string
+		local bool
+	}{
+		{"go run ./workload -endpoints 127.0.0.1:2379 -out h.jsonl", true},
+		{"cd x && go run . -addr 10.0.0.1:1", true},
+		{"./bin/workload -endpoints localhost:2379", true},
+		{"./bin/workload -endpoints http://[::1]:2379", true},
+		{"{{ .Host.Workdir }}/bin/workload -endpoints 10.77.0.11:2379", false},
+		{"./bin/workload -endpoints my-localhost-proxy:2379", false},
+		{"gorun ./x", false},
+	} {
+		if _, got := localCommand(tc.cmd); got != tc.local {
+			t.Errorf("localCommand(%q) = %v, want %v", tc.cmd, got, tc.local)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -451,6 +452,22 @@ func parseJump(a string) *jumpModel {
 	return j
 }
 
+// localRE finds an endpoint of this machine in a command line.
+var localRE = regexp.MustCompile(`(^|[^A-Za-z0-9.-])(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)([^A-Za-z0-9.-]|$)`)
+
+// localCommand says whether cmd can only run on this machine — `go run`
+// (it builds from the source tree), or endpoints on this machine's own
+// addresses — and why: such a command is never the client hosts' workload.
+func localCommand(cmd string) (string, bool) {
+	switch {
+	case regexp.MustCompile(`(^|[\s;&|(])go\s+run\s`).MatchString(cmd):
+		return "`go run` builds from the source tree on this machine, not on a client host", true
+	case localRE.MatchString(cmd):
+		return "it names this machine's own addresses, which a client host cannot reach", true
+	}
+	return "", false
+}
+
 // applyAnswers fills env.example.yml values from answered questions and
 // collects the unanswered ones as TODOs.
 func applyAnswers(m *model, qs []Question) {
@@ -482,6 +499,16 @@ func applyAnswers(m *model, qs []Question) {
 		case "ssh.jump.host", "ssh.jump":
 			m.Jump = parseJump(a)
 		case "benchmark.command":
+			if why, local := localCommand(a); local {
+				// A command for this machine (the SUT docs' own run line) is
+				// never a command for the client hosts: the same as no
+				// answer, so `--yes` and a blank answer get the same
+				// per-host driver command (fillDriver), or the same TODO.
+				q.Text += " (" + why + ")"
+				m.TODOs = append(m.TODOs, q)
+				m.BenchCommand = fmt.Sprintf("TODO(%s): %s", q.ID, oneline.Fold(q.Text))
+				continue
+			}
 			m.BenchCommand = a
 		case "benchmark.mode":
 			m.BenchMode = a
