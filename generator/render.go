@@ -115,6 +115,8 @@ func renderFuncs() template.FuncMap {
 		"taskq": func(s string) string { return strings.ReplaceAll(s, "{{", `{{"{{"}}`) },
 		// oneline folds a value into one comment-safe line.
 		"oneline": oneline.Fold,
+		// harnessPush lists the harness files for `dstgen push`.
+		"harnessPush": harnessPush,
 		// comment prefixes every line of s (never empty: "(not stated)").
 		"comment": func(prefix, s string) string {
 			s = strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
@@ -186,6 +188,9 @@ type model struct {
 	// systemd unit (which sut: already reads), one summary line each.
 	DeployArtifacts                         []string
 	DriverDir, DriverWhy                    string
+	// Harness are the SUT's scripts the scenarios' run wiring names, which
+	// deploy:upload pushes to <workdir>/harness (render_wiring.go).
+	Harness []harnessFile
 	BenchModel, BenchChecker, BenchModelWhy string
 }
 
@@ -256,6 +261,7 @@ func newModel(in RenderInput) model {
 	m.Hosts, m.BenchHost = hostsFor(p, in.Plan)
 	applyAnswers(&m, p.Questions)
 	fillSUT(&m, p, in.Plan)
+	wireScenarios(&m, in.Plan, p.Root)
 	return m
 }
 

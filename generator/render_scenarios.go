@@ -26,6 +26,9 @@ type scenarioModel struct {
 	Rate      *float64
 	DurationS *float64
 
+	// The run wiring from the plan (render_wiring.go); "" = not stated.
+	FinalState, LeaderQuery, Quiesce, QuiesceTimeout string
+
 	Faults  []scenarios.Fault
 	Landing []string
 

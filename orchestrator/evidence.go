@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dstgen/dstgen/internal/oneline"
+	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -24,7 +25,7 @@ func (r *unitRun) leaderOf(cl cluster) func(context.Context) (string, error) {
 		if q == "" {
 			return "", fmt.Errorf("scenarios.yml:%d: %s has no leader_query (needed by target leader and the leader_change signal)", r.u.Scenario.Line, r.u.Scenario.ID)
 		}
-		res := eachHost(ctx, r.o.hosts, cl.sut, func(nemesis.Host) string { return q })
+		res := eachHost(ctx, r.o.hosts, cl.sut, func(nemesis.Host) string { return r.withWorkloadEnv(q) })
 		votes := map[string]int{}
 		var said []string
 		for i, h := range cl.sut {
@@ -45,6 +46,18 @@ func (r *unitRun) leaderOf(cl cluster) func(context.Context) (string, error) {
 		}
 		return "", fmt.Errorf("leader query: no leader named by a majority of the %d SUT hosts: %s", len(cl.sut), strings.Join(said, "; "))
 	}
+}
+
+// withWorkloadEnv is script run with the workload's DSTGEN_* variables
+// (run id, SUT hosts by role, rate, …; docs/driver-contract.md §2), as the
+// leader query and the quiesce check need to reach the SUT the way the
+// driver does (docs/scenarios-yml.md §3.7).
+func (r *unitRun) withWorkloadEnv(script string) string {
+	p := r.progress.place.Load()
+	if p == nil {
+		return script
+	}
+	return shell.QuoteArgs(append(append([]string{"env"}, r.workloadEnv(*p)...), "sh", "-c", script))
 }
 
 // landingOf is the fault's victim signal, or the default: a leader change

@@ -43,3 +43,24 @@ func TestLeaderIsWhatAMajoritySays(t *testing.T) {
 		})
 	}
 }
+
+// The leader query runs with the workload's DSTGEN_* variables, so a query
+// written like the driver's (`etcdctl --endpoints=$DSTGEN_SUT_HOSTS …`)
+// reaches the SUT (docs/scenarios-yml.md §3.7).
+func TestLeaderQueryHasTheWorkloadsEnvironment(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	u := unitOf()
+	u.Scenario.LeaderQuery = `echo "$DSTGEN_SUT_HOSTS" | cut -d, -f2`
+	r := &unitRun{o: o, u: u, a: attemptIn(o, 1, 0)}
+	cl := newCluster(w.Hosts(nil))
+	p, err := r.place(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.progress.place.Store(&p)
+	got, err := r.leaderOf(cl)(context.Background())
+	if got != "h2" || err != nil {
+		t.Errorf("leader = %q, %v; want h2, named by the second of DSTGEN_SUT_HOSTS", got, err)
+	}
+}

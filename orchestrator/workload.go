@@ -246,7 +246,7 @@ func (r *unitRun) quiesce(ctx context.Context, cl cluster, p placement, started 
 		okAll := true
 		for _, h := range hosts {
 			qctx, cancel := r.bounded(ctx, time.Until(deadline)+time.Second)
-			_, err := r.o.hosts.Run(qctx, h.Host, q.Command)
+			_, err := r.o.hosts.Run(qctx, h.Host, r.withWorkloadEnv(q.Command))
 			cancel()
 			if err != nil {
 				okAll, last = false, err.Error()

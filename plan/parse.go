@@ -181,6 +181,9 @@ const (
 	HdrChange = "Change under test"
 	HdrAuthor = "Plan author"
 	HdrStatus = "Status"
+	// Optional: the plan-wide run wiring (docs/plan-format.md §9.6).
+	HdrLeaderQuery = "Leader query"
+	HdrQuiesce     = "Quiesce"
 )
 
 func (ps *parser) parseAll() {
@@ -276,6 +279,10 @@ func (ps *parser) parseHeader(lines []srcLine) {
 			dst, canon = &p.Author, HdrAuthor
 		case "status":
 			dst, canon = &p.Status, HdrStatus
+		case "leader query":
+			dst, canon = &p.LeaderQuery, HdrLeaderQuery
+		case "quiesce":
+			dst, canon = &p.Quiesce, HdrQuiesce
 		default:
 			continue
 		}
@@ -284,6 +291,10 @@ func (ps *parser) parseHeader(lines []srcLine) {
 			continue
 		}
 		p.Headers[canon] = l.n
+		if canon == HdrLeaderQuery || canon == HdrQuiesce {
+			*dst = value // a command keeps its backticks (Command reads them)
+			continue
+		}
 		*dst = strings.Trim(value, "`")
 	}
 	p.Mode = strings.ToLower(p.Mode)

@@ -47,7 +47,11 @@ type Plan struct {
 	ChangeUnderTest string
 	Author          string
 	Status          string
-	Line            int // line of the "# Test Plan:" heading
+	// LeaderQuery and Quiesce are the plan-wide run wiring (header fields,
+	// docs/plan-format.md §9.6): every scenario's unless it names its own.
+	LeaderQuery string
+	Quiesce     string
+	Line        int // line of the "# Test Plan:" heading
 
 	Sections      map[string]int // section number token ("1b", "7") → heading line
 	Headers       map[string]int // canonical header label ("Plan mode") → line
@@ -153,6 +157,16 @@ type Scenario struct {
 	Smoke         Budget
 	Hardening     Budget
 	Release       Budget
+
+	// The run wiring (docs/plan-format.md §9.6): the workload driver's
+	// invocation, the final-state dump, the leader query and the quiesce
+	// check, each a field whose value holds a backticked command line
+	// (Command reads it); "" = the plan does not say (a scenario's leader
+	// query and quiesce fall back to the header's).
+	DriverCommand string
+	FinalState    string
+	LeaderQuery   string
+	Quiesce       string
 
 	TargetTestFile string
 	SkeletonLang   string // "Skeleton language" field, lower-cased

@@ -21,6 +21,12 @@ const (
 	FieldTarget        = "Target test file"
 	FieldSkelLang      = "Skeleton language"
 	FieldSkeleton      = "Skeleton"
+	// The run wiring (docs/plan-format.md §9.6): what `dstgen run` needs to
+	// run the scenario, each a backticked command line.
+	FieldDriverCommand = "Driver command"
+	FieldFinalState    = "Final state"
+	FieldLeaderQuery   = "Leader query"
+	FieldQuiesce       = "Quiesce"
 )
 
 // §7.M field labels (docs/plan-format.md §9.4).
@@ -154,7 +160,7 @@ func surfaceLabel(l string, drift bool) string {
 // scenarioFields are the §9.2 labels, for label-drift matching.
 var scenarioFields = []string{FieldFalsifies, FieldCloses, FieldTechnique, FieldWorkload, FieldFaults,
 	FieldOracle, FieldObservability, FieldExit, FieldSmoke, FieldHardening, FieldRelease, FieldTarget,
-	FieldSkelLang, FieldSkeleton}
+	FieldSkelLang, FieldSkeleton, FieldDriverCommand, FieldFinalState, FieldLeaderQuery, FieldQuiesce}
 
 // labelFillers are words a label may add or drop without changing meaning
 // ("Nemesis and landing evidence", "Falsifies if FAILs").
@@ -251,6 +257,14 @@ func (s *Scenario) field(label string) *string {
 		return &s.TargetTestFile
 	case FieldSkelLang:
 		return &s.SkeletonLang
+	case FieldDriverCommand:
+		return &s.DriverCommand
+	case FieldFinalState:
+		return &s.FinalState
+	case FieldLeaderQuery:
+		return &s.LeaderQuery
+	case FieldQuiesce:
+		return &s.Quiesce
 	}
 	return nil
 }
