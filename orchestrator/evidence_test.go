@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The leader is what a majority of the SUT hosts says: an isolated
@@ -53,6 +54,7 @@ func TestLeaderQueryHasTheWorkloadsEnvironment(t *testing.T) {
 	u := unitOf()
 	u.Scenario.LeaderQuery = `echo "$DSTGEN_SUT_HOSTS" | cut -d, -f2`
 	r := &unitRun{o: o, u: u, a: attemptIn(o, 1, 0)}
+	r.rec = newRecord(o, u, r.a, time.Now())
 	cl := newCluster(w.Hosts(nil))
 	p, err := r.place(cl)
 	if err != nil {
