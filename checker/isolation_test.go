@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fixture"
 )
 
 // tx is a hand-written transaction: output "" with err "" is a timeout;
@@ -276,7 +277,7 @@ func TestIsolationDirtyAndTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Run(ctx, Spec{Model: "txn", Checker: Serializability}, genSerializable(1, 200, 8, 4, 0), nil)
+	res, err := Run(ctx, Spec{Model: "txn", Checker: Serializability}, fixture.Txns(1, 200, 8, 4, 0, true), nil)
 	if err != nil || res.Outcome != Unknown {
 		t.Fatalf("spent time limit: outcome %s err %v, want unknown", res.Outcome, err)
 	}
@@ -305,106 +306,9 @@ func TestIsolationLevelText(t *testing.T) {
 	}
 }
 
-// genSerializable simulates a strictly serializable store: each
-// transaction takes effect atomically at a point inside its own
-// invoke..complete window, in order. Half the keys are lists, half
-// registers (unique values); some transactions abort, some time out. With
-// perKey > 0 a key is retired after that many writes and a fresh one takes
-// its slot (Jepsen's key rotation), so list reads stay short.
-func genSerializable(seed uint64, n, keys, micro, perKey int) []history.Op {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	lists := map[string][]int{}
-	regs := map[string]int{}
-	hasReg := map[string]bool{}
-	ops := make([]history.Op, 0, n)
-	next := 1
-	gen := make([]int, keys)
-	writes := make([]int, keys)
-	for i := 0; i < n; i++ {
-		at := int64(100 * (i + 1))
-		inv, cmp := at-rng.Int64N(250), at+rng.Int64N(250)
-		var in, out []string
-		abort := rng.IntN(20) == 0
-		timeout := !abort && rng.IntN(30) == 0
-		type eff struct {
-			k   string
-			v   int
-			reg bool
-		}
-		var effs []eff
-		pendingL := map[string][]int{}
-		pendingR := map[string]int{}
-		for j := 0; j < micro; j++ {
-			kn := rng.IntN(keys)
-			reg := kn%2 == 1
-			k := "k" + strconv.Itoa(kn) + "_" + strconv.Itoa(gen[kn])
-			if rng.IntN(2) == 0 {
-				if writes[kn]++; perKey > 0 && writes[kn] >= perKey {
-					writes[kn], gen[kn] = 0, gen[kn]+1
-				}
-				f := "append"
-				if reg {
-					f = "w"
-				}
-				in = append(in, fmt.Sprintf(`["%s","%s",%d]`, f, k, next))
-				out = append(out, fmt.Sprintf(`["%s","%s",%d]`, f, k, next))
-				effs = append(effs, eff{k, next, reg})
-				if reg {
-					pendingR[k] = next
-				} else {
-					pendingL[k] = append(pendingL[k], next)
-				}
-				next++
-				continue
-			}
-			in = append(in, fmt.Sprintf(`["r","%s",null]`, k))
-			if reg {
-				v, mine := pendingR[k]
-				switch {
-				case mine:
-					out = append(out, fmt.Sprintf(`["r","%s",%d]`, k, v))
-				case hasReg[k]:
-					out = append(out, fmt.Sprintf(`["r","%s",%d]`, k, regs[k]))
-				default:
-					out = append(out, fmt.Sprintf(`["r","%s",null]`, k))
-				}
-				continue
-			}
-			l := append(slices.Clone(lists[k]), pendingL[k]...)
-			b, _ := json.Marshal(l)
-			if l == nil {
-				b = []byte("[]")
-			}
-			out = append(out, fmt.Sprintf(`["r","%s",%s]`, k, b))
-		}
-		// A timed-out transaction commits or not; an aborted one never.
-		if !abort && (!timeout || rng.IntN(2) == 0) {
-			for _, e := range effs {
-				if e.reg {
-					regs[e.k], hasReg[e.k] = e.v, true
-				} else {
-					lists[e.k] = append(lists[e.k], e.v)
-				}
-			}
-		}
-		op := history.Op{OpID: strconv.Itoa(i + 1), ProcessID: "p" + strconv.Itoa(i%8), InvokeTS: inv, OpType: history.OpTxn,
-			Input: json.RawMessage("[" + strings.Join(in, ",") + "]"), Line: i + 1}
-		switch {
-		case abort:
-			op.CompleteTS, op.Error = &cmp, "aborted"
-		case timeout:
-			op.TimeoutMarker = true
-		default:
-			op.CompleteTS, op.Output = &cmp, json.RawMessage("["+strings.Join(out, ",")+"]")
-		}
-		ops = append(ops, op)
-	}
-	return ops
-}
-
 func TestIsolationSerializableStorePasses(t *testing.T) {
 	for seed := uint64(1); seed <= 60; seed++ {
-		ops := genSerializable(seed, 400, 10, 4, int(seed%2)*8) // odd seeds rotate keys
+		ops := fixture.Txns(seed, 400, 10, 4, int(seed%2)*8, true) // odd seeds rotate keys
 		if errs := history.Validate("gen", ops, nil); len(errs) > 0 {
 			t.Fatalf("seed %d: generator wrote invalid txns: %v", seed, errs[0])
 		}
@@ -528,7 +432,7 @@ func BenchmarkIsolation(b *testing.B) {
 	}{{"rotated/100000", 100_000, 64}, {"rotated/200000", 200_000, 64}, {"rotated/500000", 500_000, 64}, {"rotated/1000000", 1_000_000, 64},
 		{"unrotated/100000", 100_000, 0}, {"unrotated/200000", 200_000, 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			ops := genSerializable(1, c.n, 1000, 4, c.per)
+			ops := fixture.Txns(1, c.n, 1000, 4, c.per, true)
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := Run(context.Background(), Spec{Model: "txn", Checker: Serializability, Timeout: 10 * time.Minute}, ops, nil)

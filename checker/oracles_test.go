@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/fixture"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -504,7 +505,7 @@ func TestLimitMidCheckIsUnknown(t *testing.T) {
 		keys[fmt.Sprint("a", i)], keys[fmt.Sprint("b", i)] = 1, -1
 		replica[fmt.Sprint("k", i)] = i
 	}
-	kv := genKV(n, 50, 4, 1)
+	kv := fixture.KV(n, 50, 4, 1)
 	doc := func(v any) *FinalState {
 		data, err := json.Marshal(v)
 		if err != nil {
