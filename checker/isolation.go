@@ -33,8 +33,13 @@ import (
 
 // Isolation level ids, as --level and Spec.Params["level"] take them.
 const (
-	ReadCommitted      = "read-committed"
-	SnapshotIsolation  = "snapshot-isolation"
+	ReadCommitted     = "read-committed"
+	SnapshotIsolation = "snapshot-isolation"
+	// RepeatableRead is Adya's PL-2.99 at item level: it forbids G2-item
+	// and every weaker cycle, but not predicate anti-dependencies. With
+	// item-level histories there are none (docs/history-and-checkers.md
+	// §5.16), so it forbids what Serializable does.
+	RepeatableRead     = "repeatable-read"
 	Serializable       = "serializable"
 	StrictSerializable = "strict-serializable"
 	// The strong-session levels are snapshot isolation and serializability
@@ -65,13 +70,22 @@ const (
 	maxPictureCycles = 20
 )
 
+// IsolationLevels lists the level ids, weakest first, as --level and
+// error messages name them (a new slice each call: no shared state).
+func IsolationLevels() []string {
+	return []string{ReadCommitted, SnapshotIsolation, RepeatableRead, Serializable,
+		StrongSessionSI, StrongSessionSerializable, StrictSerializable}
+}
+
 // IsolationLevel maps a level as a plan or a user writes it ("serializable",
-// "Snapshot Isolation", "SI", "read committed", "strict serializability",
-// …) to its level id; ok is false when text names none.
+// "Snapshot Isolation", "SI", "read committed", "repeatable read", "strict
+// serializability", …) to its level id; ok is false when text names none.
 func IsolationLevel(text string) (level string, ok bool) {
 	t := strings.ToLower(text)
 	t = strings.NewReplacer("-", " ", "_", " ").Replace(t)
 	switch {
+	case strings.Contains(t, "repeatable read") || strings.TrimSpace(t) == "rr" || strings.Contains(t, "pl 2.99"):
+		return RepeatableRead, true
 	case strings.Contains(t, "session seriali"):
 		return StrongSessionSerializable, true
 	case strings.Contains(t, "session snapshot") || strings.Contains(t, "session si"):
@@ -89,7 +103,7 @@ func IsolationLevel(text string) (level string, ok bool) {
 }
 
 // forbidden is the anomaly set each level forbids (Adya's PL-2, PL-SI,
-// PL-3 and PL-3 with real time, as Elle assigns them). The data anomalies
+// PL-2.99, PL-3 and PL-3 with real time, as Elle assigns them). The data anomalies
 // that leave no single version order (duplicate elements, incompatible
 // orders, internal inconsistency) are forbidden at every level.
 func forbidden(level, class string) bool {
@@ -105,7 +119,7 @@ func forbidden(level, class string) bool {
 	case classGSingle, classGNonadj, classLostUpdate:
 		return level != ReadCommitted
 	case classG2Item:
-		return level == Serializable || level == StrictSerializable
+		return level == RepeatableRead || level == Serializable || level == StrictSerializable
 	}
 	return level == StrictSerializable && strings.HasSuffix(class, suffixRealtime)
 }
@@ -135,7 +149,9 @@ func forbiddenList(level string) string {
 	var out []string
 	for _, c := range all {
 		switch {
-		case c == "G2" && forbidden(level, classG2Item), forbidden(level, c),
+		// Repeatable read allows predicate G2 (phantoms): only its item
+		// form is forbidden there.
+		case c == "G2" && forbidden(level, classG2Item) && level != RepeatableRead, c != "G2" && forbidden(level, c),
 			c == "*"+suffixRealtime && level == StrictSerializable,
 			c == "*"+suffixProcess && sessionBase(level) != "":
 			out = append(out, c)
@@ -235,7 +251,7 @@ func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, e
 	if l, set := spec.Params["level"]; set {
 		var ok bool
 		if level, ok = IsolationLevel(l); !ok {
-			return Result{}, fmt.Errorf("checker %s: level %q: want %s, %s, %s or %s", Serializability, l, ReadCommitted, SnapshotIsolation, Serializable, StrictSerializable)
+			return Result{}, fmt.Errorf("checker %s: level %q: want one of %s", Serializability, l, strings.Join(IsolationLevels(), ", "))
 		}
 	}
 	s := &iso{spec: spec, level: level, b: newBudget(ctx), keyIdx: map[string]int32{}, kind: map[string]string{},

@@ -302,6 +302,8 @@ func TestParseCheckerField(t *testing.T) {
 		{"no-lost-ack + exactly-once dedup checker on the business request-id", []string{NoLostAck, ExactlyOnce}},
 		{"session-consistency / monotonic-read", []string{Session, MonotonicReads}},
 		{"serializability (Elle), per-key and cross-key", []string{Serializability}},
+		{"Elle-style cycle checker at repeatable read", []string{Serializability}},
+		{"repeatable-read isolation", []string{Serializability}},
 		{"prefix / order checker", []string{Prefix}},
 		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
 		{"exclusion property + invariant-over-final-state", []string{MutualExclusion, Invariant}},

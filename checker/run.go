@@ -301,7 +301,7 @@ var checkerPatterns = []struct {
 	id string
 }{
 	{regexp.MustCompile(`lineari[sz]ab|porcupine|knossos`), Linearizability},
-	{regexp.MustCompile(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed`), Serializability},
+	{regexp.MustCompile(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed|repeatable[- ]read`), Serializability},
 	{regexp.MustCompile(`(no[- ])?lost[- ]ack`), NoLostAck},
 	{regexp.MustCompile(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
 	{regexp.MustCompile(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},

@@ -54,7 +54,8 @@ from an earlier run) prints result=dirty-initial-state key=... value=...
 line=FILE:N and exits 2: an environment problem, not an anomaly; the other
 keys are still checked, and a violation on them still exits 1.
 --model txn --checker serializability judges transactions (op_type txn)
-at --level read-committed, snapshot-isolation, serializable (default),
+at --level read-committed, snapshot-isolation, repeatable-read (on
+item-level histories the same as serializable), serializable (default),
 strong-session-snapshot-isolation, strong-session-serializable (each
 process sees its own earlier transactions) or strict-serializable; --html then draws each cycle found. --model lock (or
 mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
@@ -76,9 +77,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 			if level != "" {
 				l, ok := checker.IsolationLevel(level)
 				if !ok {
-					return badInput(fmt.Errorf("check: --level %q: want %s, %s, %s, %s, %s or %s", level,
-						checker.ReadCommitted, checker.SnapshotIsolation, checker.Serializable,
-						checker.StrongSessionSI, checker.StrongSessionSerializable, checker.StrictSerializable))
+					return badInput(fmt.Errorf("check: --level %q: want one of %s", level, strings.Join(checker.IsolationLevels(), ", ")))
 				}
 				spec.Params["level"] = l
 			}
@@ -162,7 +161,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
 		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness, checker.Serializability,
 		checker.MutualExclusion, checker.LeaseSafety}, ", "))
-	f.StringVar(&level, "level", "", "isolation level for serializability: read-committed, snapshot-isolation, serializable (default), strong-session-snapshot-isolation, strong-session-serializable, strict-serializable")
+	f.StringVar(&level, "level", "", "isolation level for serializability: "+strings.Join(checker.IsolationLevels(), ", ")+" (default "+checker.Serializable+")")
 	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
 	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write the violation's visualization here: porcupine's, or the isolation cycles (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
 	f.StringVar(&finalPath, "final", "", "final-state JSON for no-lost-ack, exactly-once, invariant, reconciliation")
