@@ -224,7 +224,9 @@ func BenchmarkCheckVsPorcupine(b *testing.B) {
 	}
 }
 
-func meanMS(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1000 / float64(max(n, 1)) }
+func meanMS(d time.Duration, n int) float64 {
+	return float64(d.Microseconds()) / 1000 / float64(max(n, 1))
+}
 
 // BenchmarkCheckListAppend is row 3 of issue 21: `dstgen check --model
 // txn --checker serializability` (serializable) on list-append histories
