@@ -28,7 +28,7 @@ type Reader struct {
 	meta    Meta
 	hasMeta bool
 	seenOp  bool
-	intern  map[string]string
+	intern  *interner
 	slab    []int64
 	scratch []byte
 	// src, when set, is the whole input in memory: lines are sliced from it
@@ -40,7 +40,7 @@ type Reader struct {
 // newReader reads a history from r; name is used in error positions
 // (usually the file path).
 func newReader(r io.Reader, name string) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 1<<16), name: name, intern: make(map[string]string)}
+	return &Reader{br: bufio.NewReaderSize(r, 1<<16), name: name, intern: newInterner()}
 }
 
 // Meta returns the _meta header and whether the file had one. It is known
@@ -234,7 +234,7 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rd := &Reader{src: c.data, name: name, intern: make(map[string]string), line: c.firstLine}
+			rd := &Reader{src: c.data, name: name, intern: newInterner(), line: c.firstLine}
 			rd.seenOp = i > 0 // _meta belongs on the file's first line only
 			for {
 				op, err := rd.Next()
