@@ -3,7 +3,6 @@ package checker
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dstgen/dstgen/history"
@@ -45,19 +44,23 @@ func uniqueValueModel(model string) bool {
 	return false
 }
 
-// findDirty lists, per key in first-seen order, the first op that observed
-// a value no op of the history wrote before any acknowledged write to its
-// key had completed: an ok read whose output is not null (the initial
-// value), or a cas that succeeded (output true) with an expected value
-// nobody wrote. Every write attempt counts as a writer, failed or timed out
-// included, so only a value from outside the history is flagged. Models
-// without unique written values return nil.
-func findDirty(model string, ops []history.Op) []DirtyRead {
-	if !uniqueValueModel(model) {
-		return nil
-	}
-	wrote := map[string]map[string]bool{}
-	for i := range ops {
+// dirtyKey finds the first op of one key (kops: its ops' indexes in ops,
+// in history order) that observed a value no op of the key wrote before
+// any acknowledged write to the key had completed: an ok read whose output
+// is not null (the initial value), or a cas that succeeded (output true)
+// with an expected value nobody wrote. Every write attempt counts as a
+// writer, failed or timed out included, so only a value from outside the
+// history is flagged. at is the op's index in ops. Only the models whose
+// written values are unique (uniqueValueModel) may call it: elsewhere a
+// value can be written twice and the rule says nothing.
+func dirtyKey(ops []history.Op, kops []int) (d DirtyRead, at int, found bool) {
+	var wrote map[string]bool
+	// firstAck is when the key's first acknowledged write completed: from
+	// then on left-over state is overwritten, so a value nobody wrote read
+	// after it is a real anomaly for porcupine, not a dirty start.
+	firstAck, acked := int64(0), false
+	var candidates bool
+	for _, i := range kops {
 		o := &ops[i]
 		v, isW := written(o)
 		if o.OpType == "cas" {
@@ -68,34 +71,30 @@ func findDirty(model string, ops []history.Op) []DirtyRead {
 				v, isW = canon(pair[1]), true
 			}
 		}
-		if !isW {
-			continue
+		if isW {
+			if wrote == nil {
+				wrote = map[string]bool{}
+			}
+			wrote[v] = true
 		}
-		if wrote[o.Key] == nil {
-			wrote[o.Key] = map[string]bool{}
-		}
-		wrote[o.Key][v] = true
-	}
-	// firstAck is, per key, when the first acknowledged write completed:
-	// from then on left-over state is overwritten, so a value nobody wrote
-	// read after it is a real anomaly for porcupine, not a dirty start.
-	firstAck := map[string]int64{}
-	for i := range ops {
-		o := &ops[i]
-		if _, isW := written(o); isW && ok(o) {
-			if t, seen := firstAck[o.Key]; !seen || *o.CompleteTS < t {
-				firstAck[o.Key] = *o.CompleteTS
+		if _, w := written(o); w && ok(o) {
+			if !acked || *o.CompleteTS < firstAck {
+				firstAck, acked = *o.CompleteTS, true
 			}
 		}
+		if ok(o) && (o.OpType == "read" || o.OpType == "get" || o.OpType == "cas") {
+			candidates = true
+		}
 	}
-	var out []DirtyRead
-	seen := map[string]bool{}
-	for i := range ops {
+	if !candidates {
+		return d, 0, false
+	}
+	for _, i := range kops {
 		o := &ops[i]
-		if !ok(o) || seen[o.Key] {
+		if !ok(o) {
 			continue
 		}
-		if t, acked := firstAck[o.Key]; acked && o.InvokeTS > t {
+		if acked && o.InvokeTS > firstAck {
 			continue
 		}
 		var val string
@@ -111,23 +110,13 @@ func findDirty(model string, ops []history.Op) []DirtyRead {
 		default:
 			continue
 		}
-		if val == "" || val == "null" || wrote[o.Key][val] {
+		if val == "" || val == "null" || wrote[val] {
 			continue
 		}
-		seen[o.Key] = true
-		out = append(out, DirtyRead{Key: o.Key, Value: val, OpType: map[bool]string{true: "cas", false: "read"}[o.OpType == "cas"],
-			OpID: o.OpID, ProcessID: o.ProcessID, Line: o.Line})
+		return DirtyRead{Key: o.Key, Value: val, OpType: map[bool]string{true: "cas", false: "read"}[o.OpType == "cas"],
+			OpID: o.OpID, ProcessID: o.ProcessID, Line: o.Line}, i, true
 	}
-	return out
-}
-
-// withoutKeys drops the ops on the dirty keys.
-func withoutKeys(ops []history.Op, dirty []DirtyRead) []history.Op {
-	bad := map[string]bool{}
-	for _, d := range dirty {
-		bad[d.Key] = true
-	}
-	return slices.DeleteFunc(slices.Clone(ops), func(o history.Op) bool { return bad[o.Key] })
+	return d, 0, false
 }
 
 // dirtyReason is the Unknown reason of a check whose only findings are

@@ -48,44 +48,57 @@ type partResult struct {
 // file names the history in the *fileline.Error of an op the model cannot
 // interpret.
 func buildPartitions(m *modelDef, ops []history.Op, file string) ([]*partition, error) {
-	return partitionOps(m, ops, file, true)
+	pl, err := partitionOps(m, ops, file, linOpts{prune: true})
+	return pl.parts, err
 }
 
-// partitionOps is buildPartitions with the pruning pass (prune.go) on or
-// off; off only where a test compares the verdicts with and without it.
-func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*partition, error) {
-	var maxTS int64
-	for i := range ops {
-		if ops[i].InvokeTS > maxTS {
-			maxTS = ops[i].InvokeTS
-		}
-		if c := ops[i].CompleteTS; c != nil && *c > maxTS {
-			maxTS = *c
-		}
-	}
-	infinity := maxTS + 1 // after every other event: an open-ended return
+// linOpts are the optional passes of a linearizability check: the pruning
+// pass (prune.go), off only where a test compares the verdicts with and
+// without it; and the dirty-initial-state scan (dirty.go), on for the
+// models whose written values are unique.
+type linOpts struct{ prune, dirty bool }
 
+// partitioned is a history split per key: the partitions to check, the
+// keys left out because they start dirty, and the ops on the other keys.
+type partitioned struct {
+	parts    []*partition
+	dirty    []DirtyRead
+	consumed int
+}
+
+// partitionOps groups the ops per key, then works key by key on the
+// worker pool: the dirty scan, the conversion for porcupine and the
+// pruning pass each look at one key's ops only, so no pass over the whole
+// history runs on one core beyond numbering keys and clients.
+func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partitioned, error) {
+	var out partitioned
 	if len(ops) >= math.MaxInt32 {
-		return nil, fmt.Errorf("%d ops: more than a check can index", len(ops))
+		return out, fmt.Errorf("%d ops: more than a check can index", len(ops))
 	}
-	// Number keys and clients in one sequential pass (the only map lookups
-	// per op), size every partition exactly, then convert in parallel
-	// straight into each op's slot of one shared array: no per-partition
-	// append growth, no second copy of the converted ops.
+	// Number keys and clients in one sequential pass (the only map
+	// lookups per op) and size every key's range exactly: a counting
+	// sort, so each key's ops keep history order.
 	keyOf := make([]int32, len(ops))
 	clientOf := make([]int32, len(ops))
 	keyIDs := make(map[string]int32)
 	clientIDs := make(map[string]int32)
 	var keys []string
 	var count []int32
+	lastKey, lastK := "", int32(-1)
 	for i := range ops {
 		op := &ops[i]
-		k, ok := keyIDs[op.Key]
-		if !ok {
-			k = int32(len(keys))
-			keyIDs[op.Key] = k
-			keys = append(keys, op.Key)
-			count = append(count, 0)
+		k := lastK
+		// Interned keys repeat as the same string: a comparison of equal
+		// pointers and lengths is cheaper than the map.
+		if k < 0 || op.Key != lastKey {
+			var ok bool
+			if k, ok = keyIDs[op.Key]; !ok {
+				k = int32(len(keys))
+				keyIDs[op.Key] = k
+				keys = append(keys, op.Key)
+				count = append(count, 0)
+			}
+			lastKey, lastK = op.Key, k
 		}
 		c, ok := clientIDs[op.ProcessID]
 		if !ok {
@@ -99,79 +112,140 @@ func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*pa
 	for k, c := range count {
 		start[k+1] = start[k] + int(c)
 	}
-	slot := slices.Clone(start[:len(keys)]) // next free slot per key
-	pos := make([]int32, len(ops))
+	idx := make([]int, len(ops)) // history index per slot; -1 once dropped
+	slot := slices.Clone(start[:len(keys)])
 	for i, k := range keyOf {
-		pos[i] = int32(slot[k])
+		idx[slot[k]] = i
 		slot[k]++
 	}
-	grouped := make([]porcupine.Operation, len(ops))
-	idx := make([]int, len(ops)) // history index per slot; -1: dropped
-	kept := make([]bool, len(ops))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(ops)/4096))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var slab opSlab
-			for i := len(ops) * w / workers; i < len(ops)*(w+1)/workers; i++ {
-				po, keep, err := m.convert(&ops[i], infinity, &slab)
-				if err != nil {
-					errs[w] = &fileline.Error{File: file, Line: ops[i].Line, Err: err} // the first bad op of this chunk
-					return
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(keys), len(ops)/4096))
+	eachKey := func(f func(k int)) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Go(func() {
+				for {
+					k := int(next.Add(1) - 1)
+					if k >= len(keys) {
+						return
+					}
+					f(k)
 				}
-				idx[pos[i]], kept[i] = -1, keep
-				if keep {
-					// Field by field: a whole-struct copy into this
-					// pointerful array is a bulk write barrier while the
-					// GC runs, which it does during a large load.
-					g := &grouped[pos[i]]
-					g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
-					idx[pos[i]] = i
-				}
-			}
-		}()
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+
+	// Pass 1, per key: the dirty scan and the latest timestamp.
+	type keyInfo struct {
+		dirty    *DirtyRead
+		dirtyAt  int // history index of the dirty op
+		maxTS    int64
+		firstBad int // history index of the first op the model rejects; -1: none
+		err      error
+	}
+	info := make([]keyInfo, len(keys))
+	eachKey(func(k int) {
+		in := &info[k]
+		in.firstBad = -1
+		kops := idx[start[k]:start[k+1]]
+		if o.dirty {
+			if d, at, found := dirtyKey(ops, kops); found {
+				in.dirty, in.dirtyAt = &d, at
+				return
+			}
+		}
+		for _, i := range kops {
+			in.maxTS = max(in.maxTS, ops[i].InvokeTS)
+			if c := ops[i].CompleteTS; c != nil {
+				in.maxTS = max(in.maxTS, *c)
+			}
+		}
+	})
+	var maxTS int64
+	var dirtyAt []int
+	out.consumed = len(ops)
+	for k := range info {
+		if d := info[k].dirty; d != nil {
+			out.dirty = append(out.dirty, *d)
+			dirtyAt = append(dirtyAt, info[k].dirtyAt)
+			out.consumed -= int(count[k])
+			continue
+		}
+		maxTS = max(maxTS, info[k].maxTS)
+	}
+	// Dirty keys in the order of their dirty op, as one pass would list them.
+	order := make([]int, len(out.dirty))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(dirtyAt[a], dirtyAt[b]) })
+	sorted := make([]DirtyRead, len(order))
+	for i, j := range order {
+		sorted[i] = out.dirty[j]
+	}
+	out.dirty = sorted
+	infinity := maxTS + 1 // after every other event: an open-ended return
+
+	// Pass 2, per clean key: convert into the key's own range of one
+	// shared array (no per-partition growth, no second copy), compact
+	// out the dropped ops, prune.
+	grouped := make([]porcupine.Operation, len(ops))
+	kept := make([]bool, len(ops))
+	parts := make([]*partition, len(keys))
+	eachKey(func(k int) {
+		in := &info[k]
+		if in.dirty != nil {
+			return
+		}
+		// One block for the key's ops, not 1024 per key.
+		slab := opSlab{pairs: make([]linPair, 0, count[k])}
+		lo, hi, n := start[k], start[k+1], start[k]
+		for j := lo; j < hi; j++ {
+			i := idx[j]
+			po, keep, err := m.convert(&ops[i], infinity, &slab)
+			if err != nil {
+				in.firstBad, in.err = i, err
+				return
+			}
+			if !keep {
+				continue
+			}
+			kept[i] = true
+			// Field by field: a whole-struct copy into this pointerful
+			// array is a bulk write barrier while the GC runs, which it
+			// does during a large load.
+			g := &grouped[n]
+			g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
+			idx[n] = i
+			n++
+		}
+		if n == lo {
+			return // every op of the key dropped: nothing to check
+		}
+		parts[k] = &partition{key: keys[k], ops: grouped[lo:n:n], idx: idx[lo:n:n]}
+	})
+	// The error of the first bad op in history order, as a single pass
+	// would report it.
+	bad := -1
+	for k := range info {
+		if info[k].firstBad >= 0 && (bad < 0 || info[k].firstBad < info[bad].firstBad) {
+			bad = k
 		}
 	}
-	// One client numbering for all partitions, in order of first kept op
-	// (the visualization shows a row per process); renumbering through a
-	// slice costs no lookups.
+	if bad >= 0 {
+		return out, &fileline.Error{File: file, Line: ops[info[bad].firstBad].Line, Err: info[bad].err}
+	}
+	parts = slices.DeleteFunc(parts, func(p *partition) bool { return p == nil })
+	// Partitions in order of their first kept op, and clients numbered the
+	// same way (the visualization shows a row per process), as a single
+	// sequential pass over the history would.
+	slices.SortFunc(parts, func(a, b *partition) int { return cmp.Compare(a.idx[0], b.idx[0]) })
 	renum := make([]int32, len(clientIDs))
 	for i := range renum {
 		renum[i] = -1
 	}
 	next := int32(0)
-	parts := make([]*partition, 0, len(keys))
-	for k := range keys {
-		p := &partition{key: keys[k]}
-		// Compact out dropped ops within the key's own range.
-		lo, hi, n := start[k], start[k+1], start[k]
-		for j := lo; j < hi; j++ {
-			if idx[j] >= 0 {
-				if n != j {
-					g, o := &grouped[n], &grouped[j]
-					g.Input, g.Output, g.Call, g.Return = o.Input, o.Output, o.Call, o.Return
-					idx[n] = idx[j]
-				}
-				n++
-			}
-		}
-		if n == lo {
-			continue // every op of the key dropped: nothing to check
-		}
-		p.ops, p.idx = grouped[lo:n:n], idx[lo:n:n]
-		parts = append(parts, p)
-	}
-	// Partitions in order of their first kept op, and clients numbered the
-	// same way, as a single sequential pass over the history would.
-	slices.SortFunc(parts, func(a, b *partition) int { return cmp.Compare(a.idx[0], b.idx[0]) })
 	for i, k := range kept {
 		if c := clientOf[i]; k && renum[c] < 0 {
 			renum[c] = next
@@ -182,28 +256,46 @@ func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*pa
 		for j := range p.ops {
 			p.ops[j].ClientId = int(renum[clientOf[p.idx[j]]])
 		}
-		if prune {
-			dropUnobserved(p)
-		}
 	}
-	return parts, nil
+	if o.prune {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= len(parts) {
+						return
+					}
+					dropUnobserved(parts[i])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	out.parts = parts
+	return out, nil
 }
 
 // checkLinearizable runs porcupine per partition on a bounded worker pool.
-// ctx carries the hard time limit; a partition cut short is Unknown.
+// ctx carries the hard time limit; a partition cut short is Unknown. Keys
+// with a dirty initial state are judged by no one: they are in
+// Result.Dirty, the clean ones are checked as usual.
 func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []history.Op) (Result, error) {
-	return checkLin(ctx, spec, m, ops, true)
+	return checkLin(ctx, spec, m, ops, linOpts{prune: true, dirty: uniqueValueModel(m.name)})
 }
 
-// checkLin is checkLinearizable with the pruning pass on or off.
-func checkLin(ctx context.Context, spec Spec, m *modelDef, ops []history.Op, prune bool) (Result, error) {
-	res := Result{Checker: Linearizability, Model: spec.Model, OpsConsumed: len(ops),
+// checkLin is checkLinearizable with the optional passes of o.
+func checkLin(ctx context.Context, spec Spec, m *modelDef, ops []history.Op, o linOpts) (Result, error) {
+	res := Result{Checker: Linearizability, Model: spec.Model,
 		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
 			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
-	parts, err := partitionOps(m, ops, spec.History, prune)
+	pl, err := partitionOps(m, ops, spec.History, o)
 	if err != nil {
 		return res, err
 	}
+	parts := pl.parts
+	res.OpsConsumed, res.Dirty = pl.consumed, pl.dirty
 	// Largest first, so a long partition does not start last.
 	sort.SliceStable(parts, func(i, j int) bool { return len(parts[i].ops) > len(parts[j].ops) })
 

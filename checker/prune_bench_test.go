@@ -46,7 +46,7 @@ func BenchmarkPrunePaired(b *testing.B) {
 					runtime.GC()
 					t0 = time.Now()
 					ctx, cancel := context.WithTimeout(context.Background(), limit)
-					res, err = checkLin(ctx, Spec{Model: "kv", Checker: Linearizability}, linModels["kv"], ops, false)
+					res, err = checkLin(ctx, Spec{Model: "kv", Checker: Linearizability}, linModels["kv"], ops, linOpts{})
 					cancel()
 					switch {
 					case err != nil:

@@ -65,11 +65,11 @@ func TestPruneRule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := h(t, tt.rows...)
 			m := linModels[tt.model]
-			all, err := partitionOps(m, ops, "h.jsonl", false)
+			all, err := buildPartitionsNoPrune(m, ops)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pruned, err := partitionOps(m, ops, "h.jsonl", true)
+			pruned, err := buildPartitions(m, ops, "h.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestPruneRule(t *testing.T) {
 				t.Errorf("dropped %v, want %v", dropped, tt.dropped)
 			}
 			for _, prune := range []bool{true, false} {
-				res, err := checkLin(context.Background(), Spec{Model: tt.model, Timeout: time.Minute}, m, ops, prune)
+				res, err := checkLin(context.Background(), Spec{Model: tt.model, Timeout: time.Minute}, m, ops, linOpts{prune: prune})
 				if err != nil || res.Outcome != tt.want {
 					t.Errorf("prune=%v: %s %v, want %s", prune, res.Outcome, err, tt.want)
 				}
@@ -127,7 +127,7 @@ func verdictsWithAndWithout(t *testing.T, name, model string, ops []history.Op) 
 	m := linModels[model]
 	var outs [2]Outcome
 	for i, prune := range []bool{true, false} {
-		res, err := checkLin(context.Background(), Spec{Model: model, Timeout: time.Minute}, m, ops, prune)
+		res, err := checkLin(context.Background(), Spec{Model: model, Timeout: time.Minute}, m, ops, linOpts{prune: prune})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -139,7 +139,7 @@ func verdictsWithAndWithout(t *testing.T, name, model string, ops []history.Op) 
 	if outs[0] != outs[1] {
 		t.Fatalf("%s: %s with the pass, %s without", name, outs[0], outs[1])
 	}
-	parts, err := partitionOps(m, ops, "h.jsonl", false)
+	parts, err := buildPartitionsNoPrune(m, ops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,4 +345,10 @@ func TestPruneJepsenEtcd(t *testing.T) {
 	if checked != len(want) {
 		t.Errorf("checked %d of %d histories", checked, len(want))
 	}
+}
+
+// buildPartitionsNoPrune is buildPartitions without the pruning pass.
+func buildPartitionsNoPrune(m *modelDef, ops []history.Op) ([]*partition, error) {
+	pl, err := partitionOps(m, ops, "h.jsonl", linOpts{})
+	return pl.parts, err
 }

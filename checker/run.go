@@ -134,10 +134,8 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		}
 		// A value nobody wrote is left-over state, not a SUT anomaly: the
 		// dirty keys are judged by no one, the clean ones as usual.
-		dirty := findDirty(model, ops)
-		res, err = checkLinearizable(ctx, spec, m, withoutKeys(ops, dirty))
-		if err == nil && len(dirty) > 0 {
-			res.Dirty = dirty
+		res, err = checkLinearizable(ctx, spec, m, ops)
+		if dirty := res.Dirty; err == nil && len(dirty) > 0 {
 			res.Scope += "; keys with a dirty initial state are excluded"
 			switch res.Outcome {
 			case Valid, "":
