@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/dstgen/dstgen/history"
 )
 
@@ -44,79 +46,108 @@ func uniqueValueModel(model string) bool {
 	return false
 }
 
-// dirtyKey finds the first op of one key (kops: its ops' indexes in ops,
-// in history order) that observed a value no op of the key wrote before
-// any acknowledged write to the key had completed: an ok read whose output
-// is not null (the initial value), or a cas that succeeded (output true)
-// with an expected value nobody wrote. Every write attempt counts as a
-// writer, failed or timed out included, so only a value from outside the
-// history is flagged. at is the op's index in ops. Only the models whose
-// written values are unique (uniqueValueModel) may call it: elsewhere a
-// value can be written twice and the rule says nothing.
-func dirtyKey(ops []history.Op, kops []int) (d DirtyRead, at int, found bool) {
+// dirtyFacts is what the dirty scan needs of one op, noted while the op
+// is converted so the scan reads no op again.
+type dirtyFacts struct {
+	wrote  string // the value the op tries to write, whatever its outcome
+	isW    bool
+	acked  bool   // an acknowledged write…
+	ackAt  int64  // …completed then
+	seen   string // the value an ok read returned or an ok cas expected (not null); "" none
+	invoke int64
+}
+
+// factsOf notes an op's dirty facts. po is its conversion when converted
+// (then its values are reused, not decoded again).
+func factsOf(o *history.Op, po porcupine.Operation, converted bool) dirtyFacts {
+	f := dirtyFacts{invoke: o.InvokeTS}
+	var in *linIn
+	var out *linOut
+	if converted {
+		in, out = po.Input.(*linIn), po.Output.(*linOut)
+	}
+	if o.OpType == "cas" {
+		// A cas whose answer is false or unknown may still be the writer
+		// of its new value as far as the history can tell; it is an
+		// acknowledged write only when it did not answer false.
+		var pair []json.RawMessage
+		if json.Unmarshal(o.Input, &pair) == nil && len(pair) == 2 {
+			f.wrote, f.isW = canon(pair[1]), true
+			res := canon(o.Output)
+			f.acked = res != "false" && ok(o)
+			if v := canon(pair[0]); ok(o) && res == "true" && v != "null" {
+				f.seen = v
+			}
+		}
+	} else if converted && in.verb == vWrite {
+		f.wrote, f.isW = in.a, true // canon(o.Input), as written() has it
+	} else {
+		f.wrote, f.isW = written(o)
+	}
+	if f.isW && o.OpType != "cas" {
+		f.acked = ok(o)
+	}
+	if f.acked {
+		f.ackAt = *o.CompleteTS
+	}
+	if ok(o) && (o.OpType == "read" || o.OpType == "get") {
+		v := ""
+		if converted && in.verb == vRead {
+			v = out.s // canon(o.Output)
+		} else {
+			v = canon(o.Output)
+		}
+		if v != "null" {
+			f.seen = v
+		}
+	}
+	return f
+}
+
+// dirtyScan finds, among one key's ops in history order, the first that
+// observed a value no op of the key wrote before any acknowledged write to
+// the key had completed: an ok read whose output is not null (the initial
+// value), or a cas that succeeded expecting a value nobody wrote. Every
+// write attempt counts as a writer, failed or timed out included, so only
+// a value from outside the history is flagged. Only the models whose
+// written values are unique (uniqueValueModel) may ask: elsewhere a value
+// can be written twice and the rule says nothing.
+func dirtyScan(facts []dirtyFacts) (at int, found bool) {
 	var wrote map[string]bool
 	// firstAck is when the key's first acknowledged write completed: from
 	// then on left-over state is overwritten, so a value nobody wrote read
 	// after it is a real anomaly for porcupine, not a dirty start.
-	firstAck, acked := int64(0), false
-	var candidates bool
-	for _, i := range kops {
-		o := &ops[i]
-		v, isW := written(o)
-		if o.OpType == "cas" {
-			// A cas whose answer is false or unknown may still be the
-			// writer of its new value as far as the history can tell.
-			var pair []json.RawMessage
-			if json.Unmarshal(o.Input, &pair) == nil && len(pair) == 2 {
-				v, isW = canon(pair[1]), true
-			}
-		}
-		if isW {
+	firstAck, acked, observed := int64(0), false, false
+	for i := range facts {
+		f := &facts[i]
+		if f.isW {
 			if wrote == nil {
 				wrote = map[string]bool{}
 			}
-			wrote[v] = true
+			wrote[f.wrote] = true
 		}
-		if _, w := written(o); w && ok(o) {
-			if !acked || *o.CompleteTS < firstAck {
-				firstAck, acked = *o.CompleteTS, true
-			}
+		if f.acked && (!acked || f.ackAt < firstAck) {
+			firstAck, acked = f.ackAt, true
 		}
-		if ok(o) && (o.OpType == "read" || o.OpType == "get" || o.OpType == "cas") {
-			candidates = true
-		}
+		observed = observed || f.seen != ""
 	}
-	if !candidates {
-		return d, 0, false
+	if !observed {
+		return 0, false
 	}
-	for _, i := range kops {
-		o := &ops[i]
-		if !ok(o) {
+	for i := range facts {
+		f := &facts[i]
+		if f.seen == "" || acked && f.invoke > firstAck || wrote[f.seen] {
 			continue
 		}
-		if acked && o.InvokeTS > firstAck {
-			continue
-		}
-		var val string
-		switch o.OpType {
-		case "read", "get":
-			val = canon(o.Output)
-		case "cas":
-			var pair []json.RawMessage
-			if canon(o.Output) != "true" || json.Unmarshal(o.Input, &pair) != nil || len(pair) != 2 {
-				continue
-			}
-			val = canon(pair[0])
-		default:
-			continue
-		}
-		if val == "" || val == "null" || wrote[val] {
-			continue
-		}
-		return DirtyRead{Key: o.Key, Value: val, OpType: map[bool]string{true: "cas", false: "read"}[o.OpType == "cas"],
-			OpID: o.OpID, ProcessID: o.ProcessID, Line: o.Line}, i, true
+		return i, true
 	}
-	return d, 0, false
+	return 0, false
+}
+
+// dirtyRead is the evidence of the dirty op o, which observed value.
+func dirtyRead(o *history.Op, value string) DirtyRead {
+	return DirtyRead{Key: o.Key, Value: value, OpType: map[bool]string{true: "cas", false: "read"}[o.OpType == "cas"],
+		OpID: o.OpID, ProcessID: o.ProcessID, Line: o.Line}
 }
 
 // dirtyReason is the Unknown reason of a check whose only findings are

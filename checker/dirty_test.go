@@ -168,7 +168,6 @@ func withoutKeysWhole(ops []history.Op, dirty []DirtyRead) []history.Op {
 	return slices.DeleteFunc(slices.Clone(ops), func(o history.Op) bool { return bad[o.Key] })
 }
 
-
 // TestDirtyPerKeyMatchesWhole: on kv histories with left-over reads and
 // cas planted on some keys, the per-key scan inside the partitioning
 // lists the same dirty reads in the same order as the whole-history pass,

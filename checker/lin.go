@@ -66,10 +66,13 @@ type partitioned struct {
 	consumed int
 }
 
-// partitionOps groups the ops per key, then works key by key on the
-// worker pool: the dirty scan, the conversion for porcupine and the
-// pruning pass each look at one key's ops only, so no pass over the whole
-// history runs on one core beyond numbering keys and clients.
+// partitionOps groups the ops per key and converts them for porcupine in
+// two passes on the worker pool. The first walks the history in order
+// (each worker a stretch of it, so the ops and the file are read
+// sequentially) and converts every op into its key's slot of one shared
+// array, noting what the dirty scan needs; the second works key by key on
+// those slots only: the dirty scan, the compaction of dropped ops, the
+// pruning pass. Only numbering keys and clients runs on one core.
 func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partitioned, error) {
 	var out partitioned
 	if len(ops) >= math.MaxInt32 {
@@ -84,21 +87,14 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 	clientIDs := make(map[string]int32)
 	var keys []string
 	var count []int32
-	lastKey, lastK := "", int32(-1)
 	for i := range ops {
 		op := &ops[i]
-		k := lastK
-		// Interned keys repeat as the same string: a comparison of equal
-		// pointers and lengths is cheaper than the map.
-		if k < 0 || op.Key != lastKey {
-			var ok bool
-			if k, ok = keyIDs[op.Key]; !ok {
-				k = int32(len(keys))
-				keyIDs[op.Key] = k
-				keys = append(keys, op.Key)
-				count = append(count, 0)
-			}
-			lastKey, lastK = op.Key, k
+		k, ok := keyIDs[op.Key]
+		if !ok {
+			k = int32(len(keys))
+			keyIDs[op.Key] = k
+			keys = append(keys, op.Key)
+			count = append(count, 0)
 		}
 		c, ok := clientIDs[op.ProcessID]
 		if !ok {
@@ -112,130 +108,157 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 	for k, c := range count {
 		start[k+1] = start[k] + int(c)
 	}
-	idx := make([]int, len(ops)) // history index per slot; -1 once dropped
+	idx := make([]int, len(ops))     // history index per slot
+	posOf := make([]int32, len(ops)) // slot per history index
 	slot := slices.Clone(start[:len(keys)])
 	for i, k := range keyOf {
-		idx[slot[k]] = i
+		idx[slot[k]], posOf[i] = i, int32(slot[k])
 		slot[k]++
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(keys), len(ops)/4096))
-	eachKey := func(f func(k int)) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ops)/4096))
+	pool := func(n int, f func(w, i int)) {
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
+		for w := 0; w < min(workers, n); w++ {
 			wg.Go(func() {
 				for {
-					k := int(next.Add(1) - 1)
-					if k >= len(keys) {
+					i := int(next.Add(1) - 1)
+					if i >= n {
 						return
 					}
-					f(k)
+					f(w, i)
 				}
 			})
 		}
 		wg.Wait()
 	}
 
-	// Pass 1, per key: the dirty scan and the latest timestamp.
-	type keyInfo struct {
-		dirty    *DirtyRead
-		dirtyAt  int // history index of the dirty op
-		maxTS    int64
-		firstBad int // history index of the first op the model rejects; -1: none
-		err      error
-	}
-	info := make([]keyInfo, len(keys))
-	eachKey(func(k int) {
-		in := &info[k]
-		in.firstBad = -1
-		kops := idx[start[k]:start[k+1]]
-		if o.dirty {
-			if d, at, found := dirtyKey(ops, kops); found {
-				in.dirty, in.dirtyAt = &d, at
-				return
-			}
-		}
-		for _, i := range kops {
-			in.maxTS = max(in.maxTS, ops[i].InvokeTS)
-			if c := ops[i].CompleteTS; c != nil {
-				in.maxTS = max(in.maxTS, *c)
-			}
-		}
-	})
-	var maxTS int64
-	var dirtyAt []int
-	out.consumed = len(ops)
-	for k := range info {
-		if d := info[k].dirty; d != nil {
-			out.dirty = append(out.dirty, *d)
-			dirtyAt = append(dirtyAt, info[k].dirtyAt)
-			out.consumed -= int(count[k])
-			continue
-		}
-		maxTS = max(maxTS, info[k].maxTS)
-	}
-	// Dirty keys in the order of their dirty op, as one pass would list them.
-	order := make([]int, len(out.dirty))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(dirtyAt[a], dirtyAt[b]) })
-	sorted := make([]DirtyRead, len(order))
-	for i, j := range order {
-		sorted[i] = out.dirty[j]
-	}
-	out.dirty = sorted
-	infinity := maxTS + 1 // after every other event: an open-ended return
-
-	// Pass 2, per clean key: convert into the key's own range of one
-	// shared array (no per-partition growth, no second copy), compact
-	// out the dropped ops, prune.
+	// Pass 1, in history order: convert, with the return of an op whose
+	// answer never came left open (its "infinity" is after every event of
+	// the keys that are checked, known only after the dirty scan).
 	grouped := make([]porcupine.Operation, len(ops))
-	kept := make([]bool, len(ops))
-	parts := make([]*partition, len(keys))
-	eachKey(func(k int) {
-		in := &info[k]
-		if in.dirty != nil {
-			return
-		}
-		// One block for the key's ops, not 1024 per key.
-		slab := opSlab{pairs: make([]linPair, 0, count[k])}
-		lo, hi, n := start[k], start[k+1], start[k]
-		for j := lo; j < hi; j++ {
-			i := idx[j]
-			po, keep, err := m.convert(&ops[i], infinity, &slab)
-			if err != nil {
-				in.firstBad, in.err = i, err
-				return
+	keep := make([]bool, len(ops)) // per slot
+	open := make([]bool, len(ops)) // per slot: Return is infinity
+	var facts []dirtyFacts         // per slot
+	if o.dirty {
+		facts = make([]dirtyFacts, len(ops))
+	}
+	type badOp struct {
+		i   int
+		err error
+	}
+	bads := make([][]badOp, workers)
+	keyMax := make([][]int64, workers) // per worker, per key: the latest timestamp
+	for w := range keyMax {
+		keyMax[w] = make([]int64, len(keys))
+	}
+	const stretch = 4096
+	pool((len(ops)+stretch-1)/stretch, func(w, c int) {
+		slab := opSlab{pairs: make([]linPair, 0, stretch)}
+		km := keyMax[w]
+		for i := c * stretch; i < min(len(ops), (c+1)*stretch); i++ {
+			op := &ops[i]
+			k, s := keyOf[i], posOf[i]
+			km[k] = max(km[k], op.InvokeTS)
+			if op.CompleteTS != nil {
+				km[k] = max(km[k], *op.CompleteTS)
 			}
-			if !keep {
+			po, kp, err := m.convert(op, 0, &slab)
+			if facts != nil {
+				// Also for an op the model rejects: its key may be
+				// dirty, and then the op is not judged at all.
+				facts[s] = factsOf(op, po, kp && err == nil)
+			}
+			if err != nil {
+				bads[w] = append(bads[w], badOp{i, err})
 				continue
 			}
-			kept[i] = true
+			if !kp {
+				continue
+			}
+			keep[s], open[s] = true, unknown(op)
 			// Field by field: a whole-struct copy into this pointerful
 			// array is a bulk write barrier while the GC runs, which it
 			// does during a large load.
-			g := &grouped[n]
+			g := &grouped[s]
 			g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
-			idx[n] = i
+		}
+	})
+
+	// Pass 2, per key: the dirty scan.
+	dirtyAt := make([]int, len(keys)) // history index of the key's dirty op; -1: clean
+	dirty := make([]DirtyRead, len(keys))
+	pool(len(keys), func(_, k int) {
+		dirtyAt[k] = -1
+		if facts == nil {
+			return
+		}
+		if at, found := dirtyScan(facts[start[k]:start[k+1]]); found {
+			i := idx[start[k]+at]
+			dirtyAt[k], dirty[k] = i, dirtyRead(&ops[i], facts[start[k]+at].seen)
+		}
+	})
+	var maxTS int64
+	out.consumed = len(ops)
+	var dirtyKeys []int
+	for k := range keys {
+		if dirtyAt[k] >= 0 {
+			dirtyKeys = append(dirtyKeys, k)
+			out.consumed -= int(count[k])
+			continue
+		}
+		for w := range keyMax {
+			maxTS = max(maxTS, keyMax[w][k])
+		}
+	}
+	// Dirty keys in the order of their dirty op, as one pass would list them.
+	slices.SortFunc(dirtyKeys, func(a, b int) int { return cmp.Compare(dirtyAt[a], dirtyAt[b]) })
+	for _, k := range dirtyKeys {
+		out.dirty = append(out.dirty, dirty[k])
+	}
+	// The error of the first bad op, in history order, on a key that is
+	// checked, as a single pass would report it.
+	var first *badOp
+	for w := range bads {
+		for b := range bads[w] {
+			if bo := &bads[w][b]; dirtyAt[keyOf[bo.i]] < 0 && (first == nil || bo.i < first.i) {
+				first = bo
+			}
+		}
+	}
+	if first != nil {
+		return out, &fileline.Error{File: file, Line: ops[first.i].Line, Err: first.err}
+	}
+	infinity := maxTS + 1 // after every other event: an open-ended return
+
+	// Pass 3, per clean key: close the open returns, compact out the
+	// dropped ops, prune.
+	parts := make([]*partition, len(keys))
+	kept := make([]bool, len(ops)) // per history index
+	pool(len(keys), func(_, k int) {
+		if dirtyAt[k] >= 0 {
+			return
+		}
+		lo, hi, n := start[k], start[k+1], start[k]
+		for j := lo; j < hi; j++ {
+			if !keep[j] {
+				continue
+			}
+			if open[j] {
+				grouped[j].Return = infinity
+			}
+			if n != j {
+				g, s := &grouped[n], &grouped[j]
+				g.Input, g.Output, g.Call, g.Return = s.Input, s.Output, s.Call, s.Return
+				idx[n] = idx[j]
+			}
+			kept[idx[n]] = true
 			n++
 		}
-		if n == lo {
-			return // every op of the key dropped: nothing to check
+		if n > lo { // else every op of the key dropped: nothing to check
+			parts[k] = &partition{key: keys[k], ops: grouped[lo:n:n], idx: idx[lo:n:n]}
 		}
-		parts[k] = &partition{key: keys[k], ops: grouped[lo:n:n], idx: idx[lo:n:n]}
 	})
-	// The error of the first bad op in history order, as a single pass
-	// would report it.
-	bad := -1
-	for k := range info {
-		if info[k].firstBad >= 0 && (bad < 0 || info[k].firstBad < info[bad].firstBad) {
-			bad = k
-		}
-	}
-	if bad >= 0 {
-		return out, &fileline.Error{File: file, Line: ops[info[bad].firstBad].Line, Err: info[bad].err}
-	}
 	parts = slices.DeleteFunc(parts, func(p *partition) bool { return p == nil })
 	// Partitions in order of their first kept op, and clients numbered the
 	// same way (the visualization shows a row per process), as a single
@@ -252,27 +275,15 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 			next++
 		}
 	}
-	for _, p := range parts {
+	pool(len(parts), func(_, i int) {
+		p := parts[i]
 		for j := range p.ops {
 			p.ops[j].ClientId = int(renum[clientOf[p.idx[j]]])
 		}
-	}
-	if o.prune {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Go(func() {
-				for {
-					i := int(next.Add(1) - 1)
-					if i >= len(parts) {
-						return
-					}
-					dropUnobserved(parts[i])
-				}
-			})
+		if o.prune {
+			dropUnobserved(p)
 		}
-		wg.Wait()
-	}
+	})
 	out.parts = parts
 	return out, nil
 }
