@@ -57,15 +57,10 @@ type dirtyFacts struct {
 	invoke int64
 }
 
-// factsOf notes an op's dirty facts. po is its conversion when converted
-// (then its values are reused, not decoded again).
-func factsOf(o *history.Op, po porcupine.Operation, converted bool) dirtyFacts {
+// factsOf notes the dirty facts of an op that was not converted (failed,
+// timed out unread, or one the model rejects).
+func factsOf(o *history.Op) dirtyFacts {
 	f := dirtyFacts{invoke: o.InvokeTS}
-	var in *linIn
-	var out *linOut
-	if converted {
-		in, out = po.Input.(*linIn), po.Output.(*linOut)
-	}
 	if o.OpType == "cas" {
 		// A cas whose answer is false or unknown may still be the writer
 		// of its new value as far as the history can tell; it is an
@@ -79,27 +74,41 @@ func factsOf(o *history.Op, po porcupine.Operation, converted bool) dirtyFacts {
 				f.seen = v
 			}
 		}
-	} else if converted && in.verb == vWrite {
-		f.wrote, f.isW = in.a, true // canon(o.Input), as written() has it
 	} else {
 		f.wrote, f.isW = written(o)
-	}
-	if f.isW && o.OpType != "cas" {
-		f.acked = ok(o)
+		f.acked = f.isW && ok(o)
+		if v := canon(o.Output); ok(o) && (o.OpType == "read" || o.OpType == "get") && v != "null" {
+			f.seen = v
+		}
 	}
 	if f.acked {
 		f.ackAt = *o.CompleteTS
 	}
-	if ok(o) && (o.OpType == "read" || o.OpType == "get") {
-		v := ""
-		if converted && in.verb == vRead {
-			v = out.s // canon(o.Output)
-		} else {
-			v = canon(o.Output)
+	return f
+}
+
+// keptFacts are the same facts read from an op's conversion for a
+// register model (open: its answer never came): a kept op that answered
+// is an ok op, its return its completion, and the conversion holds the
+// canonical values factsOf would decode.
+func keptFacts(g *porcupine.Operation, open bool) dirtyFacts {
+	in, out := g.Input.(*linIn), g.Output.(*linOut)
+	f := dirtyFacts{invoke: g.Call}
+	switch in.verb {
+	case vWrite:
+		f.wrote, f.isW, f.acked = in.a, true, !open
+	case vCAS:
+		f.wrote, f.isW, f.acked = in.b, true, !open && out.ok
+		if !open && out.ok && in.a != "null" {
+			f.seen = in.a
 		}
-		if v != "null" {
-			f.seen = v
+	case vRead:
+		if !open && out.s != "null" {
+			f.seen = out.s
 		}
+	}
+	if f.acked {
+		f.ackAt = g.Return
 	}
 	return f
 }

@@ -173,6 +173,7 @@ func withoutKeysWhole(ops []history.Op, dirty []DirtyRead) []history.Op {
 // lists the same dirty reads in the same order as the whole-history pass,
 // and checks exactly the ops of the other keys.
 func TestDirtyPerKeyMatchesWhole(t *testing.T) {
+	errs, dirtyKeys := 0, 0
 	for seed := uint64(0); seed < 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 17))
 		ops := fixture.KVTimeouts(2000, 30, 8, 0.1, seed)
@@ -180,19 +181,46 @@ func TestDirtyPerKeyMatchesWhole(t *testing.T) {
 			if ops[i].OpType == "read" && ops[i].CompleteTS != nil && rng.IntN(200) == 0 {
 				ops[i].Output = json.RawMessage(fmt.Sprintf(`"old-%d"`, i))
 			}
-			if rng.IntN(300) == 0 {
-				ops[i].OpType, ops[i].Input, ops[i].Output, ops[i].Error = "cas", json.RawMessage(fmt.Sprintf(`["gone-%d","new-%d"]`, i, i)), json.RawMessage("true"), ""
-				if ops[i].CompleteTS == nil {
-					c := ops[i].InvokeTS + 5
-					ops[i].CompleteTS, ops[i].TimeoutMarker = &c, false
+			op := &ops[i]
+			switch rng.IntN(300) {
+			case 0, 1: // a cas that succeeded expecting a value nobody wrote
+				op.OpType, op.Input, op.Output, op.Error = "cas", json.RawMessage(fmt.Sprintf(`["gone-%d","new-%d"]`, i, i)), json.RawMessage("true"), ""
+				if op.CompleteTS == nil {
+					c := op.InvokeTS + 5
+					op.CompleteTS, op.TimeoutMarker = &c, false
+				}
+			case 2: // a cas that failed or timed out: still a possible writer
+				op.OpType, op.Input, op.Output = "cas", json.RawMessage(fmt.Sprintf(`["x","new-%d"]`, i)), json.RawMessage("false")
+				if op.CompleteTS == nil {
+					op.Output = nil
+				}
+			case 3: // a write that failed: still a possible writer
+				if op.OpType == "write" && op.CompleteTS != nil {
+					op.Error = "refused"
+				}
+			case 4: // an op the model rejects (reported unless its key is dirty)
+				if seed%4 == 0 {
+					op.OpType = "append"
 				}
 			}
+		}
+		if seed%4 == 1 { // an op the model rejects, on a dirty key: not judged, no error
+			last := ops[len(ops)-1]
+			c := last.InvokeTS + 100
+			ops = append(ops, history.Op{OpID: "r-fresh", ProcessID: "p0", InvokeTS: last.InvokeTS + 10, CompleteTS: &c, OpType: "read", Key: "fresh", Output: json.RawMessage(`"old"`)},
+				history.Op{OpID: "a-fresh", ProcessID: "p1", InvokeTS: last.InvokeTS + 20, CompleteTS: &c, OpType: "append", Key: "fresh", Input: json.RawMessage(`1`)})
 		}
 		want := findDirtyWhole("kv", ops)
 		clean := withoutKeysWhole(ops, want)
 		pl, err := partitionOps(linModels["kv"], ops, "h", linOpts{prune: true, dirty: true})
+		_, refErr := partitionOps(linModels["kv"], clean, "h", linOpts{prune: true})
+		if fmt.Sprint(err) != fmt.Sprint(refErr) {
+			t.Fatalf("seed %d: error %v, want %v", seed, err, refErr)
+		}
+		dirtyKeys += len(want)
 		if err != nil {
-			t.Fatal(err)
+			errs++
+			continue
 		}
 		if !reflect.DeepEqual(pl.dirty, want) && (len(pl.dirty) > 0 || len(want) > 0) {
 			t.Fatalf("seed %d: dirty %+v, want %+v", seed, pl.dirty, want)
@@ -218,8 +246,8 @@ func TestDirtyPerKeyMatchesWhole(t *testing.T) {
 				}
 			}
 		}
-		if seed == 0 && len(want) == 0 {
-			t.Fatal("no dirty key planted: the comparison is empty")
-		}
+	}
+	if errs != 10 || dirtyKeys < 20 {
+		t.Fatalf("%d histories with a rejected op on a clean key (want the 10 that plant one), %d dirty keys: the comparison is not exercised", errs, dirtyKeys)
 	}
 }

@@ -139,10 +139,14 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 	grouped := make([]porcupine.Operation, len(ops))
 	keep := make([]bool, len(ops)) // per slot
 	open := make([]bool, len(ops)) // per slot: Return is infinity
-	var facts []dirtyFacts         // per slot
-	if o.dirty {
-		facts = make([]dirtyFacts, len(ops))
+	// The dirty scan reads a converted op's facts from its conversion;
+	// only the others (a failed write, an op the model rejects) are
+	// noted here, with their slot.
+	type extraFacts struct {
+		slot int32
+		f    dirtyFacts
 	}
+	extras := make([][]extraFacts, workers)
 	type badOp struct {
 		i   int
 		err error
@@ -164,10 +168,12 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 				km[k] = max(km[k], *op.CompleteTS)
 			}
 			po, kp, err := m.convert(op, 0, &slab)
-			if facts != nil {
+			if o.dirty && (!kp || err != nil) {
 				// Also for an op the model rejects: its key may be
 				// dirty, and then the op is not judged at all.
-				facts[s] = factsOf(op, po, kp && err == nil)
+				if f := factsOf(op); f.isW || f.seen != "" {
+					extras[w] = append(extras[w], extraFacts{s, f})
+				}
 			}
 			if err != nil {
 				bads[w] = append(bads[w], badOp{i, err})
@@ -186,16 +192,37 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 	})
 
 	// Pass 2, per key: the dirty scan.
+	var extra []extraFacts
+	for _, e := range extras {
+		extra = append(extra, e...)
+	}
+	slices.SortFunc(extra, func(a, b extraFacts) int { return cmp.Compare(a.slot, b.slot) })
 	dirtyAt := make([]int, len(keys)) // history index of the key's dirty op; -1: clean
 	dirty := make([]DirtyRead, len(keys))
-	pool(len(keys), func(_, k int) {
+	bufs := make([][]dirtyFacts, workers)
+	pool(len(keys), func(w, k int) {
 		dirtyAt[k] = -1
-		if facts == nil {
+		if !o.dirty {
 			return
 		}
-		if at, found := dirtyScan(facts[start[k]:start[k+1]]); found {
-			i := idx[start[k]+at]
-			dirtyAt[k], dirty[k] = i, dirtyRead(&ops[i], facts[start[k]+at].seen)
+		lo, hi := start[k], start[k+1]
+		e, _ := slices.BinarySearchFunc(extra, int32(lo), func(x extraFacts, s int32) int { return cmp.Compare(x.slot, s) })
+		buf := bufs[w][:0]
+		for j := lo; j < hi; j++ {
+			var f dirtyFacts
+			switch {
+			case keep[j]:
+				f = keptFacts(&grouped[j], open[j])
+			case e < len(extra) && int(extra[e].slot) == j:
+				f = extra[e].f
+				e++
+			}
+			buf = append(buf, f)
+		}
+		bufs[w] = buf
+		if at, found := dirtyScan(buf); found {
+			i := idx[lo+at]
+			dirtyAt[k], dirty[k] = i, dirtyRead(&ops[i], buf[at].seen)
 		}
 	})
 	var maxTS int64
