@@ -21,7 +21,6 @@ package checker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -192,13 +191,43 @@ const (
 	indeterminate
 )
 
+// txn is one transaction: what the reports name it by, when it ran, and
+// its micro-ops (iso.mops[micro : micro+n]).
 type txn struct {
-	op     *history.Op
+	id     string
+	line   int
+	inv    int64
+	end    int64 // completion; math.MaxInt64 when unknown
+	proc   int32 // index into iso.procs
+	micro  int32
+	n      int32
 	status txnStatus
-	micro  []history.MicroOp
 }
 
-type wkey struct{ k, v string }
+// mop is a micro-op: its key (index into iso.keys), function and value
+// (a read's result; with fList, the index of its list in iso.lists).
+type mop struct {
+	key int32
+	val vtok
+	f   uint8
+}
+
+// listRef is a read's list: n elements at arena[blk][off:], and its JSON
+// text when that is not its elements' texts joined by commas (tokNull:
+// it is).
+type listRef struct {
+	blk, off, n uint32
+	text        vtok
+}
+
+// arenaBlock is the size of a block of list elements: lists are copied
+// into blocks, never grown, so no append copies the elements read so far.
+const arenaBlock = 1 << 20
+
+type wkey struct {
+	k int32
+	v vtok
+}
 
 // writeRef is who wrote a value to a key: the transaction, and whether it
 // was that transaction's last write to the key (else a read of it is an
@@ -214,25 +243,44 @@ type edge struct {
 	key      int32 // index into iso.keys, -1 for real time
 }
 
+const (
+	kindNone uint8 = iota
+	kindW
+	kindAppend
+)
+
 // iso is one isolation check in progress.
 type iso struct {
 	spec    Spec
 	level   string
 	b       *budget
 	txns    []txn
+	mops    []mop
 	keys    []string
 	keyIdx  map[string]int32
-	kind    map[string]string // key → "append" or "w"
+	kind    []uint8 // per key
+	counted []bool  // per key: in the scope's key count (written, or read by a committed transaction)
+	procs   []string
+	procIdx map[string]int32
+	texts   []string
+	textIdx map[string]vtok
+	arena   [][]vtok
+	lists   []listRef
+	errText map[int32]string // an aborted transaction's error
 	writers map[wkey]writeRef
 	// installs lists, per register key, the transactions whose last
 	// write to it is a version (aborted ones included; filtered on use).
-	installs map[string][]int32
+	installs [][]int32
 	edges    []edge
+	nEdges   int
 	an       anomalies
 	allowed  map[string]int
 	dirty    []DirtyRead
-	micro    int
 	cycles   []cycle
+	// textOf and textBuf translate a decoder's texts while one batch loads.
+	textOf  []vtok
+	listOf  []int32
+	scratch []byte
 }
 
 type step struct {
@@ -246,31 +294,54 @@ type cycle struct {
 	steps []step
 }
 
-func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, error) {
+// newIso starts an isolation check at the level spec names.
+func newIso(ctx context.Context, spec Spec) (*iso, error) {
 	level := Serializable
 	if l, set := spec.Params["level"]; set {
 		var ok bool
 		if level, ok = IsolationLevel(l); !ok {
-			return Result{}, fmt.Errorf("checker %s: level %q: want one of %s", Serializability, l, strings.Join(IsolationLevels(), ", "))
+			return nil, fmt.Errorf("checker %s: level %q: want one of %s", Serializability, l, strings.Join(IsolationLevels(), ", "))
 		}
 	}
-	s := &iso{spec: spec, level: level, b: newBudget(ctx), keyIdx: map[string]int32{}, kind: map[string]string{},
-		writers: map[wkey]writeRef{}, installs: map[string][]int32{}, allowed: map[string]int{}}
-	if err := s.load(ops); err != nil {
+	return &iso{spec: spec, level: level, b: newBudget(ctx), keyIdx: map[string]int32{}, procIdx: map[string]int32{},
+		textIdx: map[string]vtok{}, errText: map[int32]string{}, writers: map[wkey]writeRef{}, allowed: map[string]int{}}, nil
+}
+
+func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, error) {
+	s, err := newIso(ctx, spec)
+	if err != nil {
 		return Result{}, err
 	}
-	res := Result{OpsConsumed: len(ops)}
+	s.txns = make([]txn, 0, len(ops))
+	if err := s.add(ops); err != nil {
+		return Result{}, err
+	}
+	return s.check()
+}
+
+// add loads the next ops of the history (in order), decoding their
+// transactions on the worker pool. Bad input (an op that is not a txn, a
+// malformed txn, a key used both as a list and as a register, a value
+// written twice) is a *fileline.Error at the op's line. The ops are not
+// kept: add copies what the check needs.
+func (s *iso) add(ops []history.Op) error {
+	return decodeBatches(ops, s.load)
+}
+
+// check judges the transactions added.
+func (s *iso) check() (Result, error) {
+	res := Result{OpsConsumed: len(s.txns)}
 	s.infer()
-	if level == StrictSerializable {
+	if s.level == StrictSerializable {
 		s.realtime()
 	}
-	if sessionBase(level) != "" {
+	if sessionBase(s.level) != "" {
 		s.processOrder()
 	}
 	s.findCycles()
 	res.Anomalies = s.an.done()
 	res.Dirty = s.dirty
-	var com, abo, ind int
+	var com, abo, ind, keys int
 	for i := range s.txns {
 		switch s.txns[i].status {
 		case committed:
@@ -281,27 +352,35 @@ func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, e
 			ind++
 		}
 	}
+	for _, c := range s.counted {
+		if c {
+			keys++
+		}
+	}
+	if s.edges != nil { // not built into a graph (the time limit came first)
+		s.nEdges = len(s.edges)
+	}
 	res.Scope = fmt.Sprintf("level %s forbids %s; %d transactions (%d committed, %d aborted, %d unknown), %d micro-ops, %d keys, %d dependency edges; "+
 		"item-level only: predicate reads and phantoms are not modelled, so G2 is judged as G2-item; version orders are only what reads reveal (list prefixes, the initial state, a read before a write in one transaction), so an anomaly no read exposes is not seen; %s",
-		level, forbiddenList(level), len(s.txns), com, abo, ind, s.micro, len(s.keys), len(s.edges), orderScope(level))
+		s.level, forbiddenList(s.level), len(s.txns), com, abo, ind, len(s.mops), keys, s.nEdges, orderScope(s.level))
 	if len(s.allowed) > 0 {
 		var names []string
 		for c, n := range s.allowed {
 			names = append(names, fmt.Sprintf("%s ×%d", c, n))
 		}
 		sort.Strings(names)
-		res.Scope += "; found but allowed at " + level + ": " + strings.Join(names, ", ")
+		res.Scope += "; found but allowed at " + s.level + ": " + strings.Join(names, ", ")
 	}
 	res = s.b.settle(res)
 	if res.Outcome == "" && len(s.dirty) > 0 && len(res.Anomalies) == 0 {
 		res.Outcome, res.Reason = Unknown, dirtyReason(s.dirty)
 	}
-	if len(res.Anomalies) > 0 && spec.HTMLPath != "" && len(s.cycles) > 0 {
-		capped, err := s.writePicture(spec.HTMLPath, spec.HTMLMaxBytes)
+	if len(res.Anomalies) > 0 && s.spec.HTMLPath != "" && len(s.cycles) > 0 {
+		capped, err := s.writePicture(s.spec.HTMLPath, s.spec.HTMLMaxBytes)
 		if err != nil {
 			return Result{}, err
 		}
-		res.HTML, res.HTMLCapped = spec.HTMLPath, capped
+		res.HTML, res.HTMLCapped = s.spec.HTMLPath, capped
 	}
 	return res, nil
 }
@@ -316,29 +395,100 @@ func (s *iso) report(class string, a Anomaly) {
 	s.an.add(a)
 }
 
-func (s *iso) key(k string) int32 {
-	if i, ok := s.keyIdx[k]; ok {
+func (s *iso) key(k []byte) int32 {
+	if i, ok := s.keyIdx[string(k)]; ok {
 		return i
 	}
 	i := int32(len(s.keys))
-	s.keys = append(s.keys, k)
-	s.keyIdx[k] = i
+	name := string(k)
+	s.keys = append(s.keys, name)
+	s.keyIdx[name] = i
+	s.kind = append(s.kind, kindNone)
+	s.counted = append(s.counted, false)
+	s.installs = append(s.installs, nil)
 	return i
 }
 
-// load parses every transaction and indexes the writes. Bad input (an op
-// that is not a txn, a malformed txn, a key used both as a list and as a
-// register, a value written twice) is a *fileline.Error at the op's line.
-func (s *iso) load(ops []history.Op) error {
-	s.txns = make([]txn, 0, len(ops))
+// intern is the token of a text.
+func (s *iso) intern(text string) vtok {
+	if v, ok := intToken([]byte(text)); ok {
+		return v
+	}
+	if v, ok := s.textIdx[text]; ok {
+		return v
+	}
+	v := tokText | vtok(len(s.texts))
+	s.texts = append(s.texts, text)
+	s.textIdx[text] = v
+	return v
+}
+
+// text is a token's text, as the string-based checker printed values.
+func (s *iso) text(v vtok) string {
+	switch {
+	case v == tokNull:
+		return "null"
+	case v&tokText != 0:
+		return s.texts[v&^tokText]
+	}
+	return ftoa(v)
+}
+
+// list is the elements of list i.
+func (s *iso) list(i int32) []vtok {
+	l := s.lists[i]
+	return s.arena[l.blk][l.off : l.off+l.n : l.off+l.n]
+}
+
+// listText is the token of list i's JSON text, for a read of a list from
+// a register (its value is then that text).
+func (s *iso) listText(i int32) vtok {
+	l := &s.lists[i]
+	if l.text != tokNull {
+		return l.text
+	}
+	b := append(s.scratch[:0], '[')
+	for j, e := range s.list(i) {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s.text(e)...)
+	}
+	s.scratch = append(b, ']')
+	l.text = s.intern(string(s.scratch))
+	return l.text
+}
+
+// load indexes one decoded batch: the transactions, their micro-ops with
+// the decoder's texts and lists given the check's own places, the writes.
+func (s *iso) load(ops []history.Op, d *txnDecoder) error {
+	s.textOf = s.textOf[:0]
+	for range d.texts {
+		s.textOf = append(s.textOf, tokNull) // interned on first use
+	}
+	s.listOf = s.listOf[:0]
+	for range d.lists {
+		s.listOf = append(s.listOf, -1)
+	}
+	tok := func(v vtok) vtok {
+		if v == tokNull || v&tokText == 0 {
+			return v
+		}
+		i := v &^ tokText
+		if s.textOf[i] == tokNull {
+			s.textOf[i] = s.intern(d.texts[i])
+		}
+		return s.textOf[i]
+	}
+	lastKey, lastID := []byte(nil), int32(-1)
 	for i := range ops {
 		op := &ops[i]
-		if op.OpType != history.OpTxn {
+		dt := d.txns[i]
+		if dt.err == errNotTxn {
 			return fileline.Errorf(s.spec.History, op.Line, "op %q: op_type %q: the txn model takes only op_type txn", op.OpID, op.OpType)
 		}
-		ms, err := history.ParseTxn(op)
-		if err != nil {
-			return fileline.Errorf(s.spec.History, op.Line, "op %q: %w", op.OpID, err)
+		if dt.err != nil {
+			return fileline.Errorf(s.spec.History, op.Line, "op %q: %w", op.OpID, dt.err)
 		}
 		st := committed
 		switch {
@@ -348,50 +498,104 @@ func (s *iso) load(ops []history.Op) error {
 			st = aborted
 		}
 		t := int32(len(s.txns))
-		s.txns = append(s.txns, txn{op: op, status: st, micro: ms})
-		s.micro += len(ms)
+		p, ok := s.procIdx[op.ProcessID]
+		if !ok {
+			p = int32(len(s.procs))
+			s.procs = append(s.procs, op.ProcessID)
+			s.procIdx[op.ProcessID] = p
+		}
+		s.txns = append(s.txns, txn{id: op.OpID, line: op.Line, inv: op.InvokeTS, end: end(op), proc: p,
+			micro: int32(len(s.mops)), n: dt.n, status: st})
+		if st == aborted {
+			s.errText[t] = op.Error
+		}
+		first := len(s.mops)
+		for _, x := range d.mops[dt.off : dt.off+dt.n] {
+			k := lastID
+			if lastID < 0 || string(x.key) != string(lastKey) {
+				k = s.key(x.key)
+				lastKey, lastID = x.key, k
+			}
+			m := mop{key: k, f: x.f}
+			if x.f&fList != 0 {
+				m.val = vtok(s.copyList(d, x.val, tok))
+			} else {
+				m.val = tok(x.val)
+			}
+			s.mops = append(s.mops, m)
+		}
+		ms := s.mops[first:]
 		for j, m := range ms {
-			if m.F == history.MicroRead {
+			if m.f == fRead || m.f&fList != 0 {
 				continue
 			}
-			if k, seen := s.kind[m.Key]; !seen {
-				s.kind[m.Key] = m.F
-				s.key(m.Key)
-			} else if k != m.F {
-				return fileline.Errorf(s.spec.History, op.Line, "op %q: key %q is written with both w and append (a key is a register or a list, not both)", op.OpID, m.Key)
+			kind := kindW
+			if m.f == fAppend {
+				kind = kindAppend
 			}
-			wk := wkey{m.Key, canon(m.Value)}
+			if k := s.kind[m.key]; k == kindNone {
+				s.kind[m.key], s.counted[m.key] = kind, true
+			} else if k != kind {
+				return fileline.Errorf(s.spec.History, op.Line, "op %q: key %q is written with both w and append (a key is a register or a list, not both)", op.OpID, s.keys[m.key])
+			}
+			wk := wkey{m.key, m.val}
 			if prev, dup := s.writers[wk]; dup && prev.t != t {
+				pt := &s.txns[prev.t]
 				return fileline.Errorf(s.spec.History, op.Line, "op %q: %s of %s to key %q repeats op %q (line %d): written values must be unique per key",
-					op.OpID, m.F, wk.v, m.Key, s.txns[prev.t].op.OpID, s.txns[prev.t].op.Line)
+					op.OpID, microF(m.f), s.text(m.val), s.keys[m.key], pt.id, pt.line)
 			}
 			final := true
 			for _, later := range ms[j+1:] {
-				if later.F == m.F && later.Key == m.Key {
+				if later.f == m.f && later.key == m.key {
 					final = false
 					break
 				}
 			}
 			s.writers[wk] = writeRef{t: t, final: final}
-			if final && m.F == history.MicroWrite {
-				s.installs[m.Key] = append(s.installs[m.Key], t)
+			if final && m.f == fWrite {
+				s.installs[m.key] = append(s.installs[m.key], t)
 			}
 		}
 	}
 	return nil
 }
 
+// copyList copies a decoder's list into the arena and returns its index.
+func (s *iso) copyList(d *txnDecoder, i vtok, tok func(vtok) vtok) int32 {
+	if j := s.listOf[i]; j >= 0 {
+		return j
+	}
+	dl := d.lists[i]
+	n := uint32(dl.n)
+	if len(s.arena) == 0 || uint32(cap(s.arena[len(s.arena)-1])-len(s.arena[len(s.arena)-1])) < n {
+		s.arena = append(s.arena, make([]vtok, 0, max(arenaBlock, n)))
+	}
+	blk := len(s.arena) - 1
+	b := s.arena[blk]
+	off := uint32(len(b))
+	for _, e := range d.elems[dl.off : dl.off+dl.n] {
+		b = append(b, tok(e))
+	}
+	s.arena[blk] = b
+	text := tokNull
+	if dl.text != tokNull {
+		text = tok(dl.text)
+	}
+	s.lists = append(s.lists, listRef{blk: uint32(blk), off: off, n: n, text: text})
+	s.listOf[i] = int32(len(s.lists) - 1)
+	return s.listOf[i]
+}
+
 func (s *iso) opIDs(ts ...int32) []string {
 	ids := make([]string, len(ts))
 	for i, t := range ts {
-		ids[i] = s.txns[t].op.OpID
+		ids[i] = s.txns[t].id
 	}
 	return ids
 }
 
 func (s *iso) describe(t int32) string {
-	op := s.txns[t].op
-	return fmt.Sprintf("T%s (line %d)", op.OpID, op.Line)
+	return fmt.Sprintf("T%s (line %d)", s.txns[t].id, s.txns[t].line)
 }
 
 func (s *iso) addEdge(from, to int32, mask uint8, key int32) {
@@ -402,39 +606,75 @@ func (s *iso) addEdge(from, to int32, mask uint8, key int32) {
 }
 
 // read is one external read: a transaction's read of a key before any
-// write of its own to that key.
+// write of its own to that key. val is its value as a register holds it
+// (null, a scalar, a list's text; for a list read of a list key, see
+// value); li is its list when the key is read as a list: -1 none (null),
+// -2 the one scalar val, else a list index.
 type read struct {
-	t    int32
-	at   int // micro-op index
-	val  json.RawMessage
-	list []string
+	t   int32
+	at  int32 // micro-op index within the transaction
+	val vtok
+	li  int32
+}
+
+// value is a read's value as one token: for a list, its text's.
+func (s *iso) value(r read) vtok {
+	if r.li >= 0 {
+		return s.listText(r.li)
+	}
+	return r.val
+}
+
+// view is a read's list.
+func (s *iso) view(r read, one *[1]vtok) []vtok {
+	switch r.li {
+	case -1:
+		return nil
+	case -2:
+		one[0] = r.val
+		return one[:]
+	}
+	return s.list(r.li)
+}
+
+func (s *iso) listString(l []vtok) string {
+	b := []byte{'['}
+	for i, v := range l {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, s.text(v)...)
+	}
+	return string(append(b, ']'))
 }
 
 // infer walks every transaction's micro-ops: internal consistency, aborted
 // and intermediate reads, then per key the version order and the ww, wr
 // and rw edges it implies.
 func (s *iso) infer() {
-	reads := map[string][]read{}
+	reads := make([][]read, len(s.keys))
 	for t := range s.txns {
 		if s.b.spent() {
 			return
 		}
-		tx := &s.txns[t]
-		if tx.status != committed {
+		if s.txns[t].status != committed {
 			continue
 		}
 		s.internal(int32(t), reads)
 	}
-	keys := make([]string, 0, len(s.kind)+len(reads))
+	var keys []int32
 	for k := range reads {
-		keys = append(keys, k)
+		if len(reads[k]) > 0 {
+			keys = append(keys, int32(k))
+		}
 	}
-	sort.Strings(keys)
+	slices.SortFunc(keys, func(a, b int32) int { return strings.Compare(s.keys[a], s.keys[b]) })
 	for _, k := range keys {
 		if s.b.spent() {
 			return
 		}
-		if s.kind[k] == history.MicroWrite || s.kind[k] == "" && !slices.ContainsFunc(reads[k], func(r read) bool { return r.list != nil }) {
+		s.counted[k] = true
+		if s.kind[k] == kindW || s.kind[k] == kindNone && !slices.ContainsFunc(reads[k], func(r read) bool { return r.li != -1 }) {
 			s.inferRegister(k, reads[k])
 		} else {
 			s.inferList(k, reads[k])
@@ -444,72 +684,85 @@ func (s *iso) infer() {
 
 // internal checks that each read in a transaction agrees with what the
 // transaction itself did before it, and collects its external reads.
-func (s *iso) internal(t int32, reads map[string][]read) {
+func (s *iso) internal(t int32, reads [][]read) {
 	tx := &s.txns[t]
 	type state struct {
+		key      int32
 		known    bool // a read fixed the whole value
-		list     []string
-		appended []string
-		reg      string
+		list     []vtok
+		appended []vtok
+		reg      vtok
 		wrote    bool
 	}
 	// A few micro-ops per transaction: a slice searched linearly beats a
 	// map allocated per transaction.
-	type keyed struct {
-		k string
-		c *state
-	}
-	var st []keyed
-	for j, m := range tx.micro {
-		var c *state
-		for _, e := range st {
-			if e.k == m.Key {
-				c = e.c
+	var stBuf [8]state
+	st := stBuf[:0]
+	for j, m := range s.mops[tx.micro : tx.micro+tx.n] {
+		ci := -1
+		for e := range st {
+			if st[e].key == m.key {
+				ci = e
 				break
 			}
 		}
-		if c == nil {
-			c = &state{}
-			st = append(st, keyed{m.Key, c})
+		if ci < 0 {
+			st = append(st, state{key: m.key})
+			ci = len(st) - 1
 		}
+		c := &st[ci]
+		isListVal := m.f&fList != 0
 		// A key nobody writes is a list when its reads are lists.
-		isList := s.kind[m.Key] == history.MicroAppend || s.kind[m.Key] == "" && len(m.Value) > 0 && m.Value[0] == '['
-		switch m.F {
-		case history.MicroAppend:
-			v := canon(m.Value)
-			c.appended = append(c.appended, v)
+		isList := s.kind[m.key] == kindAppend || s.kind[m.key] == kindNone && isListVal
+		switch m.f &^ fList {
+		case fAppend:
+			c.appended = append(c.appended, m.val)
 			if c.known {
-				c.list = append(c.list, v)
+				c.list = append(c.list, m.val)
 			}
-		case history.MicroWrite:
-			c.reg, c.wrote, c.known = canon(m.Value), true, true
-		case history.MicroRead:
-			var list []string
-			if isList && m.Value != nil {
-				if list = m.List; list == nil {
-					list = []string{canon(m.Value)}
+		case fWrite:
+			c.reg, c.wrote, c.known = m.val, true, true
+		case fRead:
+			var list []vtok
+			li := int32(-1)
+			if isList && m.val != tokNull {
+				if isListVal {
+					li = int32(m.val)
+					list = s.list(li)
+				} else {
+					li = -2
+					list = []vtok{m.val}
+				}
+			}
+			reg := m.val // the value as a register holds it
+			if isListVal {
+				reg = tokNull
+				if !isList {
+					reg = s.listText(int32(m.val))
 				}
 			}
 			bad := ""
 			switch {
 			case isList && c.known && !slices.Equal(list, c.list):
-				bad = fmt.Sprintf("read %v after reading %v and appending since", list, c.list)
+				bad = fmt.Sprintf("read %s after reading %s and appending since", s.listString(list), s.listString(c.list))
 			case isList && !c.known && len(c.appended) > 0 && (len(list) < len(c.appended) || !slices.Equal(list[len(list)-len(c.appended):], c.appended)):
-				bad = fmt.Sprintf("read %v, which does not end with its own appends %v", list, c.appended)
-			case !isList && c.known && canon(m.Value) != c.reg:
-				bad = fmt.Sprintf("read %s after %s %s", canon(m.Value), map[bool]string{true: "writing", false: "reading"}[c.wrote], c.reg)
+				bad = fmt.Sprintf("read %s, which does not end with its own appends %s", s.listString(list), s.listString(c.appended))
+			case !isList && c.known && reg != c.reg:
+				bad = fmt.Sprintf("read %s after %s %s", s.text(reg), map[bool]string{true: "writing", false: "reading"}[c.wrote], s.text(c.reg))
 			}
 			if bad != "" {
-				s.report(classInternal, Anomaly{Key: m.Key, OpIDs: s.opIDs(t), WindowStart: tx.op.InvokeTS, WindowEnd: end(tx.op),
-					Message: fmt.Sprintf("%s key %q: micro-op %d %s", s.describe(t), m.Key, j, bad)})
+				s.report(classInternal, Anomaly{Key: s.keys[m.key], OpIDs: s.opIDs(t), WindowStart: tx.inv, WindowEnd: tx.end,
+					Message: fmt.Sprintf("%s key %q: micro-op %d %s", s.describe(t), s.keys[m.key], j, bad)})
 			}
 			if !c.known && len(c.appended) == 0 {
-				reads[m.Key] = append(reads[m.Key], read{t: t, at: j, val: m.Value, list: list})
+				// A list's text is made only where it is compared
+				// (lostUpdates): most list reads never need it.
+				reads[m.key] = append(reads[m.key], read{t: t, at: int32(j), val: reg, li: li})
 			}
 			if isList {
 				c.list, c.known = list, true
 			} else {
-				c.reg, c.known = canon(m.Value), true
+				c.reg, c.known = reg, true
 			}
 		}
 	}
@@ -519,46 +772,46 @@ func (s *iso) internal(t int32, reads map[string][]read) {
 // (G1a), an intermediate value of another transaction (G1b), or by no one
 // (a dirty initial state). It returns the writer when the read may be
 // used for edges.
-func (s *iso) checkSource(r read, k, v string) (int32, bool) {
-	tx := s.txns[r.t].op
+func (s *iso) checkSource(r read, k int32, v vtok) (int32, bool) {
+	tx := &s.txns[r.t]
 	w, found := s.writers[wkey{k, v}]
 	if !found {
 		if len(s.dirty) < maxAnomalies {
-			s.dirty = append(s.dirty, DirtyRead{Key: k, Value: v, OpType: "read", OpID: tx.OpID, ProcessID: tx.ProcessID, Line: tx.Line})
+			s.dirty = append(s.dirty, DirtyRead{Key: s.keys[k], Value: s.text(v), OpType: "read", OpID: tx.id, ProcessID: s.procs[tx.proc], Line: tx.line})
 		}
 		return 0, false
 	}
 	if w.t == r.t {
 		return w.t, true
 	}
-	wo := s.txns[w.t].op
-	if s.txns[w.t].status == aborted {
-		s.report(classG1a, Anomaly{Key: k, OpIDs: s.opIDs(r.t, w.t), WindowStart: min(tx.InvokeTS, wo.InvokeTS), WindowEnd: max(end(tx), end(wo)),
-			Message: fmt.Sprintf("%s read %s of key %q, written by %s, which aborted (%s)", s.describe(r.t), v, k, s.describe(w.t), wo.Error)})
+	wo := &s.txns[w.t]
+	if wo.status == aborted {
+		s.report(classG1a, Anomaly{Key: s.keys[k], OpIDs: s.opIDs(r.t, w.t), WindowStart: min(tx.inv, wo.inv), WindowEnd: max(tx.end, wo.end),
+			Message: fmt.Sprintf("%s read %s of key %q, written by %s, which aborted (%s)", s.describe(r.t), s.text(v), s.keys[k], s.describe(w.t), s.errText[w.t])})
 		return 0, false
 	}
 	if !w.final {
-		s.report(classG1b, Anomaly{Key: k, OpIDs: s.opIDs(r.t, w.t), WindowStart: min(tx.InvokeTS, wo.InvokeTS), WindowEnd: max(end(tx), end(wo)),
-			Message: fmt.Sprintf("%s read %s of key %q, an intermediate value of %s, which wrote the key again later", s.describe(r.t), v, k, s.describe(w.t))})
+		s.report(classG1b, Anomaly{Key: s.keys[k], OpIDs: s.opIDs(r.t, w.t), WindowStart: min(tx.inv, wo.inv), WindowEnd: max(tx.end, wo.end),
+			Message: fmt.Sprintf("%s read %s of key %q, an intermediate value of %s, which wrote the key again later", s.describe(r.t), s.text(v), s.keys[k], s.describe(w.t))})
 	}
 	return w.t, true
 }
 
 // inferList infers a list-append key's version order from its reads: the
 // longest read is the order, every other read must be a prefix of it.
-func (s *iso) inferList(k string, rs []read) {
-	ki := s.key(k)
-	var longest []string
+func (s *iso) inferList(k int32, rs []read) {
+	var one [1]vtok
+	var longest []vtok
 	var lt int32 = -1
 	for _, r := range rs {
-		if len(r.list) > len(longest) {
-			longest, lt = r.list, r.t
+		if l := s.view(r, &one); len(l) > len(longest) {
+			longest, lt = slices.Clone(l), r.t
 		}
 	}
-	seen := make(map[string]int, len(longest))
+	seen := make(map[vtok]int, len(longest))
 	for i, v := range longest {
 		if j, dup := seen[v]; dup {
-			s.report(classDuplicate, Anomaly{Key: k, OpIDs: s.opIDs(lt), Message: fmt.Sprintf("%s read key %q with %s at positions %d and %d", s.describe(lt), k, v, j, i)})
+			s.report(classDuplicate, Anomaly{Key: s.keys[k], OpIDs: s.opIDs(lt), Message: fmt.Sprintf("%s read key %q with %s at positions %d and %d", s.describe(lt), s.keys[k], s.text(v), j, i)})
 			return
 		}
 		seen[v] = i
@@ -567,37 +820,48 @@ func (s *iso) inferList(k string, rs []read) {
 		if s.b.spent() {
 			return
 		}
-		if len(r.list) > len(longest) || !slices.Equal(r.list, longest[:len(r.list)]) {
-			s.report(classIncompat, Anomaly{Key: k, OpIDs: s.opIDs(r.t, lt),
-				Message: fmt.Sprintf("key %q: %s read %v and %s read %v: neither is a prefix of the other, so no single order of appends explains both", k, s.describe(r.t), r.list, s.describe(lt), longest)})
+		if l := s.view(r, &one); len(l) > len(longest) || !slices.Equal(l, longest[:len(l)]) {
+			s.report(classIncompat, Anomaly{Key: s.keys[k], OpIDs: s.opIDs(r.t, lt),
+				Message: fmt.Sprintf("key %q: %s read %s and %s read %s: neither is a prefix of the other, so no single order of appends explains both", s.keys[k], s.describe(r.t), s.listString(l), s.describe(lt), s.listString(longest))})
 			return
 		}
 	}
 	// Writers along the order; ww between consecutive distinct writers.
+	// Every read is a prefix of the order now, so its elements' writers
+	// are these: no lookup per element read.
 	wr := make([]int32, len(longest))
+	var abortedAt []int // positions whose writer aborted
 	for i, v := range longest {
 		w, found := s.writers[wkey{k, v}]
+		if found && s.txns[w.t].status == aborted {
+			abortedAt = append(abortedAt, i)
+		}
 		if !found || s.txns[w.t].status == aborted {
 			wr[i] = -1
 			continue
 		}
 		wr[i] = w.t
 		if i > 0 && wr[i-1] >= 0 {
-			s.addEdge(wr[i-1], w.t, edgeWW, ki)
+			s.addEdge(wr[i-1], w.t, edgeWW, k)
 		}
 	}
 	for _, r := range rs {
-		for i, v := range r.list {
-			if i == len(r.list)-1 {
-				if w, usable := s.checkSource(r, k, v); usable {
-					s.addEdge(w, r.t, edgeWR, ki)
-				}
-			} else if w, found := s.writers[wkey{k, v}]; found && s.txns[w.t].status == aborted {
-				s.checkSource(r, k, v)
+		n := len(s.view(r, &one))
+		// An aborted write read before the last element (G1a): reported
+		// once per such element, in order, as the last one's source.
+		for _, i := range abortedAt {
+			if i >= n-1 {
+				break
+			}
+			s.checkSource(r, k, longest[i])
+		}
+		if n > 0 {
+			if w, usable := s.checkSource(r, k, longest[n-1]); usable {
+				s.addEdge(w, r.t, edgeWR, k)
 			}
 		}
-		if n := len(r.list); n < len(longest) && wr[n] >= 0 {
-			s.addEdge(r.t, wr[n], edgeRW, ki)
+		if n < len(longest) && wr[n] >= 0 {
+			s.addEdge(r.t, wr[n], edgeRW, k)
 		}
 	}
 	s.lostUpdates(k, rs)
@@ -606,19 +870,17 @@ func (s *iso) inferList(k string, rs []read) {
 // inferRegister infers a register key's version order: the initial state
 // (null) precedes every version, and a transaction that read v and then
 // wrote the key installed its version right after v.
-func (s *iso) inferRegister(k string, rs []read) {
-	ki := s.key(k)
+func (s *iso) inferRegister(k int32, rs []read) {
 	// next: version → versions known to follow it directly; hasPrev marks
 	// versions with a known non-initial predecessor.
-	next := map[string][]int32{}
+	next := map[vtok][]int32{}
 	hasPrev := map[int32]bool{}
 	for _, r := range rs {
 		tx := &s.txns[r.t]
-		for _, m := range tx.micro[r.at+1:] {
-			if m.F == history.MicroWrite && m.Key == k {
-				v := canon(r.val)
-				next[v] = append(next[v], r.t)
-				if r.val != nil {
+		for _, m := range s.mops[tx.micro+r.at+1 : tx.micro+tx.n] {
+			if m.f == fWrite && m.key == k {
+				next[r.val] = append(next[r.val], r.t)
+				if r.val != tokNull {
 					hasPrev[r.t] = true
 				}
 				break
@@ -635,21 +897,20 @@ func (s *iso) inferRegister(k string, rs []read) {
 		if s.b.spent() {
 			return
 		}
-		v := canon(r.val)
-		if r.val != nil {
-			w, usable := s.checkSource(r, k, v)
+		if r.val != tokNull {
+			w, usable := s.checkSource(r, k, r.val)
 			if !usable {
 				continue
 			}
-			s.addEdge(w, r.t, edgeWR, ki)
-			for _, u := range next[v] {
-				s.addEdge(w, u, edgeWW, ki)
-				s.addEdge(r.t, u, edgeRW, ki)
+			s.addEdge(w, r.t, edgeWR, k)
+			for _, u := range next[r.val] {
+				s.addEdge(w, u, edgeWW, k)
+				s.addEdge(r.t, u, edgeRW, k)
 			}
 			continue
 		}
 		for _, u := range roots {
-			s.addEdge(r.t, u, edgeRW, ki)
+			s.addEdge(r.t, u, edgeRW, k)
 		}
 	}
 	s.lostUpdates(k, rs)
@@ -657,14 +918,17 @@ func (s *iso) inferRegister(k string, rs []read) {
 
 // lostUpdates reports two or more committed transactions that read the
 // same version of k and both wrote k: one write is lost (P4).
-func (s *iso) lostUpdates(k string, rs []read) {
-	by := map[string][]int32{}
-	var order []string
+func (s *iso) lostUpdates(k int32, rs []read) {
+	var by map[vtok][]int32
+	var order []vtok
 	for _, r := range rs {
 		tx := &s.txns[r.t]
-		for _, m := range tx.micro[r.at+1:] {
-			if m.Key == k && m.F != history.MicroRead {
-				v := canon(r.val)
+		for _, m := range s.mops[tx.micro+r.at+1 : tx.micro+tx.n] {
+			if m.key == k && m.f&^fList != fRead {
+				if by == nil {
+					by = map[vtok][]int32{}
+				}
+				v := s.value(r)
 				if by[v] == nil {
 					order = append(order, v)
 				}
@@ -679,8 +943,8 @@ func (s *iso) lostUpdates(k string, rs []read) {
 			for _, t := range ts {
 				names = append(names, s.describe(t))
 			}
-			s.report(classLostUpdate, Anomaly{Key: k, OpIDs: s.opIDs(ts...),
-				Message: fmt.Sprintf("key %q: %s all read %s and then wrote the key: all but one write is lost", k, strings.Join(names, ", "), v)})
+			s.report(classLostUpdate, Anomaly{Key: s.keys[k], OpIDs: s.opIDs(ts...),
+				Message: fmt.Sprintf("key %q: %s all read %s and then wrote the key: all but one write is lost", s.keys[k], strings.Join(names, ", "), s.text(v))})
 		}
 	}
 }
@@ -702,20 +966,23 @@ func orderScope(level string) string {
 // at a time, so this is its program order). Consecutive pairs suffice:
 // the graph is searched for paths, and order is transitive.
 func (s *iso) processOrder() {
-	last := map[string]int32{}
+	last := make([]int32, len(s.procs))
+	for i := range last {
+		last[i] = -1
+	}
 	idx := make([]int32, 0, len(s.txns))
 	for t := range s.txns {
 		if s.txns[t].status == committed {
 			idx = append(idx, int32(t))
 		}
 	}
-	sort.SliceStable(idx, func(i, j int) bool { return s.txns[idx[i]].op.InvokeTS < s.txns[idx[j]].op.InvokeTS })
+	sort.SliceStable(idx, func(i, j int) bool { return s.txns[idx[i]].inv < s.txns[idx[j]].inv })
 	for _, t := range idx {
 		if s.b.spent() {
 			return
 		}
-		p := s.txns[t].op.ProcessID
-		if prev, ok := last[p]; ok {
+		p := s.txns[t].proc
+		if prev := last[p]; prev >= 0 {
 			s.addEdge(prev, t, edgeProc, -1)
 		}
 		last[p] = t
@@ -735,11 +1002,11 @@ func (s *iso) realtime() {
 	}
 	evs := make([]ev, 0, 2*len(s.txns))
 	for t := range s.txns {
-		op := s.txns[t].op
-		if s.txns[t].status != committed {
+		tx := &s.txns[t]
+		if tx.status != committed {
 			continue
 		}
-		evs = append(evs, ev{op.InvokeTS, int32(t), true}, ev{*op.CompleteTS, int32(t), false})
+		evs = append(evs, ev{tx.inv, int32(t), true}, ev{tx.end, int32(t), false})
 	}
 	sort.Slice(evs, func(i, j int) bool {
 		if evs[i].ts != evs[j].ts {
@@ -760,10 +1027,10 @@ func (s *iso) realtime() {
 			}
 			continue
 		}
-		inv := s.txns[e.t].op.InvokeTS
+		inv := s.txns[e.t].inv
 		kept := frontier[:0]
 		for _, f := range frontier {
-			if *s.txns[f].op.CompleteTS >= inv {
+			if s.txns[f].end >= inv {
 				kept = append(kept, f)
 			}
 		}

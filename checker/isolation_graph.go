@@ -48,7 +48,7 @@ func (s *iso) build() *graph {
 	for v := 1; v <= n; v++ {
 		g.off[v] += g.off[v-1]
 	}
-	s.edges = es
+	s.nEdges, s.edges = len(es), nil // the graph holds them now
 	return g
 }
 
@@ -362,8 +362,8 @@ func (s *iso) reportCycle(class string, steps []step) {
 		}
 		fmt.Fprintf(&b, " -%s%s-> %s", edgeName(st.mask), k, s.describe(st.to))
 		ids = append(ids, st.from)
-		op := s.txns[st.from].op
-		lo, hi = min(lo, op.InvokeTS), max(hi, end(op))
+		tx := &s.txns[st.from]
+		lo, hi = min(lo, tx.inv), max(hi, tx.end)
 	}
 	if hi == math.MaxInt64 {
 		hi = 0
@@ -407,7 +407,7 @@ func (s *iso) writePicture(path string, maxBytes int64) (bool, error) {
 			fmt.Fprintf(&one, "<line x1=%.0f y1=%.0f x2=%.0f y2=%.0f stroke=black marker-end=\"url(#a)\"/><text x=%.0f y=%.0f font-size=12 fill=#a00>%s</text>\n",
 				x1, y1, x2+(x1-x2)*0.15, y2+(y1-y2)*0.15, (x1+x2)/2, (y1+y2)/2, html.EscapeString(label))
 			fmt.Fprintf(&one, "<circle cx=%.0f cy=%.0f r=18 fill=#def stroke=#346/><text x=%.0f y=%.0f font-size=11 text-anchor=middle>T%s</text>\n",
-				x1, y1, x1, y1+4, html.EscapeString(s.txns[st.from].op.OpID))
+				x1, y1, x1, y1+4, html.EscapeString(s.txns[st.from].id))
 		}
 		one.WriteString("</svg>\n")
 		if int64(b.Len()+one.Len()) > maxBytes {
