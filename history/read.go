@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/dstgen/dstgen/internal/fileline"
@@ -174,14 +175,52 @@ func readAll(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err er
 	return meta, ops, bad, nil
 }
 
-// ReadFile reads a history file; see ReadBytes.
+// ReadFile reads a history file: the ops and the bad lines as ReadBytes
+// gives them for the file's bytes. It reads a block at a time (ScanFile)
+// and keeps only the ops, each op's input and output copied out of the
+// block: the file is never in memory whole.
 func ReadFile(path string) (Meta, []Op, []error, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
+	var ops []Op
+	var bad []error
+	var meta Meta
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
 	}
-	meta, ops, bad := ReadBytes(data, path)
-	return meta, ops, bad, nil
+	err := ScanFile(path, func(m Meta, b Block) error {
+		meta = m
+		if ops == nil && len(b.Ops) > 0 && b.Size > 0 {
+			// The op count guessed from the first block's, so the
+			// result rarely grows.
+			ops = make([]Op, 0, int(float64(size)/float64(b.Size)*float64(len(b.Ops))*1.05)+16)
+		}
+		bad = append(bad, b.Bad...)
+		raw := 0
+		for i := range b.Ops {
+			raw += len(b.Ops[i].Input) + len(b.Ops[i].Output)
+		}
+		arena := make([]byte, 0, raw)
+		for _, op := range b.Ops {
+			op.Input, arena = own(op.Input, arena)
+			op.Output, arena = own(op.Output, arena)
+			ops = append(ops, op)
+		}
+		return nil
+	})
+	if err != nil {
+		return meta, ops, bad, err
+	}
+	return meta, slices.Clip(ops), bad, nil
+}
+
+// own copies raw into arena (which has room for it) and returns the copy.
+func own(raw json.RawMessage, arena []byte) (json.RawMessage, []byte) {
+	if raw == nil {
+		return nil, arena
+	}
+	n := len(arena)
+	arena = append(arena, raw...)
+	return json.RawMessage(arena[n:len(arena):len(arena)]), arena
 }
 
 // parallelMin is the size below which ReadBytes parses on one goroutine.
@@ -193,12 +232,31 @@ const parallelMin = 1 << 20
 // numbers are as readAll's. Input and Output of the ops alias data, which the
 // caller must not modify afterwards.
 func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
+	var b blockParser
+	meta, _, ops, bad := b.parse(data, name, 0, true)
+	return meta, ops, bad
+}
+
+// blockParser parses blocks of lines in parallel; its interners (one per
+// goroutine) carry over from block to block, so a value repeated through
+// a history is one string throughout.
+type blockParser struct {
+	interners []*interner
+	ops       []Op // reused between blocks when the caller allows it
+}
+
+// parse parses data, whose first line is line firstLine+1 of the history;
+// first says it starts the history (the only place a _meta line may be).
+func (b *blockParser) parse(data []byte, name string, firstLine int, first bool) (meta Meta, hasMeta bool, ops []Op, bad []error) {
 	if len(data) == 0 {
-		return Meta{}, nil, nil
+		return Meta{}, false, nil, nil
 	}
 	n := runtime.GOMAXPROCS(0)
 	if len(data) < parallelMin {
 		n = 1
+	}
+	for len(b.interners) < n {
+		b.interners = append(b.interners, newInterner())
 	}
 	type chunk struct {
 		data      []byte
@@ -206,12 +264,17 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 		ops       []Op // a window of the shared result, one slot per line
 		bad       []error
 		meta      Meta
+		hasMeta   bool
 	}
 	// Every line yields at most one op, so counting newlines sizes the
 	// result exactly and each chunk fills its own window of it: no growth,
 	// no merge copy.
 	lines := bytes.Count(data, []byte{'\n'}) + 1
-	all := make([]Op, lines)
+	all := b.ops[:0]
+	if cap(all) < lines {
+		all = make([]Op, lines)
+	}
+	all = all[:lines] // a reused slice: every op appended below is whole
 	chunks := make([]*chunk, 0, n)
 	start, line := 0, 0
 	for i := 1; i <= n && start < len(data); i++ {
@@ -225,17 +288,16 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 			}
 		}
 		cl := bytes.Count(data[start:end], []byte{'\n'})
-		chunks = append(chunks, &chunk{data: data[start:end], firstLine: line, ops: all[line : line : line+cl+1]})
+		chunks = append(chunks, &chunk{data: data[start:end], firstLine: firstLine + line, ops: all[line : line : line+cl+1]})
 		line += cl
 		start = end
 	}
 	var wg sync.WaitGroup
 	for i, c := range chunks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rd := &Reader{src: c.data, name: name, intern: newInterner(), line: c.firstLine}
-			rd.seenOp = i > 0 // _meta belongs on the file's first line only
+		in := b.interners[i]
+		wg.Go(func() {
+			rd := &Reader{src: c.data, name: name, intern: in, line: c.firstLine}
+			rd.seenOp = i > 0 || !first // _meta belongs on the file's first line only
 			for {
 				op, err := rd.Next()
 				if err == io.EOF {
@@ -247,17 +309,16 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 				}
 				c.ops = append(c.ops, op)
 			}
-			c.meta, _ = rd.Meta()
-		}()
+			c.meta, c.hasMeta = rd.Meta()
+		})
 	}
 	wg.Wait()
 	// Close the gaps left by blank, meta and bad lines.
-	ops := all[:0]
-	var bad []error
+	ops = all[:0]
 	for _, c := range chunks {
 		ops = append(ops, c.ops...) // copy within all; never overlaps forward
 		bad = append(bad, c.bad...)
 	}
 	clear(all[len(ops):])
-	return chunks[0].meta, ops, bad
+	return chunks[0].meta, chunks[0].hasMeta, ops, bad
 }
