@@ -277,10 +277,13 @@ type iso struct {
 	allowed  map[string]int
 	dirty    []DirtyRead
 	cycles   []cycle
-	// textOf and textBuf translate a decoder's texts while one batch loads.
+	// textOf and listOf translate a decoder's texts and lists while one
+	// batch loads.
 	textOf  []vtok
 	listOf  []int32
 	scratch []byte
+	// onBatch, when set, sees each decoded batch before it is loaded.
+	onBatch func(ops []history.Op, d *txnDecoder)
 }
 
 type step struct {
@@ -462,6 +465,9 @@ func (s *iso) listText(i int32) vtok {
 // load indexes one decoded batch: the transactions, their micro-ops with
 // the decoder's texts and lists given the check's own places, the writes.
 func (s *iso) load(ops []history.Op, d *txnDecoder) error {
+	if s.onBatch != nil {
+		s.onBatch(ops, d)
+	}
 	s.textOf = s.textOf[:0]
 	for range d.texts {
 		s.textOf = append(s.textOf, tokNull) // interned on first use

@@ -171,6 +171,12 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	if err != nil {
 		return Result{}, err
 	}
+	return finish(res, id, spec, start), nil
+}
+
+// finish stamps a checker's result with what ran and how long, and an
+// outcome from its anomalies when the checker left it open.
+func finish(res Result, id string, spec Spec, start time.Time) Result {
 	res.Checker, res.Model = id, spec.Model
 	res.Elapsed = time.Since(start)
 	if res.Outcome == "" {
@@ -179,7 +185,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 			res.Outcome = Invalid
 		}
 	}
-	return res, nil
+	return res
 }
 
 // Pick is the checker picker of docs/history-and-checkers.md §4. ok is false when the pair is not in

@@ -105,24 +105,19 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 				}
 				final = f
 			}
-			meta, ops, bad, err := history.ReadFile(path)
+			// An error about one op names path:line.
+			fr, err := checker.RunFile(cmd.Context(), spec, path, final)
 			if err != nil {
 				return badInput(err)
 			}
-			rep := checkReport{History: path, Meta: meta, OpsRead: len(ops)}
-			for _, e := range bad {
+			res := fr.Result
+			rep := checkReport{History: path, Meta: fr.Meta, OpsRead: fr.OpsRead, Weak: fr.Weak, Result: res}
+			for _, e := range fr.Bad {
 				rep.BadLines = append(rep.BadLines, e.Error())
 			}
-			for _, e := range history.Validate(path, ops, nil) {
+			for _, e := range fr.Invalid {
 				rep.InvalidRecords = append(rep.InvalidRecords, e.Error())
 			}
-			rep.Weak = history.Weak(meta, ops, checker.Needs(spec.Checker, spec.Model))
-			spec.History = path // an error about one op names path:line
-			res, err := checker.Run(cmd.Context(), spec, ops, final)
-			if err != nil {
-				return badInput(err)
-			}
-			rep.Result = res
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -138,7 +133,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 				return badInput(fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0]))
 			case len(rep.InvalidRecords) > 0:
 				return badInput(fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0]))
-			case len(ops) == 0:
+			case rep.OpsRead == 0:
 				// Red flag 2: a checker that consumed nothing proves nothing,
 				// so an empty history is never reported as valid.
 				return badInput(fmt.Errorf("%s: no ops: an empty history proves nothing", path))
