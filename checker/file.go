@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/dstgen/dstgen/history"
@@ -79,12 +80,24 @@ func runIsolationFile(ctx context.Context, spec Spec, path string) (FileReport, 
 			return nil
 		})...)
 	}
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	reserved := false
 	err = history.ScanFile(path, func(meta history.Meta, b history.Block) error {
 		rep.Meta = meta
 		rep.Bad = append(rep.Bad, b.Bad...)
 		rep.OpsRead += len(b.Ops)
 		weak.Add(b.Ops)
-		return s.add(b.Ops)
+		if err := s.add(b.Ops); err != nil {
+			return err
+		}
+		if !reserved && len(b.Ops) > 0 && b.Size > 0 {
+			reserved = true
+			s.reserve(float64(size) / float64(b.Size))
+		}
+		return nil
 	})
 	if err != nil {
 		return FileReport{}, err

@@ -224,10 +224,18 @@ type listRef struct {
 // into blocks, never grown, so no append copies the elements read so far.
 const arenaBlock = 1 << 20
 
-type wkey struct {
-	k int32
-	v vtok
+// wrec is one write as loaded: key, value, writer, function, and whether
+// it was the writer's last write of that function to the key.
+type wrec struct {
+	k     int32
+	v     vtok
+	t     int32
+	f     uint8
+	final bool
 }
+
+// edgeBlock is the size of a block of edges.
+const edgeBlock = 1 << 18
 
 // writeRef is who wrote a value to a key: the transaction, and whether it
 // was that transaction's last write to the key (else a read of it is an
@@ -267,11 +275,18 @@ type iso struct {
 	arena   [][]vtok
 	lists   []listRef
 	errText map[int32]string // an aborted transaction's error
-	writers map[wkey]writeRef
+	// wrecs are the writes in load order, until indexWrites turns them
+	// into the per-key index below (wOff: a key's range of wVals/wRefs;
+	// wBig: a map for a key with many values).
+	wrecs []wrec
+	wOff  []int32
+	wVals []vtok
+	wRefs []writeRef
+	wBig  map[int32]map[vtok]int32
 	// installs lists, per register key, the transactions whose last
 	// write to it is a version (aborted ones included; filtered on use).
 	installs [][]int32
-	edges    []edge
+	edges    [][]edge // in blocks of edgeBlock, never copied to grow
 	nEdges   int
 	an       anomalies
 	allowed  map[string]int
@@ -307,7 +322,7 @@ func newIso(ctx context.Context, spec Spec) (*iso, error) {
 		}
 	}
 	return &iso{spec: spec, level: level, b: newBudget(ctx), keyIdx: map[string]int32{}, procIdx: map[string]int32{},
-		textIdx: map[string]vtok{}, errText: map[int32]string{}, writers: map[wkey]writeRef{}, allowed: map[string]int{}}, nil
+		textIdx: map[string]vtok{}, errText: map[int32]string{}, allowed: map[string]int{}}, nil
 }
 
 func checkIsolation(ctx context.Context, spec Spec, ops []history.Op) (Result, error) {
@@ -331,10 +346,26 @@ func (s *iso) add(ops []history.Op) error {
 	return decodeBatches(ops, s.load)
 }
 
+// reserve makes room for f times what is loaded so far: a guess at the
+// whole from its start, so the big arrays rarely grow by copying.
+func (s *iso) reserve(f float64) {
+	grow := func(n int) int { return int(float64(n)*f*1.05) + 16 }
+	s.txns = slices.Grow(s.txns, grow(len(s.txns))-len(s.txns))
+	s.mops = slices.Grow(s.mops, grow(len(s.mops))-len(s.mops))
+	s.lists = slices.Grow(s.lists, grow(len(s.lists))-len(s.lists))
+	s.wrecs = slices.Grow(s.wrecs, grow(len(s.wrecs))-len(s.wrecs))
+}
+
 // check judges the transactions added.
 func (s *iso) check() (Result, error) {
+	if err := s.indexWrites(); err != nil {
+		return Result{}, err
+	}
 	res := Result{OpsConsumed: len(s.txns)}
+	micro := len(s.mops)
 	s.infer()
+	// What only inference reads goes before the graph is built.
+	s.arena, s.lists, s.mops, s.wVals, s.wRefs, s.wBig, s.installs = nil, nil, nil, nil, nil, nil, nil
 	if s.level == StrictSerializable {
 		s.realtime()
 	}
@@ -360,12 +391,12 @@ func (s *iso) check() (Result, error) {
 			keys++
 		}
 	}
-	if s.edges != nil { // not built into a graph (the time limit came first)
-		s.nEdges = len(s.edges)
+	for _, b := range s.edges { // not built into a graph (the time limit came first)
+		s.nEdges += len(b)
 	}
 	res.Scope = fmt.Sprintf("level %s forbids %s; %d transactions (%d committed, %d aborted, %d unknown), %d micro-ops, %d keys, %d dependency edges; "+
 		"item-level only: predicate reads and phantoms are not modelled, so G2 is judged as G2-item; version orders are only what reads reveal (list prefixes, the initial state, a read before a write in one transaction), so an anomaly no read exposes is not seen; %s",
-		s.level, forbiddenList(s.level), len(s.txns), com, abo, ind, len(s.mops), keys, s.nEdges, orderScope(s.level))
+		s.level, forbiddenList(s.level), len(s.txns), com, abo, ind, micro, keys, s.nEdges, orderScope(s.level))
 	if len(s.allowed) > 0 {
 		var names []string
 		for c, n := range s.allowed {
@@ -491,10 +522,10 @@ func (s *iso) load(ops []history.Op, d *txnDecoder) error {
 		op := &ops[i]
 		dt := d.txns[i]
 		if dt.err == errNotTxn {
-			return fileline.Errorf(s.spec.History, op.Line, "op %q: op_type %q: the txn model takes only op_type txn", op.OpID, op.OpType)
+			return s.loadErr(fileline.Errorf(s.spec.History, op.Line, "op %q: op_type %q: the txn model takes only op_type txn", op.OpID, op.OpType))
 		}
 		if dt.err != nil {
-			return fileline.Errorf(s.spec.History, op.Line, "op %q: %w", op.OpID, dt.err)
+			return s.loadErr(fileline.Errorf(s.spec.History, op.Line, "op %q: %w", op.OpID, dt.err))
 		}
 		st := committed
 		switch {
@@ -542,13 +573,7 @@ func (s *iso) load(ops []history.Op, d *txnDecoder) error {
 			if k := s.kind[m.key]; k == kindNone {
 				s.kind[m.key], s.counted[m.key] = kind, true
 			} else if k != kind {
-				return fileline.Errorf(s.spec.History, op.Line, "op %q: key %q is written with both w and append (a key is a register or a list, not both)", op.OpID, s.keys[m.key])
-			}
-			wk := wkey{m.key, m.val}
-			if prev, dup := s.writers[wk]; dup && prev.t != t {
-				pt := &s.txns[prev.t]
-				return fileline.Errorf(s.spec.History, op.Line, "op %q: %s of %s to key %q repeats op %q (line %d): written values must be unique per key",
-					op.OpID, microF(m.f), s.text(m.val), s.keys[m.key], pt.id, pt.line)
+				return s.loadErr(fileline.Errorf(s.spec.History, op.Line, "op %q: key %q is written with both w and append (a key is a register or a list, not both)", op.OpID, s.keys[m.key]))
 			}
 			final := true
 			for _, later := range ms[j+1:] {
@@ -557,7 +582,9 @@ func (s *iso) load(ops []history.Op, d *txnDecoder) error {
 					break
 				}
 			}
-			s.writers[wk] = writeRef{t: t, final: final}
+			// A value written twice is found by indexWrites, which
+			// reports the first, as a check at each write would.
+			s.wrecs = append(s.wrecs, wrec{k: m.key, v: m.val, t: t, f: m.f, final: final})
 			if final && m.f == fWrite {
 				s.installs[m.key] = append(s.installs[m.key], t)
 			}
@@ -608,7 +635,133 @@ func (s *iso) addEdge(from, to int32, mask uint8, key int32) {
 	if from == to || s.txns[from].status == aborted || s.txns[to].status == aborted {
 		return
 	}
-	s.edges = append(s.edges, edge{from, to, mask, key})
+	if n := len(s.edges); n == 0 || len(s.edges[n-1]) == cap(s.edges[n-1]) {
+		s.edges = append(s.edges, make([]edge, 0, edgeBlock))
+	}
+	b := &s.edges[len(s.edges)-1]
+	*b = append(*b, edge{from, to, mask, key})
+}
+
+// loadErr is the error a load stops at: a value written twice before it,
+// if there is one, comes first.
+func (s *iso) loadErr(err error) error {
+	if dup := s.indexWrites(); dup != nil {
+		return dup
+	}
+	return err
+}
+
+// indexWrites builds the per-key index of writers from the writes
+// loaded, and returns the error of the first write (in load order) of a
+// value another transaction wrote to the key already. Writes are grouped
+// by key with a counting sort, so each key's writes sit together: an
+// inference that looks up a key's writers reads one small range, not a
+// map of every write of the history.
+func (s *iso) indexWrites() error {
+	if s.wrecs == nil && s.wOff != nil {
+		return nil
+	}
+	ws := s.wrecs
+	off := make([]int32, len(s.keys)+1)
+	for _, w := range ws {
+		off[w.k+1]++
+	}
+	for k := 1; k < len(off); k++ {
+		off[k] += off[k-1]
+	}
+	order := make([]int32, len(ws)) // write indexes, by key, in load order within a key
+	next := slices.Clone(off[:len(s.keys)])
+	for i, w := range ws {
+		order[next[w.k]] = int32(i)
+		next[w.k]++
+	}
+	vals := make([]vtok, 0, len(ws))
+	refs := make([]writeRef, 0, len(ws))
+	wOff := make([]int32, len(s.keys)+1)
+	var big map[int32]map[vtok]int32
+	dup := -1 // index of the first write that repeats another transaction's
+	for k := range s.keys {
+		lo := int32(len(vals))
+		var m map[vtok]int32
+		find := func(v vtok) int32 {
+			if m != nil {
+				if j, ok := m[v]; ok {
+					return j
+				}
+				return -1
+			}
+			for j := lo; j < int32(len(vals)); j++ {
+				if vals[j] == v {
+					return j
+				}
+			}
+			return -1
+		}
+		for _, i := range order[off[k]:off[k+1]] {
+			w := &ws[i]
+			if j := find(w.v); j >= 0 {
+				if refs[j].t != w.t {
+					if dup < 0 || int(i) < dup {
+						dup = int(i)
+					}
+					continue
+				}
+				refs[j].final = w.final // the writer's later write of it counts
+				continue
+			}
+			vals = append(vals, w.v)
+			refs = append(refs, writeRef{t: w.t, final: w.final})
+			if m != nil {
+				m[w.v] = int32(len(vals) - 1)
+			} else if len(vals)-int(lo) > 16 {
+				m = make(map[vtok]int32, 32)
+				for j := lo; j < int32(len(vals)); j++ {
+					m[vals[j]] = j
+				}
+				if big == nil {
+					big = map[int32]map[vtok]int32{}
+				}
+				big[int32(k)] = m
+			}
+		}
+		wOff[k+1] = int32(len(vals))
+	}
+	if dup >= 0 {
+		w := &ws[dup]
+		first := s.firstWriter(ws, w)
+		tx, pt := &s.txns[w.t], &s.txns[first]
+		return fileline.Errorf(s.spec.History, tx.line, "op %q: %s of %s to key %q repeats op %q (line %d): written values must be unique per key",
+			tx.id, microF(w.f), s.text(w.v), s.keys[w.k], pt.id, pt.line)
+	}
+	s.wOff, s.wVals, s.wRefs, s.wBig, s.wrecs = wOff, vals, refs, big, nil
+	return nil
+}
+
+// firstWriter is the transaction that first wrote w's value to w's key.
+func (s *iso) firstWriter(ws []wrec, w *wrec) int32 {
+	for i := range ws {
+		if ws[i].k == w.k && ws[i].v == w.v {
+			return ws[i].t
+		}
+	}
+	return w.t
+}
+
+// writer is who wrote v to key k.
+func (s *iso) writer(k int32, v vtok) (writeRef, bool) {
+	if m := s.wBig[k]; m != nil {
+		j, ok := m[v]
+		if !ok {
+			return writeRef{}, false
+		}
+		return s.wRefs[j], true
+	}
+	for j := s.wOff[k]; j < s.wOff[k+1]; j++ {
+		if s.wVals[j] == v {
+			return s.wRefs[j], true
+		}
+	}
+	return writeRef{}, false
 }
 
 // read is one external read: a transaction's read of a key before any
@@ -780,7 +933,7 @@ func (s *iso) internal(t int32, reads [][]read) {
 // used for edges.
 func (s *iso) checkSource(r read, k int32, v vtok) (int32, bool) {
 	tx := &s.txns[r.t]
-	w, found := s.writers[wkey{k, v}]
+	w, found := s.writer(k, v)
 	if !found {
 		if len(s.dirty) < maxAnomalies {
 			s.dirty = append(s.dirty, DirtyRead{Key: s.keys[k], Value: s.text(v), OpType: "read", OpID: tx.id, ProcessID: s.procs[tx.proc], Line: tx.line})
@@ -811,7 +964,10 @@ func (s *iso) inferList(k int32, rs []read) {
 	var lt int32 = -1
 	for _, r := range rs {
 		if l := s.view(r, &one); len(l) > len(longest) {
-			longest, lt = slices.Clone(l), r.t
+			longest, lt = l, r.t
+			if r.li == -2 { // one's array is reused by the next view
+				longest = slices.Clone(l)
+			}
 		}
 	}
 	seen := make(map[vtok]int, len(longest))
@@ -838,7 +994,7 @@ func (s *iso) inferList(k int32, rs []read) {
 	wr := make([]int32, len(longest))
 	var abortedAt []int // positions whose writer aborted
 	for i, v := range longest {
-		w, found := s.writers[wkey{k, v}]
+		w, found := s.writer(k, v)
 		if found && s.txns[w.t].status == aborted {
 			abortedAt = append(abortedAt, i)
 		}

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -18,37 +19,63 @@ type graph struct {
 	key  []int32
 }
 
-// build merges parallel edges (their type bits OR-ed) into a graph.
+// build merges parallel edges (their type bits OR-ed; the key of the
+// first of them with one) into a graph. The edges go straight into their
+// source's range with a counting sort (no sort of every edge, no copy of
+// them all), then each range is put in target order and merged in place.
 func (s *iso) build() *graph {
-	es := s.edges
-	slices.SortFunc(es, func(a, b edge) int {
-		if a.from != b.from {
-			return int(a.from - b.from)
-		}
-		return int(a.to - b.to)
-	})
 	n := len(s.txns)
 	g := &graph{off: make([]int32, n+1)}
-	for i := 0; i < len(es); {
-		j := i
-		var m uint8
-		key := int32(-1)
-		for ; j < len(es) && es[j].from == es[i].from && es[j].to == es[i].to; j++ {
-			if key < 0 {
-				key = es[j].key
-			}
-			m |= es[j].mask
+	total := 0
+	for _, b := range s.edges {
+		total += len(b)
+		for _, e := range b {
+			g.off[e.from+1]++
 		}
-		g.dst = append(g.dst, es[i].to)
-		g.mask = append(g.mask, m)
-		g.key = append(g.key, key)
-		g.off[es[i].from+1]++
-		i = j
 	}
 	for v := 1; v <= n; v++ {
 		g.off[v] += g.off[v-1]
 	}
-	s.nEdges, s.edges = len(es), nil // the graph holds them now
+	type half struct {
+		to   int32
+		key  int32
+		mask uint8
+	}
+	hs := make([]half, total)
+	next := slices.Clone(g.off[:n])
+	for bi, b := range s.edges {
+		for _, e := range b {
+			hs[next[e.from]] = half{e.to, e.key, e.mask}
+			next[e.from]++
+		}
+		s.edges[bi] = nil
+	}
+	s.nEdges, s.edges = total, nil // the graph holds them now
+	g.dst, g.mask, g.key = make([]int32, 0, total), make([]uint8, 0, total), make([]int32, 0, total)
+	var w int32
+	for v := 0; v < n; v++ {
+		r := hs[g.off[v]:g.off[v+1]]
+		g.off[v] = w
+		// Stable: among parallel edges the first keeps its place.
+		slices.SortStableFunc(r, func(a, b half) int { return cmp.Compare(a.to, b.to) })
+		for i := 0; i < len(r); {
+			j := i
+			var m uint8
+			key := int32(-1)
+			for ; j < len(r) && r[j].to == r[i].to; j++ {
+				if key < 0 {
+					key = r[j].key
+				}
+				m |= r[j].mask
+			}
+			g.dst = append(g.dst, r[i].to)
+			g.mask = append(g.mask, m)
+			g.key = append(g.key, key)
+			w++
+			i = j
+		}
+	}
+	g.off[n] = w
 	return g
 }
 
