@@ -273,7 +273,9 @@ type iso struct {
 	texts   []string
 	textIdx map[string]vtok
 	arena   [][]vtok
+	chains  [][]vtok // per key; see copyList
 	lists   []listRef
+	tmp     []vtok
 	errText map[int32]string // an aborted transaction's error
 	// wrecs are the writes in load order, until indexWrites turns them
 	// into the per-key index below (wOff: a key's range of wVals/wRefs;
@@ -365,7 +367,7 @@ func (s *iso) check() (Result, error) {
 	micro := len(s.mops)
 	s.infer()
 	// What only inference reads goes before the graph is built.
-	s.arena, s.lists, s.mops, s.wVals, s.wRefs, s.wBig, s.installs = nil, nil, nil, nil, nil, nil, nil
+	s.arena, s.chains, s.lists, s.mops, s.wVals, s.wRefs, s.wBig, s.installs = nil, nil, nil, nil, nil, nil, nil, nil
 	if s.level == StrictSerializable {
 		s.realtime()
 	}
@@ -440,6 +442,7 @@ func (s *iso) key(k []byte) int32 {
 	s.kind = append(s.kind, kindNone)
 	s.counted = append(s.counted, false)
 	s.installs = append(s.installs, nil)
+	s.chains = append(s.chains, nil)
 	return i
 }
 
@@ -471,6 +474,9 @@ func (s *iso) text(v vtok) string {
 // list is the elements of list i.
 func (s *iso) list(i int32) []vtok {
 	l := s.lists[i]
+	if l.blk&chainRef != 0 {
+		return s.chains[l.blk&^chainRef][:l.n:l.n]
+	}
 	return s.arena[l.blk][l.off : l.off+l.n : l.off+l.n]
 }
 
@@ -555,7 +561,7 @@ func (s *iso) load(ops []history.Op, d *txnDecoder) error {
 			}
 			m := mop{key: k, f: x.f}
 			if x.f&fList != 0 {
-				m.val = vtok(s.copyList(d, x.val, tok))
+				m.val = vtok(s.copyList(d, x.val, k, tok))
 			} else {
 				m.val = tok(x.val)
 			}
@@ -593,31 +599,49 @@ func (s *iso) load(ops []history.Op, d *txnDecoder) error {
 	return nil
 }
 
-// copyList copies a decoder's list into the arena and returns its index.
-func (s *iso) copyList(d *txnDecoder, i vtok, tok func(vtok) vtok) int32 {
+// copyList stores a decoder's list, read of key k, and returns its index.
+// Reads of a list-append key are mostly prefixes of one order, each a
+// little longer than the last: such a list is kept as a length into the
+// key's chain (the longest such read so far, extended as reads grow), so
+// the elements of all of them take the room of the longest. A list that
+// is neither prefix nor extension of the chain is copied into the arena.
+func (s *iso) copyList(d *txnDecoder, i vtok, k int32, tok func(vtok) vtok) int32 {
 	if j := s.listOf[i]; j >= 0 {
 		return j
 	}
 	dl := d.lists[i]
 	n := uint32(dl.n)
-	if len(s.arena) == 0 || uint32(cap(s.arena[len(s.arena)-1])-len(s.arena[len(s.arena)-1])) < n {
-		s.arena = append(s.arena, make([]vtok, 0, max(arenaBlock, n)))
-	}
-	blk := len(s.arena) - 1
-	b := s.arena[blk]
-	off := uint32(len(b))
+	els := s.tmp[:0]
 	for _, e := range d.elems[dl.off : dl.off+dl.n] {
-		b = append(b, tok(e))
+		els = append(els, tok(e))
 	}
-	s.arena[blk] = b
+	s.tmp = els
 	text := tokNull
 	if dl.text != tokNull {
 		text = tok(dl.text)
 	}
-	s.lists = append(s.lists, listRef{blk: uint32(blk), off: off, n: n, text: text})
+	ref := listRef{text: text, n: n}
+	if c := s.chains[k]; slices.Equal(els[:min(len(els), len(c))], c[:min(len(els), len(c))]) {
+		if len(els) > len(c) {
+			s.chains[k] = append(c, els[len(c):]...)
+		}
+		ref.blk = chainRef | uint32(k)
+	} else {
+		if len(s.arena) == 0 || uint32(cap(s.arena[len(s.arena)-1])-len(s.arena[len(s.arena)-1])) < n {
+			s.arena = append(s.arena, make([]vtok, 0, max(arenaBlock, n)))
+		}
+		blk := len(s.arena) - 1
+		ref.blk, ref.off = uint32(blk), uint32(len(s.arena[blk]))
+		s.arena[blk] = append(s.arena[blk], els...)
+	}
+	s.lists = append(s.lists, ref)
 	s.listOf[i] = int32(len(s.lists) - 1)
 	return s.listOf[i]
 }
+
+// chainRef marks a listRef whose elements are a prefix of a key's chain
+// (blk is then the key).
+const chainRef = 1 << 31
 
 func (s *iso) opIDs(ts ...int32) []string {
 	ids := make([]string, len(ts))
