@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +28,8 @@ import (
 // machine is shared, so only figures taken side by side compare. Each
 // history is generated from a fixed seed and written to a temporary file.
 // "process" is the real binary run as a child (its own start-up included;
-// its max RSS from the kernel's rusage); "inprocess" is the same command
-// through run(), which is what -cpuprofile sees.
+// its peak RSS from GNU time); "inprocess" is the same command through
+// run(), which is what -cpuprofile sees.
 
 // writeBenchHistory writes ops as a dst-history/1 file and returns its path.
 func writeBenchHistory(b *testing.B, ops []history.Op) string {
@@ -54,10 +54,22 @@ type checkRun struct {
 	heap   uint64
 }
 
-// checkProcess runs the binary as a child process.
+// timeBin is GNU time, which reports a command's peak RSS. A child's own
+// rusage will not do: Go starts it with vfork, and Linux counts the
+// parent's resident pages at that moment into the child's maximum, so a
+// benchmark that holds the generated history would be measured, not
+// dstgen. time forks the command from its own small process.
+const timeBin = "/usr/bin/time"
+
+// checkProcess runs the binary as a child process (under GNU time, when
+// there is one, for its peak RSS).
 func checkProcess(b *testing.B, bin string, args []string) checkRun {
 	b.Helper()
+	rssFile := filepath.Join(b.TempDir(), "rss")
 	cmd := exec.Command(bin, args...)
+	if _, err := os.Stat(timeBin); err == nil {
+		cmd = exec.Command(timeBin, append([]string{"-f", "%M", "-o", rssFile, bin}, args...)...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
@@ -70,8 +82,16 @@ func checkProcess(b *testing.B, bin string, args []string) checkRun {
 	case err != nil:
 		b.Fatalf("run %s: %v", bin, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss << 10 // Linux reports KiB
+	// time writes "Command exited with non-zero status N" before the
+	// figure when the command fails: the figure is the last line.
+	if data, err := os.ReadFile(rssFile); err == nil {
+		lines := strings.Fields(string(data))
+		if len(lines) == 0 {
+			b.Fatalf("%s wrote no figure", timeBin)
+		}
+		if kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64); err == nil {
+			r.maxRSS = kb << 10
+		}
 	}
 	return r
 }
