@@ -175,19 +175,38 @@ func readAll(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err er
 	return meta, ops, bad, nil
 }
 
+// wholeMax is the largest history ReadFile reads into memory whole.
+const wholeMax = 64 << 20
+
 // ReadFile reads a history file: the ops and the bad lines as ReadBytes
-// gives them for the file's bytes. It reads a block at a time (ScanFile)
-// and keeps only the ops, each op's input and output copied out of the
-// block: the file is never in memory whole.
+// gives them for the file's bytes. A file up to wholeMax is read whole
+// and its ops' input and output point into it (the least memory
+// touched, no copy); a larger one is read a block at a time (ScanFile),
+// each op's input and output copied out of its block, so the file is
+// never in memory whole.
 func ReadFile(path string) (Meta, []Op, []error, error) {
+	return readFile(path, wholeMax)
+}
+
+// readFile is ReadFile reading files up to whole bytes whole.
+func readFile(path string, whole int64) (Meta, []Op, []error, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
+	}
+	size := fi.Size()
+	if size <= whole {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
+		}
+		meta, ops, bad := ReadBytes(data, path)
+		return meta, ops, bad, nil
+	}
 	var ops []Op
 	var bad []error
 	var meta Meta
-	var size int64
-	if fi, err := os.Stat(path); err == nil {
-		size = fi.Size()
-	}
-	err := ScanFile(path, func(m Meta, b Block) error {
+	err = ScanFile(path, func(m Meta, b Block) error {
 		meta = m
 		if ops == nil && len(b.Ops) > 0 && b.Size > 0 {
 			// The op count guessed from the first block's, so the

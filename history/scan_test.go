@@ -82,9 +82,11 @@ func TestScanAgreesWithReadBytes(t *testing.T) {
 		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		meta, ops, bad, err := ReadFile(path)
-		if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || strings.ReplaceAll(fmt.Sprint(bad), path, "h.jsonl") != fmt.Sprint(wantBad) {
-			t.Fatalf("input %d: ReadFile differs from ReadBytes (err %v)", n, err)
+		for _, whole := range []int64{0, wholeMax} { // streamed, and read whole
+			meta, ops, bad, err := readFile(path, whole)
+			if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || strings.ReplaceAll(fmt.Sprint(bad), path, "h.jsonl") != fmt.Sprint(wantBad) {
+				t.Fatalf("input %d, whole up to %d: ReadFile differs from ReadBytes (err %v)", n, whole, err)
+			}
 		}
 	}
 }
