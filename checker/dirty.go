@@ -57,6 +57,36 @@ type dirtyFacts struct {
 	invoke int64
 }
 
+// Bits of a slot in the linearizability partitioning: whether its op is
+// kept and open-ended, and what the dirty scan needs to know of it first.
+const (
+	slotKept uint8 = 1 << iota
+	slotOpen
+	dirtyWrite // tries to write a value
+	dirtyAck   // an acknowledged write
+	dirtySeen  // observed a value (not null)
+)
+
+// bits are f's dirty-scan bits.
+func (f dirtyFacts) bits() uint8 {
+	var b uint8
+	if f.isW {
+		b |= dirtyWrite
+	}
+	if f.acked {
+		b |= dirtyAck
+	}
+	if f.seen != "" {
+		b |= dirtySeen
+	}
+	return b
+}
+
+// keptBits are keptFacts' bits, from the conversion at hand.
+func keptBits(g *porcupine.Operation, open bool) uint8 {
+	return keptFacts(g, open).bits()
+}
+
 // factsOf notes the dirty facts of an op that was not converted (failed,
 // timed out unread, or one the model rejects).
 func factsOf(o *history.Op) dirtyFacts {

@@ -137,8 +137,7 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 	// answer never came left open (its "infinity" is after every event of
 	// the keys that are checked, known only after the dirty scan).
 	grouped := make([]porcupine.Operation, len(ops))
-	keep := make([]bool, len(ops)) // per slot
-	open := make([]bool, len(ops)) // per slot: Return is infinity
+	flags := make([]uint8, len(ops)) // per slot: slotKept, slotOpen and the dirty scan's bits
 	// The dirty scan reads a converted op's facts from its conversion;
 	// only the others (a failed write, an op the model rejects) are
 	// noted here, with their slot.
@@ -173,6 +172,7 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 				// dirty, and then the op is not judged at all.
 				if f := factsOf(op); f.isW || f.seen != "" {
 					extras[w] = append(extras[w], extraFacts{s, f})
+					flags[s] = f.bits()
 				}
 			}
 			if err != nil {
@@ -182,7 +182,13 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 			if !kp {
 				continue
 			}
-			keep[s], open[s] = true, unknown(op)
+			flags[s] = slotKept
+			if unknown(op) {
+				flags[s] |= slotOpen
+			}
+			if o.dirty {
+				flags[s] |= keptBits(&po, flags[s]&slotOpen != 0)
+			}
 			// Field by field: a whole-struct copy into this pointerful
 			// array is a bulk write barrier while the GC runs, which it
 			// does during a large load.
@@ -206,14 +212,39 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 			return
 		}
 		lo, hi := start[k], start[k+1]
-		e, _ := slices.BinarySearchFunc(extra, int32(lo), func(x extraFacts, s int32) int { return cmp.Compare(x.slot, s) })
+		e0, _ := slices.BinarySearchFunc(extra, int32(lo), func(x extraFacts, s int32) int { return cmp.Compare(x.slot, s) })
+		// The scan's answer is "clean" unless some op observed a value
+		// while no acknowledged write had completed: settled from the
+		// bits and times alone for almost every key.
+		firstAck, acked, suspect := int64(0), false, false
+		for pass := 0; pass < 2 && !suspect; pass++ {
+			e := e0
+			for j := lo; j < hi; j++ {
+				f := flags[j]
+				call, ret := grouped[j].Call, grouped[j].Return
+				if f&slotKept == 0 && f != 0 {
+					call, ret = extra[e].f.invoke, extra[e].f.ackAt
+					e++
+				}
+				switch {
+				case pass == 0 && f&dirtyAck != 0 && (!acked || ret < firstAck):
+					firstAck, acked = ret, true
+				case pass == 1 && f&dirtySeen != 0 && !(acked && call > firstAck):
+					suspect = true
+				}
+			}
+		}
+		if !suspect {
+			return
+		}
 		buf := bufs[w][:0]
+		e := e0
 		for j := lo; j < hi; j++ {
 			var f dirtyFacts
 			switch {
-			case keep[j]:
-				f = keptFacts(&grouped[j], open[j])
-			case e < len(extra) && int(extra[e].slot) == j:
+			case flags[j]&slotKept != 0:
+				f = keptFacts(&grouped[j], flags[j]&slotOpen != 0)
+			case flags[j] != 0:
 				f = extra[e].f
 				e++
 			}
@@ -268,10 +299,10 @@ func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partit
 		}
 		lo, hi, n := start[k], start[k+1], start[k]
 		for j := lo; j < hi; j++ {
-			if !keep[j] {
+			if flags[j]&slotKept == 0 {
 				continue
 			}
-			if open[j] {
+			if flags[j]&slotOpen != 0 {
 				grouped[j].Return = infinity
 			}
 			if n != j {
