@@ -12,8 +12,13 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/gcstart"
 	"github.com/dstgen/dstgen/plan"
 )
+
+// checkHeapStart is the heap size before check's first garbage
+// collection: a 100k-op history checks within it.
+const checkHeapStart = 128 << 20
 
 // exitUnknown is check's own code: the checker ran out of time, so the
 // history is neither valid nor shown invalid.
@@ -62,6 +67,9 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 --model lease checks lease safety with --param ttl=D [--param uncertainty=D].`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The check builds its structures in one go: no collection
+			// until they reach a working size (internal/gcstart).
+			gcstart.Defer(checkHeapStart)
 			path := args[0]
 			if spec.Model == "" {
 				return badInput(errors.New("check: --model is required (register, kv, map, counter, log, set, queue, session, ledger, ...)"))
