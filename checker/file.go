@@ -47,9 +47,18 @@ func RunFile(ctx context.Context, spec Spec, path string, final *FinalState) (Fi
 	if err != nil {
 		return FileReport{}, err
 	}
-	rep := FileReport{Meta: meta, OpsRead: len(ops), Bad: bad, Invalid: history.Validate(path, ops, nil),
-		Weak: history.Weak(meta, ops, Needs(id, spec.Model))}
-	rep.Result, err = Run(ctx, spec, ops, final)
+	rep := FileReport{Meta: meta, OpsRead: len(ops), Bad: bad}
+	// Validation and the check read the ops only: each runs while the
+	// other waits on a core.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rep.Invalid = history.Validate(path, ops, nil)
+		rep.Weak = history.Weak(meta, ops, Needs(id, spec.Model))
+	}()
+	res, err := Run(ctx, spec, ops, final)
+	<-done
+	rep.Result = res
 	return rep, err
 }
 

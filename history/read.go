@@ -196,12 +196,12 @@ func readFile(path string, whole int64) (Meta, []Op, []error, error) {
 	}
 	size := fi.Size()
 	if size <= whole {
-		data, err := os.ReadFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
 		}
-		meta, ops, bad := ReadBytes(data, path)
-		return meta, ops, bad, nil
+		defer f.Close()
+		return readWhole(f, path, size, blockSize)
 	}
 	var ops []Op
 	var bad []error
@@ -340,4 +340,85 @@ func (b *blockParser) parse(data []byte, name string, firstLine int, first bool)
 	}
 	clear(all[len(ops):])
 	return chunks[0].meta, chunks[0].hasMeta, ops, bad
+}
+
+// readWhole reads all of r (about size bytes) into blocks of about block
+// bytes that the ops then point into, parsing each block while the next
+// is read: ReadBytes of the whole, without waiting for the last byte
+// before the first parse.
+func readWhole(r io.Reader, name string, size int64, block int) (Meta, []Op, []error, error) {
+	type piece struct {
+		data []byte
+		err  error
+	}
+	pieces := make(chan piece, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(pieces)
+		var carry []byte
+		for eof := false; !eof; {
+			buf := append(make([]byte, 0, block+len(carry)), carry...)
+			for {
+				if len(buf) == cap(buf) {
+					buf = append(buf, 0)[:len(buf)]
+				}
+				n, err := r.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				if err != nil && !errors.Is(err, io.EOF) {
+					select {
+					case pieces <- piece{err: fmt.Errorf("read %s: %w", name, err)}:
+					case <-stop:
+					}
+					return
+				}
+				eof = err != nil
+				if eof || len(buf) >= block && bytes.LastIndexByte(buf, '\n') >= 0 {
+					break
+				}
+			}
+			cut := len(buf)
+			if !eof {
+				cut = bytes.LastIndexByte(buf, '\n') + 1
+			}
+			carry = slices.Clone(buf[cut:])
+			select {
+			case pieces <- piece{data: buf[:cut:cut]}:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var parser blockParser
+	var meta Meta
+	var all []Op
+	var bad []error
+	line, first := 0, true
+	for p := range pieces {
+		if p.err != nil {
+			return meta, all, bad, p.err
+		}
+		if len(p.data) == 0 {
+			continue
+		}
+		lines := bytes.Count(p.data, []byte{'\n'}) + 1
+		if all == nil {
+			// Sized from the first block's line count, so the ops rarely
+			// move again.
+			all = make([]Op, 0, int(float64(size)/float64(len(p.data))*float64(lines)*1.05)+16)
+		}
+		all = slices.Grow(all, lines)
+		// The block's ops are parsed straight into the result's free
+		// room: no copy of them.
+		parser.ops = all[len(all):cap(all)]
+		m, hasMeta, ops, b := parser.parse(p.data, name, line, first)
+		all = all[:len(all)+len(ops)]
+		bad = append(bad, b...)
+		if hasMeta {
+			meta = m
+		}
+		line += bytes.Count(p.data, []byte{'\n'})
+		first = first && len(ops) == 0 && len(b) == 0 && !hasMeta
+	}
+	return meta, slices.Clip(all), bad, nil
 }

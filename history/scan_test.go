@@ -77,6 +77,10 @@ func TestScanAgreesWithReadBytes(t *testing.T) {
 			if fmt.Sprint(bad) != fmt.Sprint(wantBad) {
 				t.Fatalf("input %d size %d: bad %v\nwant %v", n, size, bad, wantBad)
 			}
+			meta, ops, bad, err := readWhole(strings.NewReader(in), "h.jsonl", int64(len(in)), size)
+			if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || fmt.Sprint(bad) != fmt.Sprint(wantBad) {
+				t.Fatalf("input %d size %d: readWhole differs from ReadBytes (err %v, %d ops, bad %v)", n, size, err, len(ops), bad)
+			}
 		}
 		path := filepath.Join(t.TempDir(), "h.jsonl")
 		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
