@@ -175,61 +175,22 @@ func readAll(r io.Reader, name string) (meta Meta, ops []Op, bad []error, err er
 	return meta, ops, bad, nil
 }
 
-// wholeMax is the largest history ReadFile reads into memory whole.
-const wholeMax = 64 << 20
-
 // ReadFile reads a history file: the ops and the bad lines as ReadBytes
-// gives them for the file's bytes. A file up to wholeMax is read whole
-// and its ops' input and output point into it (the least memory
-// touched, no copy); a larger one is read a block at a time (ScanFile),
-// each op's input and output copied out of its block, so the file is
-// never in memory whole.
+// gives them for the file's bytes. It reads a block at a time, parsing
+// each block while the next is read, and keeps only the ops (each op's
+// input and output copied out of its block): the file is never in memory
+// whole.
 func ReadFile(path string) (Meta, []Op, []error, error) {
-	return readFile(path, wholeMax)
-}
-
-// readFile is ReadFile reading files up to whole bytes whole.
-func readFile(path string, whole int64) (Meta, []Op, []error, error) {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
 	}
-	size := fi.Size()
-	if size <= whole {
-		f, err := os.Open(path)
-		if err != nil {
-			return Meta{}, nil, nil, fmt.Errorf("open history: %w", err)
-		}
-		defer f.Close()
-		return readWhole(f, path, size, blockSize)
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
 	}
-	var ops []Op
-	var bad []error
-	var meta Meta
-	err = ScanFile(path, func(m Meta, b Block) error {
-		meta = m
-		if ops == nil && len(b.Ops) > 0 && b.Size > 0 {
-			// The op count guessed from the first block's, so the
-			// result rarely grows.
-			ops = make([]Op, 0, int(float64(size)/float64(b.Size)*float64(len(b.Ops))*1.05)+16)
-		}
-		bad = append(bad, b.Bad...)
-		raw := 0
-		for i := range b.Ops {
-			raw += len(b.Ops[i].Input) + len(b.Ops[i].Output)
-		}
-		arena := make([]byte, 0, raw)
-		for _, op := range b.Ops {
-			op.Input, arena = own(op.Input, arena)
-			op.Output, arena = own(op.Output, arena)
-			ops = append(ops, op)
-		}
-		return nil
-	})
-	if err != nil {
-		return meta, ops, bad, err
-	}
-	return meta, slices.Clip(ops), bad, nil
+	return readBlocks(f, path, size, blockSize)
 }
 
 // own copies raw into arena (which has room for it) and returns the copy.
@@ -342,23 +303,34 @@ func (b *blockParser) parse(data []byte, name string, firstLine int, first bool)
 	return chunks[0].meta, chunks[0].hasMeta, ops, bad
 }
 
-// readWhole reads all of r (about size bytes) into blocks of about block
-// bytes that the ops then point into, parsing each block while the next
-// is read: ReadBytes of the whole, without waiting for the last byte
-// before the first parse.
-func readWhole(r io.Reader, name string, size int64, block int) (Meta, []Op, []error, error) {
+// readBlocks reads all of r (about size bytes) in blocks of about block
+// bytes, parsing each while the next is read, straight into the result
+// (no copy of the ops), then copying the block's inputs and outputs out
+// so its buffer can take the next block: ReadBytes of the whole without
+// the whole in memory.
+func readBlocks(r io.Reader, name string, size int64, block int) (Meta, []Op, []error, error) {
 	type piece struct {
 		data []byte
 		err  error
 	}
 	pieces := make(chan piece, 2)
+	free := make(chan []byte, 3)
+	for range cap(free) {
+		free <- make([]byte, 0, block)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		defer close(pieces)
 		var carry []byte
 		for eof := false; !eof; {
-			buf := append(make([]byte, 0, block+len(carry)), carry...)
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-stop:
+				return
+			}
+			buf = append(buf[:0], carry...)
 			for {
 				if len(buf) == cap(buf) {
 					buf = append(buf, 0)[:len(buf)]
@@ -383,7 +355,7 @@ func readWhole(r io.Reader, name string, size int64, block int) (Meta, []Op, []e
 			}
 			carry = slices.Clone(buf[cut:])
 			select {
-			case pieces <- piece{data: buf[:cut:cut]}:
+			case pieces <- piece{data: buf[:cut]}:
 			case <-stop:
 				return
 			}
@@ -412,12 +384,24 @@ func readWhole(r io.Reader, name string, size int64, block int) (Meta, []Op, []e
 		// room: no copy of them.
 		parser.ops = all[len(all):cap(all)]
 		m, hasMeta, ops, b := parser.parse(p.data, name, line, first)
+		// The block's buffer goes back to the reader: the ops keep
+		// copies of their input and output, all in one allocation.
+		raw := 0
+		for i := range ops {
+			raw += len(ops[i].Input) + len(ops[i].Output)
+		}
+		arena := make([]byte, 0, raw)
+		for i := range ops {
+			ops[i].Input, arena = own(ops[i].Input, arena)
+			ops[i].Output, arena = own(ops[i].Output, arena)
+		}
+		line += lines - 1
+		free <- p.data[:0]
 		all = all[:len(all)+len(ops)]
 		bad = append(bad, b...)
 		if hasMeta {
 			meta = m
 		}
-		line += bytes.Count(p.data, []byte{'\n'})
 		first = first && len(ops) == 0 && len(b) == 0 && !hasMeta
 	}
 	return meta, slices.Clip(all), bad, nil

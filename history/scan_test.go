@@ -77,26 +77,24 @@ func TestScanAgreesWithReadBytes(t *testing.T) {
 			if fmt.Sprint(bad) != fmt.Sprint(wantBad) {
 				t.Fatalf("input %d size %d: bad %v\nwant %v", n, size, bad, wantBad)
 			}
-			meta, ops, bad, err := readWhole(strings.NewReader(in), "h.jsonl", int64(len(in)), size)
+			meta, ops, bad, err := readBlocks(strings.NewReader(in), "h.jsonl", int64(len(in)), size)
 			if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || fmt.Sprint(bad) != fmt.Sprint(wantBad) {
-				t.Fatalf("input %d size %d: readWhole differs from ReadBytes (err %v, %d ops, bad %v)", n, size, err, len(ops), bad)
+				t.Fatalf("input %d size %d: readBlocks differs from ReadBytes (err %v, %d ops, bad %v)", n, size, err, len(ops), bad)
 			}
 		}
 		path := filepath.Join(t.TempDir(), "h.jsonl")
 		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, whole := range []int64{0, wholeMax} { // streamed, and read whole
-			meta, ops, bad, err := readFile(path, whole)
-			if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || strings.ReplaceAll(fmt.Sprint(bad), path, "h.jsonl") != fmt.Sprint(wantBad) {
-				t.Fatalf("input %d, whole up to %d: ReadFile differs from ReadBytes (err %v)", n, whole, err)
-			}
+		meta, ops, bad, err := ReadFile(path)
+		if err != nil || meta != wantMeta || len(ops) != len(wantOps) || len(ops) > 0 && !reflect.DeepEqual(ops, wantOps) || strings.ReplaceAll(fmt.Sprint(bad), path, "h.jsonl") != fmt.Sprint(wantBad) {
+			t.Fatalf("input %d: ReadFile differs from ReadBytes (err %v)", n, err)
 		}
 	}
 }
 
-// TestScanOverlongLine: a line past MaxLineBytes is one error at its line,
-// in a block of its own, and the lines after it are read.
+// TestScanOverlongLine: a line past MaxLineBytes is one error at its line
+// (for a scan, in a block of its own), and the lines after it are read.
 func TestScanOverlongLine(t *testing.T) {
 	long := `{"op_id":"` + strings.Repeat("x", MaxLineBytes) + `"}`
 	data := []byte(goodLine + "\n" + long + "\n" + strings.Replace(goodLine, `"1"`, `"2"`, 1) + "\n")
@@ -104,6 +102,10 @@ func TestScanOverlongLine(t *testing.T) {
 		_, ops, bad := scanAll(t, data, size)
 		if len(ops) != 2 || ops[1].Line != 3 || len(bad) != 1 || bad[0].Error() != "h.jsonl:2: line longer than 16777216 bytes" {
 			t.Fatalf("size %d: %d ops, bad %v", size, len(ops), bad)
+		}
+		_, ops, bad, err := readBlocks(bytes.NewReader(data), "h.jsonl", int64(len(data)), size)
+		if err != nil || len(ops) != 2 || ops[1].Line != 3 || len(bad) != 1 || bad[0].Error() != "h.jsonl:2: line longer than 16777216 bytes" {
+			t.Fatalf("readBlocks, size %d: %d ops, bad %v, err %v", size, len(ops), bad, err)
 		}
 	}
 }
