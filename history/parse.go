@@ -40,6 +40,7 @@ type parser struct {
 	i      int
 	intern *interner
 	unique bool // the next string is not worth interning
+	col    int  // the column being read (its bit), for the intern cache
 	slab   *[]int64
 }
 
@@ -77,6 +78,7 @@ func parseCanonical(b []byte, intern *interner, slab *[]int64) (op Op, ok bool) 
 	if err != nil || !p.lit(`,"process_id":`) {
 		return op, false
 	}
+	p.col = colProcessID
 	if op.ProcessID, err = p.reqStr("process_id"); err != nil || !p.lit(`,"invoke_ts":`) {
 		return op, false
 	}
@@ -86,9 +88,11 @@ func parseCanonical(b []byte, intern *interner, slab *[]int64) (op Op, ok bool) 
 	if op.CompleteTS, err = p.int("complete_ts"); err != nil || !p.lit(`,"op_type":`) {
 		return op, false
 	}
+	p.col = colOpType
 	if op.OpType, err = p.reqStr("op_type"); err != nil || !p.lit(`,"key":`) {
 		return op, false
 	}
+	p.col = colKey
 	if op.Key, err = p.optStr("key"); err != nil || !p.lit(`,"input":`) {
 		return op, false
 	}
@@ -98,6 +102,7 @@ func parseCanonical(b []byte, intern *interner, slab *[]int64) (op Op, ok bool) 
 	if op.Output, err = p.raw(); err != nil || !p.lit(`,"error":`) {
 		return op, false
 	}
+	p.col = colError
 	if op.Error, err = p.optStr("error"); err != nil || !p.lit(`,"timeout_marker":`) {
 		return op, false
 	}
@@ -111,9 +116,11 @@ func parseCanonical(b []byte, intern *interner, slab *[]int64) (op Op, ok bool) 
 	if !p.lit(`,"node_seen":`) {
 		return op, false
 	}
+	p.col = colNodeSeen
 	if op.NodeSeen, err = p.optStr("node_seen"); err != nil || !p.lit(`,"fault_epoch":`) {
 		return op, false
 	}
+	p.col = colFaultEpoch
 	if op.FaultEpoch, err = p.optStr("fault_epoch"); err != nil || !p.eat('}') {
 		return op, false
 	}
@@ -164,6 +171,7 @@ func parseAny(buf []byte, intern *interner, slab *[]int64) (Op, error) {
 			return op, fmt.Errorf("column %q appears twice", name)
 		}
 		seen |= col
+		p.col = col
 		switch col {
 		case colOpID:
 			// op ids are unique: interning them would only fill the
@@ -268,11 +276,24 @@ func colOf(b []byte) int {
 type interner struct {
 	m     map[string]string
 	cache [1024]string
+	// last is the last value of each column: node_seen is often one
+	// value throughout, op_type one of two.
+	last [16]string
 }
 
 func newInterner() *interner { return &interner{m: make(map[string]string)} }
 
-func (in *interner) get(b []byte) string {
+func (in *interner) get(b []byte, col int) string {
+	c := &in.last[bits.TrailingZeros(uint(col))%len(in.last)]
+	if *c == string(b) && len(b) > 0 {
+		return *c
+	}
+	s := in.lookup(b)
+	*c = s
+	return s
+}
+
+func (in *interner) lookup(b []byte) string {
 	h := uint32(2166136261)
 	for _, c := range b {
 		h = (h ^ uint32(c)) * 16777619
@@ -378,7 +399,7 @@ func (p *parser) str() (string, error) {
 		if p.unique {
 			return string(body), nil
 		}
-		return p.intern.get(body), nil
+		return p.intern.get(body, p.col), nil
 	}
 	return p.unescape(start, end)
 }
