@@ -223,6 +223,9 @@ func ReadBytes(data []byte, name string) (Meta, []Op, []error) {
 type blockParser struct {
 	interners []*interner
 	ops       []Op // reused between blocks when the caller allows it
+	// own makes each op's input and output a copy (one allocation per
+	// goroutine), so the block's bytes can be reused.
+	own bool
 }
 
 // parse parses data, whose first line is line firstLine+1 of the history;
@@ -290,6 +293,17 @@ func (b *blockParser) parse(data []byte, name string, firstLine int, first bool)
 				c.ops = append(c.ops, op)
 			}
 			c.meta, c.hasMeta = rd.Meta()
+			if b.own {
+				raw := 0
+				for i := range c.ops {
+					raw += len(c.ops[i].Input) + len(c.ops[i].Output)
+				}
+				arena := make([]byte, 0, raw)
+				for i := range c.ops {
+					c.ops[i].Input, arena = own(c.ops[i].Input, arena)
+					c.ops[i].Output, arena = own(c.ops[i].Output, arena)
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -361,7 +375,7 @@ func readBlocks(r io.Reader, name string, size int64, block int) (Meta, []Op, []
 			}
 		}
 	}()
-	var parser blockParser
+	parser := blockParser{own: true}
 	var meta Meta
 	var all []Op
 	var bad []error
@@ -383,18 +397,9 @@ func readBlocks(r io.Reader, name string, size int64, block int) (Meta, []Op, []
 		// The block's ops are parsed straight into the result's free
 		// room: no copy of them.
 		parser.ops = all[len(all):cap(all)]
+		// The ops keep copies of their input and output (parser.own),
+		// so the block's buffer goes back to the reader.
 		m, hasMeta, ops, b := parser.parse(p.data, name, line, first)
-		// The block's buffer goes back to the reader: the ops keep
-		// copies of their input and output, all in one allocation.
-		raw := 0
-		for i := range ops {
-			raw += len(ops[i].Input) + len(ops[i].Output)
-		}
-		arena := make([]byte, 0, raw)
-		for i := range ops {
-			ops[i].Input, arena = own(ops[i].Input, arena)
-			ops[i].Output, arena = own(ops[i].Output, arena)
-		}
 		line += lines - 1
 		free <- p.data[:0]
 		all = all[:len(all)+len(ops)]
