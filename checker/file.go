@@ -62,6 +62,9 @@ func RunFile(ctx context.Context, spec Spec, path string, final *FinalState) (Fi
 	return rep, err
 }
 
+// errStopped ends a scan that ran out of time.
+const errStopped = errorString("time limit reached while reading")
+
 // runIsolationFile is RunFile for the isolation checker: the time limit
 // covers reading too, since the check loads as the file is read.
 func runIsolationFile(ctx context.Context, spec Spec, path string) (FileReport, error) {
@@ -95,6 +98,11 @@ func runIsolationFile(ctx context.Context, spec Spec, path string) (FileReport, 
 	}
 	reserved := false
 	err = history.ScanFile(path, func(meta history.Meta, b history.Block) error {
+		if ctx.Err() != nil {
+			// Past the limit (or cancelled) nothing more is read: the
+			// check below is then cut short, never a pass.
+			return errStopped
+		}
 		rep.Meta = meta
 		rep.Bad = append(rep.Bad, b.Bad...)
 		rep.OpsRead += len(b.Ops)
@@ -108,7 +116,7 @@ func runIsolationFile(ctx context.Context, spec Spec, path string) (FileReport, 
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && err != errStopped {
 		return FileReport{}, err
 	}
 	rep.Weak = weak.Reasons(rep.Meta, Needs(Serializability, spec.Model))
