@@ -186,11 +186,11 @@ type model struct {
 	SUT sutModel
 	// DeployArtifacts are the SUT's own ways to start it other than a
 	// systemd unit (which sut: already reads), one summary line each.
-	DeployArtifacts                         []string
-	DriverDir, DriverWhy                    string
+	DeployArtifacts      []string
+	DriverDir, DriverWhy string
 	// Harness are the SUT's scripts the scenarios' run wiring names, which
 	// deploy:upload pushes to <workdir>/harness (render_wiring.go).
-	Harness []harnessFile
+	Harness                                 []harnessFile
 	BenchModel, BenchChecker, BenchModelWhy string
 }
 

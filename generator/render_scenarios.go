@@ -365,9 +365,6 @@ func targetsOf(clause string) string {
 	if best == "#" {
 		return "#" + ordinalRE.FindStringSubmatch(clause[at : at+n])[1]
 	}
-	if best == "#" {
-		return "#" + ordinalRE.FindStringSubmatch(clause[at:at+n])[1]
-	}
 	if best != "" {
 		return best
 	}
