@@ -311,6 +311,9 @@ func TestParseCheckerField(t *testing.T) {
 		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
 		{"exclusion property + invariant-over-final-state", []string{MutualExclusion, Invariant}},
 		{"SLO thresholds on p99", []string{SLO}},
+		// The etcd example's S2: "final state" is what no-lost-ack reads.
+		{"no-lost-ack against the final state, plus reconciliation across replicas at quiescence", []string{NoLostAck, Reconciliation}},
+		{"sum-zero over the final balances", []string{Invariant}},
 		{"no checker", nil},
 	}
 	for _, tt := range tests {

@@ -316,7 +316,9 @@ var checkerPatterns = []struct {
 	{regexp.MustCompile(`monotonic[- ]reads?`), MonotonicReads},
 	{regexp.MustCompile(`prefix|order checker|ordering checker`), Prefix},
 	{regexp.MustCompile(`\bslo\b|threshold|p9[59]\b|latency`), SLO},
-	{regexp.MustCompile(`invariant|final[- ]state|sum[- ]zero`), Invariant},
+	// "final state" alone is what no-lost-ack and reconciliation read,
+	// not a predicate: only a named invariant is the invariant checker.
+	{regexp.MustCompile(`invariant|sum[- ]zero|each[- ]member[- ]once|count[- ]equals`), Invariant},
 	{regexp.MustCompile(`exclusion|\bmutex\b|fencing`), MutualExclusion},
 	{regexp.MustCompile(`lease[- ]safety|lease (?:expiry|overlap)`), LeaseSafety},
 	{regexp.MustCompile(`reconcil|replica diff|pairwise diff`), Reconciliation},
