@@ -16,6 +16,7 @@ import (
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -71,6 +72,9 @@ type orchestrator struct {
 	session  *sessionWriter
 	tier     string
 	planPath string
+	// reqs are the plan's §6b requirements, which pre-flight checks for
+	// each unit's scenario.
+	reqs []plan.EnvReq
 	// id names this session in remote paths and job ids (the session
 	// dir's base name).
 	id string

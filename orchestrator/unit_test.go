@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
 )
@@ -382,4 +383,51 @@ func TestRunUnitRefusesOrHealsWhatAnEarlierRunLeft(t *testing.T) {
 			t.Error("this run's undo script does not carry its session id")
 		}
 	})
+}
+
+// A §6b requirement of the unit's scenario that the SUT hosts lack makes
+// the unit INCONCLUSIVE-env before anything runs (what validate said);
+// one of another scenario, or one the hosts have, does not.
+func TestRunUnitMissingPlanRequirementIsInconclusiveEnv(t *testing.T) {
+	reqs := []plan.EnvReq{
+		{Requirement: "etcd-server", UsedBy: []string{"S1", "S2"}, InstallHint: "`apt-get install etcd-server`", Line: 40},
+		{Requirement: "etcd-client (etcdctl)", UsedBy: []string{"S1"}, Line: 41},
+		{Requirement: "toxiproxy-cli (toxiproxy-cli)", UsedBy: []string{"S9"}, Line: 42},
+	}
+	for _, tc := range []struct {
+		name    string
+		missing []string
+		want    string // the missing requirement, "" = the unit runs
+	}{
+		{"every binary there", nil, ""},
+		{"another scenario's binary missing", []string{"toxiproxy-cli"}, ""},
+		{"its own binary missing", []string{"etcd"}, "etcd-server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t, 3)
+			for _, b := range tc.missing {
+				w.noBinary[b] = true
+			}
+			o := testOrchestrator(t, w)
+			o.reqs = reqs
+			out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+			run, err := session.LoadRun(out.RunPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if out.Code != codeOK || run.MissingCapability != nil || run.Workload.OpsProduced == 0 {
+					t.Fatalf("outcome %d %v, missing %+v, ops %d; want a run", out.Code, out.Err, run.MissingCapability, run.Workload.OpsProduced)
+				}
+				return
+			}
+			mc := run.MissingCapability
+			if mc == nil || mc.Requirement != tc.want || !strings.Contains(mc.Reason, "plan §6b line 40") || !strings.Contains(mc.Reason, "apt-get install etcd-server") {
+				t.Fatalf("missing capability %+v, want %s with its plan line and hint", mc, tc.want)
+			}
+			if len(w.ran("c1", "nohup")) > 0 || len(w.jobs) > 0 {
+				t.Errorf("the workload started although the scenario cannot run")
+			}
+		})
+	}
 }

@@ -51,6 +51,7 @@ type fakeWorld struct {
 	noClock     map[string]bool // Probe measured no clock for these hosts
 	clockEnd    time.Duration   // the offset Clock measures after the run
 	lostOps     int             // the driver counts this many ops its history lacks
+	noBinary    map[string]bool // Probe finds these binaries on no host
 }
 
 type fakeCall struct {
@@ -69,7 +70,7 @@ type fakeJob struct {
 // newFakeWorld makes n SUT hosts h1..hn and one client host c1.
 func newFakeWorld(t *testing.T, n int) *fakeWorld {
 	t.Helper()
-	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, noClock: map[string]bool{}, jobs: map[string]*fakeJob{}}
+	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, noClock: map[string]bool{}, noBinary: map[string]bool{}, jobs: map[string]*fakeJob{}}
 	w.bin = filepath.Join(w.dir, "bin")
 	if err := os.MkdirAll(w.bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func (w *fakeWorld) Run(ctx context.Context, h env.Host, script string) (string,
 }
 
 // Probe: every host reachable unless told otherwise, uid 0, iptables.
-func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
+func (w *fakeWorld) Probe(_ context.Context, hs []env.Host, bins ...string) []runner.HostCaps {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []runner.HostCaps
@@ -177,6 +178,13 @@ func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
 		}
 		hc := runner.HostCaps{Host: h.Name, Reachable: !w.unreachable[h.Name], ClockUncertainty: time.Millisecond, ClockSamples: samples,
 			Caps: []runner.Cap{{Name: "root", Present: true, Source: "id -u = 0"}, {Name: "iptables", Present: true, Source: "fake"}}}
+		for _, b := range bins {
+			c := runner.Cap{Name: runner.BinaryCap(b), Present: !w.noBinary[b], Version: b + " 3.5.0", Source: "command -v " + b}
+			if !c.Present {
+				c.Version, c.Message = "", "not on PATH"
+			}
+			hc.Caps = append(hc.Caps, c)
+		}
 		if !hc.Reachable {
 			hc.Err = "dial tcp " + h.Address + ":22: i/o timeout"
 		}
