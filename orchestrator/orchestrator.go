@@ -288,9 +288,9 @@ func (r *unitRun) stages(ctx context.Context) error {
 	}
 	var runErr error
 	var wins []windowRec
-	if rc, done := r.exitedAtOnce(ctx, p); done && rc != 0 {
+	if host, rc, done := r.exitedAtOnce(ctx, p); done {
 		r.rec.run.Workload.ExitStatus = &rc
-		runErr = notRun(fmt.Errorf("workload of %s exited %d at once on %s (see logs/%s/%s/stderr); fault schedule skipped", r.u.ID(), rc, p.driver.Name, r.u.ID(), p.driver.Name))
+		runErr = notRun(fmt.Errorf("workload of %s exited %d at once on %s (see logs/%s/%s/stderr); fault schedule skipped", r.u.ID(), rc, host, r.u.ID(), host))
 	} else {
 		r.setPhase("fault")
 		wins, runErr = r.faults(ctx, cl, p, started, sched, h)
@@ -402,15 +402,27 @@ func (r *unitRun) checkpoints(ctx context.Context) {
 		}
 		ops := "?"
 		if p := r.progress.place.Load(); p != nil {
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			s, err := r.o.hosts.Run(cctx, p.driver.Host, "[ -f "+shell.Quote(p.history)+" ] && wc -l < "+shell.Quote(p.history)+" || echo 0")
-			cancel()
-			if err == nil {
-				ops = oneline.First(s)
-			}
+			ops = r.opsSoFar(ctx, *p)
 		}
 		r.o.session.Logf("checkpoint scenario=%s phase=%s elapsed=%s ops=%s window=%s", r.u.ID(), r.phase(), time.Since(r.start).Round(time.Second), ops, w)
 	}
+}
+
+// opsSoFar is the line count of every share's history so far ("?" when a
+// host does not answer).
+func (r *unitRun) opsSoFar(ctx context.Context, p placement) string {
+	total := 0
+	for _, sh := range p.shares {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s, err := r.o.hosts.Run(cctx, sh.host.Host, "[ -f "+shell.Quote(sh.history)+" ] && wc -l < "+shell.Quote(sh.history)+" || echo 0")
+		cancel()
+		n, perr := strconv.Atoi(oneline.First(s))
+		if err != nil || perr != nil {
+			return "?"
+		}
+		total += n
+	}
+	return strconv.Itoa(total)
 }
 
 // bounded is ctx bounded by d and by one round trip's ceiling.
