@@ -73,6 +73,12 @@ type Config struct {
 	// node that refuses at once does not fill the history with failures.
 	FailPause time.Duration
 
+	// HidesRetries is what the workload declares of its client library
+	// (in Flags or Setup): false when it never retries a request on its
+	// own, true when it may; nil = not declared. It goes into the
+	// history's header, where the analyzer's hidden-retries item reads it.
+	HidesRetries *bool
+
 	// Stderr receives Logf's lines; nil discards them.
 	Stderr io.Writer
 

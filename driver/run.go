@@ -111,7 +111,7 @@ func Run(ctx context.Context, cfg *Config, w Workload, hist io.Writer) (Stats, e
 		return Stats{}, fmt.Errorf("run: clients %d, timeout %v, duration %v: each must be positive", cfg.Clients, cfg.Timeout, cfg.Duration)
 	}
 	rec := history.NewRecorder(hist, history.Meta{Scenario: cfg.Scenario, Seed: cfg.Seed,
-		RunID: cfg.RunID, Tier: cfg.Tier, OpTimeoutNS: int64(cfg.Timeout)})
+		RunID: cfg.RunID, Tier: cfg.Tier, OpTimeoutNS: int64(cfg.Timeout), HidesRetries: cfg.HidesRetries})
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var pace *rate.Limiter

@@ -265,3 +265,19 @@ func TestShareNumbersItsClientsAfterTheOthers(t *testing.T) {
 		t.Errorf("share 1/2 of 2 clients ran %v, want clients 2 and 3", procs)
 	}
 }
+
+// What the workload declares of its client library's retries goes into
+// the history's header, and nothing when it declares nothing.
+func TestHidesRetriesInTheHeader(t *testing.T) {
+	for _, declared := range []*bool{nil, new(false), new(true)} {
+		cfg := testConfig(1)
+		cfg.HidesRetries = declared
+		_, meta, _, err := runHistory(t, context.Background(), cfg, &scripted{outcomes: [][]error{{nil}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (meta.HidesRetries == nil) != (declared == nil) || declared != nil && *meta.HidesRetries != *declared {
+			t.Errorf("declared %v, header %v", declared, meta.HidesRetries)
+		}
+	}
+}

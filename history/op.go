@@ -53,4 +53,9 @@ type Meta struct {
 	// outcome is unknown was in flight for at most this long, which red
 	// flag 1 counts as activity (docs/verdicts.md §6); 0 = not declared.
 	OpTimeoutNS int64 `json:"op_timeout_ns,omitempty"`
+	// HidesRetries is the driver's word on its client library: false when
+	// it never retries a request on its own (so every attempt the SUT saw
+	// is an op in the history), true when it may; absent = not declared
+	// (docs/verdicts.md §7 item 8).
+	HidesRetries *bool `json:"hides_retries,omitempty"`
 }

@@ -83,6 +83,6 @@ func AppendMeta(b []byte, m Meta) []byte {
 	}
 	j, _ := json.Marshal(struct {
 		Meta Meta `json:"_meta"`
-	}{m}) // plain struct of strings and ints: cannot fail
+	}{m}) // plain struct of strings, ints and a bool: cannot fail
 	return append(b, j...)
 }

@@ -240,6 +240,11 @@ func (r *unitRun) stamp(ctx context.Context, locals []string, p placement, in co
 			if meta.Clock != "" {
 				run.Clock = meta.Clock
 			}
+			if meta.Recorder != "" {
+				// How the history was taken, as its header says: the
+				// hidden-retries item of the audit reads it.
+				run.Recorder = &session.Recorder{Mechanism: meta.Recorder, HidesRetries: meta.HidesRetries}
+			}
 		}
 	}
 	run.Timeline.OriginUnixNS = origin
@@ -258,6 +263,7 @@ func (r *unitRun) stamp(ctx context.Context, locals []string, p placement, in co
 			run.FaultWindows[i].Landed = landed(run.FaultWindows[i])
 		}
 	}
+	run.Failovers = r.failovers(run.FaultWindows)
 	if histLocal != "" {
 		stamped, ambiguous, err := stampFile(histLocal, run.FaultWindows, u)
 		if err != nil {
@@ -269,6 +275,22 @@ func (r *unitRun) stamp(ctx context.Context, locals []string, p placement, in co
 		run.Workload = w
 	}
 	r.logf("collect history=%s ops=%d stamped=%d ambiguous=%d", histLocal, run.Workload.OpsProduced, run.Timeline.StampedOps, run.Timeline.AmbiguousOps)
+}
+
+// failovers counts the windows that saw a new leader (their leader_change
+// evidence changed): the failovers of the run, at least — nil when the
+// scenario has no leader query, so none could be seen.
+func (r *unitRun) failovers(ws []session.FaultWindow) *int {
+	if r.u.Scenario.LeaderQuery == "" {
+		return nil
+	}
+	n := 0
+	for _, w := range ws {
+		if ev := w.VictimEvidence; ev != nil && ev.Kind == kindLeaderChange && ev.Verdict == session.SignalChanged {
+			n++
+		}
+	}
+	return &n
 }
 
 // driverSummary is the prefix of the summary line a driver prints on

@@ -60,14 +60,20 @@ func (r *unitRun) withWorkloadEnv(script string) string {
 	return shell.QuoteArgs(append(append([]string{"env"}, r.workloadEnv(*p)...), "sh", "-c", script))
 }
 
-// landingOf is the fault's victim signal, or the default: a leader change
-// for leader-isolation when a leader query is set, else the history.
+// landingOf is the fault's victim signal, or the default: with a leader
+// query, a leader change for leader-isolation and for a kill, restart or
+// one-way partition of the leader (what those do to a cluster that works);
+// else the history.
 func (r *unitRun) landingOf(f scenarios.Fault) scenarios.Landing {
 	if f.Landing != nil {
 		return *f.Landing
 	}
-	if f.Nemesis == "leader-isolation" && r.u.Scenario.LeaderQuery != "" {
-		return scenarios.Landing{LeaderChange: true}
+	if r.u.Scenario.LeaderQuery != "" {
+		switch {
+		case f.Nemesis == "leader-isolation",
+			f.Targets == "leader" && (f.Nemesis == "kill-9" || f.Nemesis == "kill-term" || f.Nemesis == "restart" || f.Nemesis == "partition-asym"):
+			return scenarios.Landing{LeaderChange: true}
+		}
 	}
 	return scenarios.Landing{History: true}
 }

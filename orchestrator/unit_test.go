@@ -42,6 +42,11 @@ func TestRunUnitLandsAFaultAndHeals(t *testing.T) {
 	if run.Workload.OpsProduced == 0 || run.Workload.ExitStatus == nil || *run.Workload.ExitStatus != 0 {
 		t.Errorf("workload %+v", run.Workload)
 	}
+	// The history's header says how it was recorded; without a leader
+	// query no failover could be seen, so none is counted.
+	if run.Recorder == nil || run.Recorder.Mechanism != "in-process" || run.Failovers != nil {
+		t.Errorf("recorder %+v failovers %v; want in-process and no count", run.Recorder, run.Failovers)
+	}
 	if _, ops, _, err := history.ReadFile(filepath.Join(filepath.Dir(out.RunPath), "history.jsonl")); err != nil || len(ops) != run.Workload.OpsProduced {
 		t.Errorf("collected history: %d ops, %v", len(ops), err)
 	}

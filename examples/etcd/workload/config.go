@@ -96,6 +96,9 @@ type config struct {
 // Flags registers etcd's flags and the defaults it changes.
 func (c *config) Flags(fs *flag.FlagSet, d *driver.Config) {
 	d.Name, d.Clients, d.Mode = "workload", 4, "mixed"
+	// Every request is a POST to etcd's gateway, which net/http never
+	// sends twice on its own: each attempt etcd saw is an op here.
+	d.HidesRetries = new(false)
 	fs.StringVar(&c.endpointsFlag, "endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs (default from DSTGEN_SUT_HOSTS when set)")
 	fs.IntVar(&c.clientPort, "client-port", 2379, "etcd client port for the DSTGEN_SUT_HOSTS addresses")
 	fs.IntVar(&c.keys, "keys", 5, "number of keys (DSTGEN_DATASET when an integer)")

@@ -47,6 +47,10 @@ const failPause = 20 * time.Millisecond
 // Flags registers the kvnode flags and the defaults kv changes.
 func (c *config) Flags(fs *flag.FlagSet, d *driver.Config) {
 	d.Name, d.Prefix, d.FailPause, d.Clients = "workload", "kv", failPause, 0 // 0: two per endpoint
+	// net/http replays only a GET (a read) on a dead keep-alive
+	// connection, before any answer and inside the op's interval; a PUT
+	// is never sent twice: every write the nodes saw is an op here.
+	d.HidesRetries = new(false)
 	fs.StringVar(&c.endpointsFlag, "endpoints", "", "kvnode addresses host:port,... (default: DSTGEN_SUT_HOSTS, each on -port)")
 	fs.IntVar(&c.port, "port", 17001, "kvnode client port of the DSTGEN_SUT_HOSTS addresses (without -endpoints)")
 	fs.IntVar(&c.keys, "keys", 3, "number of keys")
