@@ -84,10 +84,18 @@ func (d *Deployer) UploadDriver(ctx context.Context, hs []Host) error {
 	if len(hs) == 0 {
 		return fmt.Errorf("benchmark.driver is set but no host has role client or is parameters.bench_host")
 	}
+	return d.buildAndPush(ctx, dir, "driver", hs)
+}
+
+// buildAndPush builds the Go main package in dir once per OS/arch the
+// hosts report, statically, and uploads it to each host's <workdir>/bin as
+// the package dir's name; what names it in the lines printed ("driver",
+// "artifact").
+func (d *Deployer) buildAndPush(ctx context.Context, dir, what string, hs []Host) error {
 	if _, err := exec.LookPath("go"); err != nil {
-		return fmt.Errorf("build workload driver %s: the go toolchain is not on PATH of the control node", dir)
+		return fmt.Errorf("build %s %s: the go toolchain is not on PATH of the control node", what, dir)
 	}
-	tmp, err := os.MkdirTemp("", "dstgen-driver-")
+	tmp, err := os.MkdirTemp("", "dstgen-build-")
 	if err != nil {
 		return err
 	}
@@ -110,13 +118,24 @@ func (d *Deployer) UploadDriver(ctx context.Context, hs []Host) error {
 				return err
 			}
 			built[key] = bin
-			d.printf("driver=%s built=%s", quoteRel(d, dir), key)
+			d.printf("%s=%s built=%s", what, quoteRel(d, dir), key)
 		}
 		if err := d.push(ctx, []Host{h}, func(h Host) string { return path.Join(h.Workdir, "bin") }, bin); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// goPackageDir reports whether p is a directory of Go files: an artifact
+// deploy builds per host rather than uploads as it is.
+func goPackageDir(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(p, "*.go"))
+	return len(m) > 0
 }
 
 func quoteRel(d *Deployer, p string) string { return displayPath(d.Env, p) }

@@ -118,7 +118,8 @@ func (d *Deployer) BinaryPresent(ctx context.Context, h Host) (bin string, ok bo
 }
 
 // Install puts the SUT on every SUT host and verifies it: the artifact is
-// uploaded to <workdir>/bin; a missing binary is installed from
+// uploaded to <workdir>/bin (a Go main package directory is built for each
+// host's OS/arch first); a missing binary is installed from
 // sut.install.package (apt-get, dnf or yum, as a job polled within
 // installTimeout); then the binary must be present and its version
 // command must answer. A host without any of these is reported, not
@@ -126,7 +127,13 @@ func (d *Deployer) BinaryPresent(ctx context.Context, h Host) (bin string, ok bo
 func (d *Deployer) Install(ctx context.Context) error {
 	in := d.Env.SUT.Install
 	hs := SUTHosts(d.Hosts)
-	if in.Artifact != "" {
+	switch {
+	case in.Artifact != "" && goPackageDir(in.Artifact):
+		// A Go main package: built for each host's OS/arch, as the driver.
+		if err := d.buildAndPush(ctx, in.Artifact, "artifact", hs); err != nil {
+			return err
+		}
+	case in.Artifact != "":
 		if err := d.push(ctx, hs, func(h Host) string { return path.Join(h.Workdir, "bin") }, in.Artifact); err != nil {
 			return err
 		}

@@ -50,6 +50,9 @@ type Artifact struct {
 	Path  string `json:"path" yaml:"path"`   // expected output path after build
 	Build string `json:"build" yaml:"build"` // command that builds it
 	File  string `json:"file" yaml:"file"`   // where this was learned
+	// GoPackage is the Go main package's dir (root-relative) it is built
+	// from, "" for other builds: deploy can build it for each host.
+	GoPackage string `json:"go_package,omitempty" yaml:"go_package,omitempty"`
 }
 
 // DeployDoc is a document (or README section) with install/deploy steps.

@@ -211,6 +211,7 @@ type buildModel struct {
 
 type artifactModel struct {
 	Name, Path, Base string
+	GoPackage        string // the Go main package it builds from, root-relative
 }
 
 type configModel struct {
@@ -308,7 +309,7 @@ func fillBuild(m *model, p *Profile) {
 		m.Builds = append(m.Builds, buildModel{Name: name, Command: a.Build, Artifact: a.Path, Source: a.File, Primary: !cmds[a.Build]})
 		cmds[a.Build] = true
 		if a.Path != "" {
-			m.Artifacts = append(m.Artifacts, artifactModel{Name: name, Path: a.Path, Base: path.Base(a.Path)})
+			m.Artifacts = append(m.Artifacts, artifactModel{Name: name, Path: a.Path, Base: path.Base(a.Path), GoPackage: a.GoPackage})
 		}
 	}
 	if len(m.Builds) == 0 {

@@ -1,7 +1,10 @@
 package generator
 
 import (
+	"bytes"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,11 +21,15 @@ type sutModel struct {
 	Name, Role               string
 	Package, Binary, Version string
 	Artifact                 string // relative to testing/
-	Command, DataDir         string
-	Configs                  []sutConfigModel
-	Health                   string
-	StopUnits                []string
-	Why                      map[string]string // field → source
+	// BuildFirst: the artifact is a build's output, which `task deploy`
+	// builds (task build) before it uploads it; a Go package deploy
+	// builds itself.
+	BuildFirst       bool
+	Command, DataDir string
+	Configs          []sutConfigModel
+	Health           string
+	StopUnits        []string
+	Why              map[string]string // field → source
 }
 
 type sutConfigModel struct {
@@ -102,16 +109,28 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 				}
 			}
 		}
+		// A unit that runs a binary this repository builds runs the
+		// build's copy deploy uploads to <workdir>/bin.
+		for _, a := range m.Artifacts {
+			if path.Base(words[0]) == a.Base {
+				s.Artifact = artifactOf(m, &s, a)
+				words[0] = "{{ .Host.Workdir }}/bin/" + path.Base(s.Artifact)
+				s.Why["artifact"] = a.Path + ", the build of the binary " + unitFile + " runs"
+			}
+		}
 		s.Command, s.Why["command"] = strings.Join(words, " "), unitFile+" ExecStart, reading its config from this host's work dir"
-		if strings.HasPrefix(words[0], "/") {
+		if strings.HasPrefix(words[0], "/") || s.Artifact != "" {
 			s.Binary, s.Why["binary"] = words[0], unitFile+" ExecStart"
-			s.Version = words[0] + " --version"
+			if s.Artifact == "" {
+				s.Version = words[0] + " --version"
+			}
 		}
 	} else if len(m.Artifacts) > 0 {
 		a := m.Artifacts[0]
-		s.Artifact = path.Join(m.SUTRel, a.Path)
-		s.Binary, s.Why["binary"] = "{{ .Host.Workdir }}/bin/"+a.Base, "the build artifact "+a.Path
-		s.Command, s.Why["command"] = "{{ .Host.Workdir }}/bin/"+a.Base, "the build artifact (add its flags)"
+		s.Artifact = artifactOf(m, &s, a)
+		bin := "{{ .Host.Workdir }}/bin/" + path.Base(s.Artifact)
+		s.Binary, s.Why["binary"] = bin, "the build artifact "+a.Path
+		s.Command, s.Why["command"] = bin, "the build artifact (add its flags)"
 	}
 	for _, d := range p.Deploy {
 		for i, c := range d.Commands {
@@ -135,6 +154,10 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 			}
 			if s.Health == "" && isHealthCommand(c) {
 				s.Health, s.Why["health"] = hostAddresses(c, "{{ .Host.Address }}"), line+" (its example addresses replaced by this host's)"
+				// The SUT's own binary checks it: the copy deploy uploads.
+				if w := strings.Fields(s.Health); s.Binary != "" && len(w) > 0 && w[0] == path.Base(s.Binary) && w[0] != s.Binary {
+					s.Health = s.Binary + strings.TrimPrefix(s.Health, w[0])
+				}
 			}
 		}
 	}
@@ -169,16 +192,27 @@ func sutName(project string) string {
 	return n
 }
 
+// artifactOf is what sut.install.artifact names for a: a Go main
+// package's directory, which deploy builds for each host's OS/arch, else
+// the build's output, uploaded as it is.
+func artifactOf(m *model, s *sutModel, a artifactModel) string {
+	if a.GoPackage != "" {
+		return path.Join(m.SUTRel, a.GoPackage)
+	}
+	s.BuildFirst = true
+	return path.Join(m.SUTRel, a.Path)
+}
+
 // isHealthCommand reports whether a deploy-doc line asks the SUT whether
-// it is healthy (etcdctl endpoint health, curl …/health), rather than the
-// service manager.
+// it is healthy (etcdctl endpoint health, curl …/health, kvnode -check),
+// rather than the service manager.
 func isHealthCommand(c string) bool {
 	f := strings.Fields(c)
 	if len(f) == 0 || strings.Contains(c, "systemctl") || strings.Contains(c, "journalctl") {
 		return false
 	}
 	for _, w := range f {
-		if w == "health" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
+		if w == "health" || w == "-check" || w == "--check" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
 			return true
 		}
 	}
@@ -231,7 +265,11 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 				m.DriverWhy += ":" + strconv.Itoa(d.CommandLines[i])
 			}
 			if strings.HasPrefix(m.BenchCommand, "TODO(") {
-				m.BenchCommand = strings.TrimSpace("{{ .Host.Workdir }}/bin/" + path.Base(dir) + " " + roleAddresses(strings.TrimSpace(mm[2]), m.SUT.Role))
+				args := strings.TrimSpace(mm[2])
+				if contractDriver(filepath.Join(p.Root, filepath.FromSlash(dir))) {
+					args = dropContractFlags(args)
+				}
+				m.BenchCommand = strings.TrimSpace("{{ .Host.Workdir }}/bin/" + path.Base(dir) + " " + roleAddresses(args, m.SUT.Role))
 				m.TODOs = dropTODO(m.TODOs, "benchmark.command", "test.workload_command")
 			}
 			break
@@ -253,6 +291,29 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 			return
 		}
 	}
+}
+
+// contractDriver reports whether the Go package in dir is built on
+// dstgen's driver package: it reads DSTGEN_RATE, DSTGEN_DURATION_S,
+// DSTGEN_SEED and DSTGEN_RUN_ID itself (docs/driver-contract.md §8).
+func contractDriver(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil && bytes.Contains(data, []byte(`"github.com/dstgen/dstgen/driver"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// contractFlagRE is a flag the driver contract's variables already give
+// (with its value): a docs line's "-rate 200" would override
+// benchmark.rate for every run.
+var contractFlagRE = regexp.MustCompile(`(^|\s)--?(rate|duration|seed|run-id)(=\S+|\s+\S+)`)
+
+// dropContractFlags removes those flags from a docs line's arguments.
+func dropContractFlags(args string) string {
+	return strings.Join(strings.Fields(contractFlagRE.ReplaceAllString(args, " ")), " ")
 }
 
 func dropTODO(qs []Question, ids ...string) []Question {

@@ -2,7 +2,9 @@ package generator
 
 import (
 	"encoding/json"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -256,6 +258,30 @@ func modulePathName(mod string) string {
 	return path.Base(majorVersionRE.ReplaceAllString(mod, ""))
 }
 
+// enclosingGoMod is the module path of the go.mod in a directory above
+// root (at most 8 levels up), when one is there.
+func enclosingGoMod(root string) (string, bool) {
+	dir, err := filepath.Abs(root)
+	if err != nil {
+		return "", false
+	}
+	for range 8 {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			if mod := parseGoMod(data); mod != "" {
+				return mod, true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
 func parseGoMod(data []byte) string {
 	for _, line := range splitLines(data) {
 		f := strings.Fields(line)
@@ -296,6 +322,13 @@ func isGoMain(data []byte) bool {
 
 func (s *scanner) finishGo() {
 	mods := s.goMods
+	if len(mods) == 0 && len(s.goMains) > 0 {
+		// The SUT is a directory of a larger module (go.mod above the
+		// root): its main packages build from the root all the same.
+		if mod, ok := enclosingGoMod(s.root); ok {
+			mods = []goModule{{dir: "", path: mod, file: "go.mod (above " + path.Base(filepath.ToSlash(s.root)) + ")"}}
+		}
+	}
 	sort.Slice(mods, func(i, j int) bool { return len(mods[i].dir) > len(mods[j].dir) })
 	byMod := map[int][]string{}
 	for dir := range s.goMains {
@@ -310,23 +343,32 @@ func (s *scanner) finishGo() {
 		mains := byMod[i]
 		sort.Strings(mains)
 		b := BuildSystem{Kind: "go", File: m.file}
-		s.names[m.file] = modulePathName(m.path)
+		if !strings.HasPrefix(m.file, "go.mod (above") {
+			// A module above the root names a larger project, not the SUT.
+			s.names[m.file] = modulePathName(m.path)
+		}
 		for _, dir := range mains {
 			pkg := "."
 			if dir != m.dir {
 				pkg = "./" + strings.TrimPrefix(strings.TrimPrefix(dir, m.dir), "/")
 			}
-			cmd := "go build " + shell.Quote(pkg)
-			if m.dir != "" {
-				cmd = "(cd " + shell.Quote(m.dir) + " && " + cmd + ")"
-			}
 			name := path.Base(dir)
 			if pkg == "." {
 				name = modulePathName(m.path)
 			}
+			cmd := "go build " + shell.Quote(pkg)
+			out := path.Join(m.dir, name)
+			if dir == out {
+				// ./kvnode would write kvnode over its own directory.
+				out = path.Join(m.dir, "bin", name)
+				cmd = "go build -o " + shell.Quote(path.Join("bin", name)) + " " + shell.Quote(pkg)
+			}
+			if m.dir != "" {
+				cmd = "(cd " + shell.Quote(m.dir) + " && " + cmd + ")"
+			}
 			b.Targets = append(b.Targets, pkg)
 			b.Commands = append(b.Commands, cmd)
-			s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: name, Path: path.Join(m.dir, name), Build: cmd, File: m.file})
+			s.p.Artifacts = append(s.p.Artifacts, Artifact{Name: name, Path: out, Build: cmd, File: m.file, GoPackage: dir})
 		}
 		if len(mains) == 0 {
 			b.Commands = []string{"go build ./..."}

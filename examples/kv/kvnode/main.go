@@ -6,6 +6,8 @@
 //
 //	kvnode -id 1 -listen 127.0.0.1:7001 -peers 1=127.0.0.1:7101,2=127.0.0.1:7102,3=127.0.0.1:7103 -leader 1 [-stale-reads] [-timeout 500ms]
 //
+//	kvnode -config /etc/kvnode/kvnode.conf   # the same flags, one "name = value" per line
+//
 //	kvnode -check 127.0.0.1:7001   # health probe: exit 0 when GET /health answers 200
 //
 // It prints "kvnode id=N listen=ADDR leader=L stale_reads=BOOL" once it
@@ -25,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,11 +54,17 @@ func parse(args []string, getenv func(string) string) (node.Config, string, erro
 	leader := fs.Int("leader", 1, "the static leader's id")
 	stale := fs.Bool("stale-reads", false, "THE BUG: followers answer reads from their own state (also KV_STALE_READS=1)")
 	timeout := fs.Duration("timeout", 500*time.Millisecond, "majority-ack and replication timeout")
+	config := fs.String("config", "", "a file of flag = value lines (# comments); the command line wins")
 	if err := fs.Parse(args); err != nil {
 		return node.Config{}, "", usageError{err}
 	}
 	if fs.NArg() > 0 {
 		return node.Config{}, "", usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	if *config != "" {
+		if err := readConfig(fs, *config); err != nil {
+			return node.Config{}, "", usageError{err}
+		}
 	}
 	if _, _, err := net.SplitHostPort(*listen); err != nil {
 		return node.Config{}, "", usageError{fmt.Errorf("-listen %q: want host:port", *listen)}
@@ -76,6 +85,34 @@ func parse(args []string, getenv func(string) string) (node.Config, string, erro
 		return node.Config{}, "", usageError{err}
 	}
 	return cfg, *listen, nil
+}
+
+// readConfig sets, from the file at p, every flag the command line did
+// not give: one "name = value" per line, blank lines and # comments
+// skipped. A line that is not a known flag is an error naming it.
+func readConfig(fs *flag.FlagSet, p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("-config: %w", err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "config" || fs.Lookup(name) == nil {
+			return fmt.Errorf("%s:%d: %q: want name = value with a kvnode flag", p, i+1, line)
+		}
+		if flagSet(fs, name) {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", p, i+1, name, err)
+		}
+	}
+	return nil
 }
 
 // flagSet says whether the command line gave the flag (a flag wins over

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -104,5 +105,38 @@ func TestBinaryStartLineAndSIGTERM(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGTERM: %v, want exit 0", err)
+	}
+}
+
+// -config reads the same flags from a file (what deploy renders per
+// host); the command line wins; a line that is no flag names its line.
+func TestParseConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := func(text string) string {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.conf", len(text)))
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("# node 2 of 3\nid = 2\nlisten = 127.0.0.1:0\npeers = 1=127.0.0.1:1,2=127.0.0.1:2,3=127.0.0.1:3\nleader = 1\n\ntimeout = 700ms\n")
+	cfg, listen, err := parse([]string{"-config", good}, env(nil))
+	if err != nil || cfg.ID != 2 || listen != "127.0.0.1:0" || cfg.Timeout != 700*time.Millisecond || len(cfg.Peers) != 3 {
+		t.Fatalf("config file: %+v %q %v", cfg, listen, err)
+	}
+	if cfg, _, err := parse([]string{"-config", good, "-id", "3"}, env(nil)); err != nil || cfg.ID != 3 {
+		t.Errorf("the command line does not win: %+v %v", cfg, err)
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"id 2\n", ":1: \"id 2\": want name = value"},
+		{"bogus = 1\n", ":1: \"bogus = 1\""},
+		{"id = 1\ntimeout = soon\n", ":2: timeout"},
+	} {
+		if _, _, err := parse([]string{"-config", file(tc.text)}, env(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.text, err, tc.want)
+		}
+	}
+	if _, _, err := parse([]string{"-config", filepath.Join(dir, "missing")}, env(nil)); err == nil || !strings.Contains(err.Error(), "-config") {
+		t.Errorf("missing file: %v", err)
 	}
 }
