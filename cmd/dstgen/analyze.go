@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,9 @@ import (
 	"github.com/dstgen/dstgen/analyze/bench"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/exitcode"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -173,7 +176,16 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		}
 		stdout.Write(js)
 	} else {
-		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", rep.Headline, rep.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
+		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\n", rep.Headline, rep.SessionVerdict)
+		// Each plan scenario's verdict and its reason, one key per
+		// scenario, for the agent's scenario report (docs/real-env-test.md §10.4).
+		for _, sc := range rep.Scenarios {
+			fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"verdict." + sc.ID, string(sc.Verdict)}}))
+			if n := len(sc.Reasons); n > 0 {
+				fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"reason." + sc.ID, oneline.First(sc.Reasons[n-1].String())}}))
+			}
+		}
+		fmt.Fprintf(stdout, "report=%s\n", filepath.Join(out, analyze.ReportMarkdownFile))
 	}
 	if rep.SessionVerdict == analyze.Done {
 		return nil
@@ -208,22 +220,8 @@ func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, o
 func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	opts := bench.Options{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
-	if f.envFile != "" {
-		e, err := env.Load(f.envFile)
-		if err != nil {
-			return fmt.Errorf("analyze: --env: %w", err)
-		}
-		opts.Model, opts.Checker = e.Benchmark.Model, e.Benchmark.Checker
-	}
-	if f.model != "" {
-		// The flags win over env.yml; a --model without --checker takes
-		// the model's default, not env.yml's checker for another model.
-		opts.Model, opts.Checker = f.model, f.checker
-	} else if f.checker != "" {
-		opts.Checker = f.checker
-	}
-	if opts.Checker != "" && opts.Model == "" {
-		return errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)")
+	if err := benchOracle(&opts, dir, f, stderr); err != nil {
+		return err
 	}
 	b, err := bench.Analyze(cmd.Context(), dir, opts)
 	if err != nil {
@@ -246,11 +244,54 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		}
 		stdout.Write(data)
 	} else {
-		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, b.Verdict, filepath.Join(out, analyze.ReportMarkdownFile))
+		// One vocabulary for every kind of result: session_verdict= as a
+		// plan session prints it (docs/real-env-test.md §10.4).
+		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", b.Headline, b.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if b.Failed || b.Verdict != bench.Pass {
+	if b.SessionVerdict != analyze.Done {
 		return exitcode.New(exitcode.NotSo, nil)
 	}
+	return nil
+}
+
+// benchOracle decides which checker judges a benchmark run's histories:
+// --model (and --checker) when given; else what `dstgen bench start`
+// recorded in benchmark/bench.params, so `dstgen analyze results/` judges a
+// run the same as `task analyze` does; only a run that recorded none (from
+// an older dstgen, or made by hand) falls back to --env's benchmark.model.
+func benchOracle(opts *bench.Options, dir string, f analyzeFlags, stderr io.Writer) error {
+	model, checker, recorded := bench.RecordedOracle(dir)
+	source := filepath.Join(session.BenchmarkDir, session.BenchParamsFile)
+	var e *env.Env
+	if f.envFile != "" {
+		var err error
+		if e, err = env.Load(f.envFile); err != nil {
+			return fmt.Errorf("analyze: --env: %w", err)
+		}
+	}
+	switch {
+	case f.model != "":
+		// A --model without --checker takes the model's default, not the
+		// checker recorded (or in env.yml) for another model.
+		model, checker, source = f.model, f.checker, "--model"
+	case recorded:
+		if e != nil && (e.Benchmark.Model != model || e.Benchmark.Checker != checker) {
+			fmt.Fprintf(stderr, "note: %s was started with model %q checker %q (%s); %s now says model %q checker %q: judged as started\n",
+				dir, model, checker, source, e.Path, e.Benchmark.Model, e.Benchmark.Checker)
+		}
+	case e != nil:
+		model, checker, source = e.Benchmark.Model, e.Benchmark.Checker, e.Path
+	default:
+		source = ""
+	}
+	if f.model == "" && f.checker != "" {
+		checker = f.checker
+		source += " and --checker"
+	}
+	if f.checker != "" && model == "" {
+		return errors.New("analyze: --checker needs a model (--model, the run's bench.params or benchmark.model in --env)")
+	}
+	opts.Model, opts.Checker, opts.OracleSource = model, checker, strings.TrimPrefix(source, " and ")
 	return nil
 }
 
