@@ -943,32 +943,6 @@ func statusProtocol(t *testing.T, readme string) map[int]string {
 	return codes
 }
 
-// pollStatus polls bench:status the way the agent file's async loop says:
-// wait the interval, poll; exit 1 again, 0 done, anything else an error.
-func pollStatus(t *testing.T, sh func(string) agentResult, line string, interval time.Duration, maxPolls int,
-	codes map[int]string, b bounds, measure func(agentResult, time.Duration, string)) {
-	t.Helper()
-	for poll := 1; poll <= maxPolls; poll++ {
-		time.Sleep(interval)
-		r := sh(line)
-		measure(r, b.status, "~"+b.status.String()+" per poll")
-		st := kvOf(r.stdout)["status"]
-		if want, ok := codes[r.code]; !ok || st != want {
-			t.Fatalf("poll %d: exit %d status=%q; the protocol table says exit %d is status=%s\n%s%s", poll, r.code, st, r.code, want, r.stdout, r.stderr)
-		}
-		switch r.code {
-		case 0:
-			t.Logf("bench:status: finished at poll %d (every %s)", poll, interval)
-			return
-		case 1:
-			continue
-		default:
-			t.Fatalf("poll %d: exit %d (%s): the error protocol", poll, r.code, st)
-		}
-	}
-	t.Fatalf("bench:status not finished after %d polls", maxPolls)
-}
-
 // readScenarioDurations maps each scenario id to its duration_s at tier.
 func readScenarioDurations(t *testing.T, p, tier string) map[string]int {
 	t.Helper()
@@ -1010,24 +984,6 @@ func documentedExit(t *testing.T, readme, task, meaning string) int {
 	}
 	t.Fatalf("README.md's task table gives %s no exit code for %q", task, meaning)
 	return 0
-}
-
-// phaseOf is the error_phase the README assigns to task: "`error_phase` is
-// one of `deploy` (…), …, `scenario` (`run:scenario`, …)".
-func phaseOf(t *testing.T, readme, task string) string {
-	t.Helper()
-	i := strings.Index(readme, "`error_phase` is one of")
-	if i < 0 {
-		t.Fatal("README.md no longer says which error_phase values there are")
-	}
-	para, _, _ := strings.Cut(readme[i:], "\n\n")
-	for _, m := range regexp.MustCompile("`([a-z]+)` \\(([^)]*)\\)").FindAllStringSubmatch(para, -1) {
-		if strings.Contains(m[2], "`"+task+"`") {
-			return m[1]
-		}
-	}
-	t.Fatalf("README.md names no error_phase for %s:\n%s", task, para)
-	return ""
 }
 
 // errorFields are the key= lines of the TEST EXECUTION ERROR block after

@@ -47,29 +47,37 @@ report.md, <ID>.md per scenario, report.json, verdicts.json, junit.xml,
 report.html; verdicts.json is also copied to <session>/analysis/. When an
 earlier session of the same plan exists, the report shows what changed.
 
+Output: the headline, session_verdict=<DONE|DONE_WITH_CONCERNS|
+INCONCLUSIVE|FAIL|BLOCKED>, for a plan session one verdict.<ID>= and
+reason.<ID>= line per plan scenario, then report=<path>.
+
 Exit codes: 0 session verdict DONE; 1 FAIL, DONE_WITH_CONCERNS, INCONCLUSIVE
 or BLOCKED; 2 bad input (missing directory, unreadable plan) or a report
 that could not be written (it is then printed to stdout instead). Bad input
 inside a session (truncated history, garbage lines, missing run.json) is
 listed as file:line problems on stderr and the analysis continues.
 
-A run_<ts>/ directory without run.json records and without --plan is a
-benchmark run: totals, latency percentiles, throughput against target,
-error categories, peak host resources, named saturation and error
-patterns, the comparison with the previous run and recommendations. It
-exits 1 when the run's error rate is above --max-error-rate (default 1%)
-or nothing ran, else 0. Accepted benchmark/*.json shapes: the dstgen shape
+A run_<ts>/ directory without run.json records is a benchmark run: totals,
+latency percentiles, throughput against target, error categories, peak
+host resources, named saturation and error patterns, the comparison with
+the previous run and recommendations. Its session verdict is FAIL when the
+error rate is above --max-error-rate (default 1%) or a checker found an
+anomaly, BLOCKED when nothing ran, INCONCLUSIVE when a check could not
+decide or a declared checker could not run, DONE_WITH_CONCERNS for a
+history no checker judged (no model declared), else DONE. Accepted benchmark/*.json shapes: the dstgen shape
 {"name","target_rate","duration_s","ops","errors":{category:n},
 "latency_ms":{"mean","p50","p95","p99"} | "samples_ms":[...],
 "series":[{"t","ops","errors","p99_ms"}]}, fio --output-format=json, and
 k6 --summary-export; a dst-history/1 *.jsonl history anywhere under
 benchmark/ is a benchmark result too (ops, throughput, p50/p95/p99/max,
-fail/timeout counts) and, when a model is named (--model, else
-benchmark.model in the --env file; --checker, else benchmark.checker, else
-the model's default), its checker decides: pass when valid, fail (exit 1) on
-an anomaly, inconclusive (exit 1) on a dirty initial state or a checker time
-limit; without a model the numbers are reported and linearizability is
-said to be unchecked. metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
+fail/timeout counts) and, when a model is declared, its checker decides.
+The model and checker are the ones the run was started with, recorded by
+dstgen bench start in benchmark/bench.params, so every way of analyzing the
+run judges it the same; --model (and --checker) win over them, and --env's
+benchmark.model / benchmark.checker count only for a run that recorded
+none. A dirty initial state, a checker time limit, or a declared checker
+that did not run on every history is inconclusive, never a pass; without a
+model the numbers are reported and linearizability is said to be unchecked. metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
 logs (per host in metrics/<host>/) and timestamp,host,cpu,mem,disk_io,net
 CSV files.`,
 		Args: cobra.ExactArgs(1),
@@ -83,7 +91,7 @@ CSV files.`,
 	fl.StringVar(&f.out, "out", "", "directory for the findings files (default <session>/findings)")
 	fl.DurationVar(&f.checkTimeout, "check-timeout", 0, "time limit per checker run (default: the checker's own); a checker that runs out is unknown, never a pass")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", bench.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
-	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a collected history")
+	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a run that recorded no oracle in its bench.params")
 	fl.StringVar(&f.model, "model", "", "benchmark runs: model of the collected history (wins over env.yml benchmark.model)")
 	fl.StringVar(&f.checker, "checker", "", "benchmark runs: checker for --model (wins over env.yml benchmark.checker; default: the model's)")
 	return cmd
