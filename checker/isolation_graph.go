@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
@@ -18,37 +19,63 @@ type graph struct {
 	key  []int32
 }
 
-// build merges parallel edges (their type bits OR-ed) into a graph.
+// build merges parallel edges (their type bits OR-ed; the key of the
+// first of them with one) into a graph. The edges go straight into their
+// source's range with a counting sort (no sort of every edge, no copy of
+// them all), then each range is put in target order and merged in place.
 func (s *iso) build() *graph {
-	es := s.edges
-	slices.SortFunc(es, func(a, b edge) int {
-		if a.from != b.from {
-			return int(a.from - b.from)
-		}
-		return int(a.to - b.to)
-	})
 	n := len(s.txns)
 	g := &graph{off: make([]int32, n+1)}
-	for i := 0; i < len(es); {
-		j := i
-		var m uint8
-		key := int32(-1)
-		for ; j < len(es) && es[j].from == es[i].from && es[j].to == es[i].to; j++ {
-			if key < 0 {
-				key = es[j].key
-			}
-			m |= es[j].mask
+	total := 0
+	for _, b := range s.edges {
+		total += len(b)
+		for _, e := range b {
+			g.off[e.from+1]++
 		}
-		g.dst = append(g.dst, es[i].to)
-		g.mask = append(g.mask, m)
-		g.key = append(g.key, key)
-		g.off[es[i].from+1]++
-		i = j
 	}
 	for v := 1; v <= n; v++ {
 		g.off[v] += g.off[v-1]
 	}
-	s.edges = es
+	type half struct {
+		to   int32
+		key  int32
+		mask uint8
+	}
+	hs := make([]half, total)
+	next := slices.Clone(g.off[:n])
+	for bi, b := range s.edges {
+		for _, e := range b {
+			hs[next[e.from]] = half{e.to, e.key, e.mask}
+			next[e.from]++
+		}
+		s.edges[bi] = nil
+	}
+	s.nEdges, s.edges = total, nil // the graph holds them now
+	g.dst, g.mask, g.key = make([]int32, 0, total), make([]uint8, 0, total), make([]int32, 0, total)
+	var w int32
+	for v := 0; v < n; v++ {
+		r := hs[g.off[v]:g.off[v+1]]
+		g.off[v] = w
+		// Stable: among parallel edges the first keeps its place.
+		slices.SortStableFunc(r, func(a, b half) int { return cmp.Compare(a.to, b.to) })
+		for i := 0; i < len(r); {
+			j := i
+			var m uint8
+			key := int32(-1)
+			for ; j < len(r) && r[j].to == r[i].to; j++ {
+				if key < 0 {
+					key = r[j].key
+				}
+				m |= r[j].mask
+			}
+			g.dst = append(g.dst, r[i].to)
+			g.mask = append(g.mask, m)
+			g.key = append(g.key, key)
+			w++
+			i = j
+		}
+	}
+	g.off[n] = w
 	return g
 }
 
@@ -362,8 +389,8 @@ func (s *iso) reportCycle(class string, steps []step) {
 		}
 		fmt.Fprintf(&b, " -%s%s-> %s", edgeName(st.mask), k, s.describe(st.to))
 		ids = append(ids, st.from)
-		op := s.txns[st.from].op
-		lo, hi = min(lo, op.InvokeTS), max(hi, end(op))
+		tx := &s.txns[st.from]
+		lo, hi = min(lo, tx.inv), max(hi, tx.end)
 	}
 	if hi == math.MaxInt64 {
 		hi = 0
@@ -407,7 +434,7 @@ func (s *iso) writePicture(path string, maxBytes int64) (bool, error) {
 			fmt.Fprintf(&one, "<line x1=%.0f y1=%.0f x2=%.0f y2=%.0f stroke=black marker-end=\"url(#a)\"/><text x=%.0f y=%.0f font-size=12 fill=#a00>%s</text>\n",
 				x1, y1, x2+(x1-x2)*0.15, y2+(y1-y2)*0.15, (x1+x2)/2, (y1+y2)/2, html.EscapeString(label))
 			fmt.Fprintf(&one, "<circle cx=%.0f cy=%.0f r=18 fill=#def stroke=#346/><text x=%.0f y=%.0f font-size=11 text-anchor=middle>T%s</text>\n",
-				x1, y1, x1, y1+4, html.EscapeString(s.txns[st.from].op.OpID))
+				x1, y1, x1, y1+4, html.EscapeString(s.txns[st.from].id))
 		}
 		one.WriteString("</svg>\n")
 		if int64(b.Len()+one.Len()) > maxBytes {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 // tx is a hand-written transaction: output "" with err "" is a timeout;
@@ -206,6 +207,67 @@ func TestIsolationLevels(t *testing.T) {
 	}
 }
 
+// TestIsolationRepeatableRead: repeatable-read (PL-2.99) forbids G2-item
+// and everything weaker, so on item-level histories it fails what
+// serializable fails and passes what serializable passes; it uses no
+// real-time order, so a stale read only strict-serializable rejects
+// passes.
+func TestIsolationRepeatableRead(t *testing.T) {
+	gSingle := []tx{okTx(`[["append","x",1],["append","y",1]]`), okTx(`[["r","x",READ],["r","y",READ]]`, "[]", "[1]"), okTx(`[["r","x",READ]]`, "[1]")}
+	writeSkew := []tx{okTx(`[["r","x",READ],["append","y",1]]`, "[]"), okTx(`[["r","y",READ],["append","x",1]]`, "[]"), okTx(`[["r","x",READ],["r","y",READ]]`, "[1]", "[1]")}
+	registerSkew := []tx{okTx(`[["r","x",READ],["r","y",READ],["w","x",1]]`, "null", "null"), okTx(`[["r","x",READ],["r","y",READ],["w","y",2]]`, "null", "null")}
+	lostUpdate := []tx{okTx(`[["r","x",READ],["w","x",1]]`, "null"), okTx(`[["r","x",READ],["w","x",2]]`, "null")}
+	g1c := []tx{okTx(`[["append","x",1],["r","y",READ]]`, "[1]"), okTx(`[["append","y",1],["r","x",READ]]`, "[1]")}
+	staleRead := []tx{{inv: 10, cmp: 20, input: `[["append","x",1]]`, output: `[["append","x",1]]`},
+		{inv: 30, cmp: 40, input: `[["r","x",null]]`, output: `[["r","x",[]]]`},
+		{inv: 50, cmp: 60, input: `[["r","x",null]]`, output: `[["r","x",[1]]]`}}
+	serial := []tx{okTx(`[["append","x",1],["append","y",1]]`), okTx(`[["r","x",READ],["r","y",READ]]`, "[1]", "[1]")}
+	tests := []struct {
+		name string
+		txs  []tx
+		want string // the class repeatable-read reports; "" valid
+		// strict is whether strict-serializable must also reject it
+		// (every history here is judged at serializable the same as at
+		// repeatable-read).
+		strict bool
+	}{
+		{"G-single read skew", gSingle, classGSingle, true},
+		{"G2-item write skew over lists", writeSkew, classG2Item, true},
+		{"G2-item write skew over registers", registerSkew, classG2Item, true},
+		{"lost update", lostUpdate, classLostUpdate, true},
+		{"G1c", g1c, classG1c, true},
+		{"stale read: real-time only", staleRead, "", true},
+		{"serial history", serial, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops := txnOps(tt.txs...)
+			rr := runIso(t, RepeatableRead, ops)
+			ser := runIso(t, Serializable, ops)
+			if rr.Outcome != ser.Outcome || !slices.Equal(kinds(rr), kinds(ser)) {
+				t.Errorf("repeatable-read %s %v, serializable %s %v: item-level histories must get the same judgement", rr.Outcome, kinds(rr), ser.Outcome, kinds(ser))
+			}
+			if tt.want == "" {
+				if rr.Outcome != Valid {
+					t.Fatalf("repeatable-read: %s %+v, want valid", rr.Outcome, rr.Anomalies)
+				}
+			} else if rr.Outcome != Invalid || !slices.Contains(kinds(rr), tt.want) {
+				t.Fatalf("repeatable-read: %s %v, want %s", rr.Outcome, kinds(rr), tt.want)
+			}
+			if strict := runIso(t, StrictSerializable, ops); (strict.Outcome == Invalid) != tt.strict {
+				t.Errorf("strict-serializable: %s %v, want invalid=%v", strict.Outcome, kinds(strict), tt.strict)
+			}
+			if !strings.Contains(rr.Scope, "level repeatable-read forbids") || !strings.Contains(rr.Scope, "G2-item") || strings.Contains(rr.Scope, "G2-item, G2;") {
+				t.Errorf("scope must list G2-item but not predicate G2: %s", rr.Scope)
+			}
+		})
+	}
+	// Snapshot isolation allows the write skew repeatable-read rejects.
+	if res := runIso(t, SnapshotIsolation, txnOps(registerSkew...)); res.Outcome != Valid {
+		t.Errorf("register write skew at snapshot-isolation: %s %v, want valid", res.Outcome, kinds(res))
+	}
+}
+
 func TestIsolationEvidence(t *testing.T) {
 	ops := txnOps(okTx(`[["r","x",READ],["append","y",1]]`, "[]"), okTx(`[["r","y",READ],["append","x",1]]`, "[]"), okTx(`[["r","x",READ],["r","y",READ]]`, "[1]", "[1]"))
 	html := filepath.Join(t.TempDir(), "cycles.html")
@@ -276,7 +338,7 @@ func TestIsolationDirtyAndTimeout(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Run(ctx, Spec{Model: "txn", Checker: Serializability}, genSerializable(1, 200, 8, 4, 0), nil)
+	res, err := Run(ctx, Spec{Model: "txn", Checker: Serializability}, fixture.Txns(1, 200, 8, 4, 0, true), nil)
 	if err != nil || res.Outcome != Unknown {
 		t.Fatalf("spent time limit: outcome %s err %v, want unknown", res.Outcome, err)
 	}
@@ -287,6 +349,7 @@ func TestIsolationLevelText(t *testing.T) {
 		{"serializable", Serializable}, {"Serializability (Elle)", Serializable},
 		{"snapshot isolation", SnapshotIsolation}, {"SI", SnapshotIsolation}, {"read committed", ReadCommitted},
 		{"read-committed", ReadCommitted}, {"strict serializable", StrictSerializable}, {"linearizable", ""},
+		{"repeatable read", RepeatableRead}, {"Repeatable-Read", RepeatableRead}, {"RR", RepeatableRead}, {"PL-2.99", RepeatableRead},
 	}
 	for _, tt := range tests {
 		if got, _ := IsolationLevel(tt.in); got != tt.want {
@@ -305,106 +368,9 @@ func TestIsolationLevelText(t *testing.T) {
 	}
 }
 
-// genSerializable simulates a strictly serializable store: each
-// transaction takes effect atomically at a point inside its own
-// invoke..complete window, in order. Half the keys are lists, half
-// registers (unique values); some transactions abort, some time out. With
-// perKey > 0 a key is retired after that many writes and a fresh one takes
-// its slot (Jepsen's key rotation), so list reads stay short.
-func genSerializable(seed uint64, n, keys, micro, perKey int) []history.Op {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	lists := map[string][]int{}
-	regs := map[string]int{}
-	hasReg := map[string]bool{}
-	ops := make([]history.Op, 0, n)
-	next := 1
-	gen := make([]int, keys)
-	writes := make([]int, keys)
-	for i := 0; i < n; i++ {
-		at := int64(100 * (i + 1))
-		inv, cmp := at-rng.Int64N(250), at+rng.Int64N(250)
-		var in, out []string
-		abort := rng.IntN(20) == 0
-		timeout := !abort && rng.IntN(30) == 0
-		type eff struct {
-			k   string
-			v   int
-			reg bool
-		}
-		var effs []eff
-		pendingL := map[string][]int{}
-		pendingR := map[string]int{}
-		for j := 0; j < micro; j++ {
-			kn := rng.IntN(keys)
-			reg := kn%2 == 1
-			k := "k" + strconv.Itoa(kn) + "_" + strconv.Itoa(gen[kn])
-			if rng.IntN(2) == 0 {
-				if writes[kn]++; perKey > 0 && writes[kn] >= perKey {
-					writes[kn], gen[kn] = 0, gen[kn]+1
-				}
-				f := "append"
-				if reg {
-					f = "w"
-				}
-				in = append(in, fmt.Sprintf(`["%s","%s",%d]`, f, k, next))
-				out = append(out, fmt.Sprintf(`["%s","%s",%d]`, f, k, next))
-				effs = append(effs, eff{k, next, reg})
-				if reg {
-					pendingR[k] = next
-				} else {
-					pendingL[k] = append(pendingL[k], next)
-				}
-				next++
-				continue
-			}
-			in = append(in, fmt.Sprintf(`["r","%s",null]`, k))
-			if reg {
-				v, mine := pendingR[k]
-				switch {
-				case mine:
-					out = append(out, fmt.Sprintf(`["r","%s",%d]`, k, v))
-				case hasReg[k]:
-					out = append(out, fmt.Sprintf(`["r","%s",%d]`, k, regs[k]))
-				default:
-					out = append(out, fmt.Sprintf(`["r","%s",null]`, k))
-				}
-				continue
-			}
-			l := append(slices.Clone(lists[k]), pendingL[k]...)
-			b, _ := json.Marshal(l)
-			if l == nil {
-				b = []byte("[]")
-			}
-			out = append(out, fmt.Sprintf(`["r","%s",%s]`, k, b))
-		}
-		// A timed-out transaction commits or not; an aborted one never.
-		if !abort && (!timeout || rng.IntN(2) == 0) {
-			for _, e := range effs {
-				if e.reg {
-					regs[e.k], hasReg[e.k] = e.v, true
-				} else {
-					lists[e.k] = append(lists[e.k], e.v)
-				}
-			}
-		}
-		op := history.Op{OpID: strconv.Itoa(i + 1), ProcessID: "p" + strconv.Itoa(i%8), InvokeTS: inv, OpType: history.OpTxn,
-			Input: json.RawMessage("[" + strings.Join(in, ",") + "]"), Line: i + 1}
-		switch {
-		case abort:
-			op.CompleteTS, op.Error = &cmp, "aborted"
-		case timeout:
-			op.TimeoutMarker = true
-		default:
-			op.CompleteTS, op.Output = &cmp, json.RawMessage("["+strings.Join(out, ",")+"]")
-		}
-		ops = append(ops, op)
-	}
-	return ops
-}
-
 func TestIsolationSerializableStorePasses(t *testing.T) {
 	for seed := uint64(1); seed <= 60; seed++ {
-		ops := genSerializable(seed, 400, 10, 4, int(seed%2)*8) // odd seeds rotate keys
+		ops := fixture.Txns(seed, 400, 10, 4, int(seed%2)*8, true) // odd seeds rotate keys
 		if errs := history.Validate("gen", ops, nil); len(errs) > 0 {
 			t.Fatalf("seed %d: generator wrote invalid txns: %v", seed, errs[0])
 		}
@@ -528,7 +494,7 @@ func BenchmarkIsolation(b *testing.B) {
 	}{{"rotated/100000", 100_000, 64}, {"rotated/200000", 200_000, 64}, {"rotated/500000", 500_000, 64}, {"rotated/1000000", 1_000_000, 64},
 		{"unrotated/100000", 100_000, 0}, {"unrotated/200000", 200_000, 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			ops := genSerializable(1, c.n, 1000, 4, c.per)
+			ops := fixture.Txns(1, c.n, 1000, 4, c.per, true)
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := Run(context.Background(), Spec{Model: "txn", Checker: Serializability, Timeout: 10 * time.Minute}, ops, nil)

@@ -48,30 +48,39 @@ type partResult struct {
 // file names the history in the *fileline.Error of an op the model cannot
 // interpret.
 func buildPartitions(m *modelDef, ops []history.Op, file string) ([]*partition, error) {
-	return partitionOps(m, ops, file, true)
+	pl, err := partitionOps(m, ops, file, linOpts{prune: true})
+	return pl.parts, err
 }
 
-// partitionOps is buildPartitions with the pruning pass (prune.go) on or
-// off; off only where a test compares the verdicts with and without it.
-func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*partition, error) {
-	var maxTS int64
-	for i := range ops {
-		if ops[i].InvokeTS > maxTS {
-			maxTS = ops[i].InvokeTS
-		}
-		if c := ops[i].CompleteTS; c != nil && *c > maxTS {
-			maxTS = *c
-		}
-	}
-	infinity := maxTS + 1 // after every other event: an open-ended return
+// linOpts are the optional passes of a linearizability check: the pruning
+// pass (prune.go), off only where a test compares the verdicts with and
+// without it; and the dirty-initial-state scan (dirty.go), on for the
+// models whose written values are unique.
+type linOpts struct{ prune, dirty bool }
 
+// partitioned is a history split per key: the partitions to check, the
+// keys left out because they start dirty, and the ops on the other keys.
+type partitioned struct {
+	parts    []*partition
+	dirty    []DirtyRead
+	consumed int
+}
+
+// partitionOps groups the ops per key and converts them for porcupine in
+// two passes on the worker pool. The first walks the history in order
+// (each worker a stretch of it, so the ops and the file are read
+// sequentially) and converts every op into its key's slot of one shared
+// array, noting what the dirty scan needs; the second works key by key on
+// those slots only: the dirty scan, the compaction of dropped ops, the
+// pruning pass. Only numbering keys and clients runs on one core.
+func partitionOps(m *modelDef, ops []history.Op, file string, o linOpts) (partitioned, error) {
+	var out partitioned
 	if len(ops) >= math.MaxInt32 {
-		return nil, fmt.Errorf("%d ops: more than a check can index", len(ops))
+		return out, fmt.Errorf("%d ops: more than a check can index", len(ops))
 	}
-	// Number keys and clients in one sequential pass (the only map lookups
-	// per op), size every partition exactly, then convert in parallel
-	// straight into each op's slot of one shared array: no per-partition
-	// append growth, no second copy of the converted ops.
+	// Number keys and clients in one sequential pass (the only map
+	// lookups per op) and size every key's range exactly: a counting
+	// sort, so each key's ops keep history order.
 	keyOf := make([]int32, len(ops))
 	clientOf := make([]int32, len(ops))
 	keyIDs := make(map[string]int32)
@@ -99,111 +108,263 @@ func partitionOps(m *modelDef, ops []history.Op, file string, prune bool) ([]*pa
 	for k, c := range count {
 		start[k+1] = start[k] + int(c)
 	}
-	slot := slices.Clone(start[:len(keys)]) // next free slot per key
-	pos := make([]int32, len(ops))
+	idx := make([]int, len(ops))     // history index per slot
+	posOf := make([]int32, len(ops)) // slot per history index
+	slot := slices.Clone(start[:len(keys)])
 	for i, k := range keyOf {
-		pos[i] = int32(slot[k])
+		idx[slot[k]], posOf[i] = i, int32(slot[k])
 		slot[k]++
 	}
-	grouped := make([]porcupine.Operation, len(ops))
-	idx := make([]int, len(ops)) // history index per slot; -1: dropped
-	kept := make([]bool, len(ops))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(ops)/4096))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var slab opSlab
-			for i := len(ops) * w / workers; i < len(ops)*(w+1)/workers; i++ {
-				po, keep, err := m.convert(&ops[i], infinity, &slab)
-				if err != nil {
-					errs[w] = &fileline.Error{File: file, Line: ops[i].Line, Err: err} // the first bad op of this chunk
-					return
+	pool := func(n int, f func(w, i int)) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := 0; w < min(workers, n); w++ {
+			wg.Go(func() {
+				for {
+					i := int(next.Add(1) - 1)
+					if i >= n {
+						return
+					}
+					f(w, i)
 				}
-				idx[pos[i]], kept[i] = -1, keep
-				if keep {
-					// Field by field: a whole-struct copy into this
-					// pointerful array is a bulk write barrier while the
-					// GC runs, which it does during a large load.
-					g := &grouped[pos[i]]
-					g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
-					idx[pos[i]] = i
+			})
+		}
+		wg.Wait()
+	}
+
+	// Pass 1, in history order: convert, with the return of an op whose
+	// answer never came left open (its "infinity" is after every event of
+	// the keys that are checked, known only after the dirty scan).
+	grouped := make([]porcupine.Operation, len(ops))
+	flags := make([]uint8, len(ops)) // per slot: slotKept, slotOpen and the dirty scan's bits
+	// The dirty scan reads a converted op's facts from its conversion;
+	// only the others (a failed write, an op the model rejects) are
+	// noted here, with their slot.
+	type extraFacts struct {
+		slot int32
+		f    dirtyFacts
+	}
+	extras := make([][]extraFacts, workers)
+	type badOp struct {
+		i   int
+		err error
+	}
+	bads := make([][]badOp, workers)
+	keyMax := make([][]int64, workers) // per worker, per key: the latest timestamp
+	for w := range keyMax {
+		keyMax[w] = make([]int64, len(keys))
+	}
+	const stretch = 4096
+	pool((len(ops)+stretch-1)/stretch, func(w, c int) {
+		slab := opSlab{pairs: make([]linPair, 0, stretch)}
+		km := keyMax[w]
+		for i := c * stretch; i < min(len(ops), (c+1)*stretch); i++ {
+			op := &ops[i]
+			k, s := keyOf[i], posOf[i]
+			km[k] = max(km[k], op.InvokeTS)
+			if op.CompleteTS != nil {
+				km[k] = max(km[k], *op.CompleteTS)
+			}
+			po, kp, err := m.convert(op, 0, &slab)
+			if o.dirty && (!kp || err != nil) {
+				// Also for an op the model rejects: its key may be
+				// dirty, and then the op is not judged at all.
+				if f := factsOf(op); f.isW || f.seen != "" {
+					extras[w] = append(extras[w], extraFacts{s, f})
+					flags[s] = f.bits()
 				}
 			}
-		}()
+			if err != nil {
+				bads[w] = append(bads[w], badOp{i, err})
+				continue
+			}
+			if !kp {
+				continue
+			}
+			flags[s] = slotKept
+			if unknown(op) {
+				flags[s] |= slotOpen
+			}
+			if o.dirty {
+				flags[s] |= keptBits(&po, flags[s]&slotOpen != 0)
+			}
+			// Field by field: a whole-struct copy into this pointerful
+			// array is a bulk write barrier while the GC runs, which it
+			// does during a large load.
+			g := &grouped[s]
+			g.Input, g.Output, g.Call, g.Return = po.Input, po.Output, po.Call, po.Return
+		}
+	})
+
+	// Pass 2, per key: the dirty scan.
+	var extra []extraFacts
+	for _, e := range extras {
+		extra = append(extra, e...)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	slices.SortFunc(extra, func(a, b extraFacts) int { return cmp.Compare(a.slot, b.slot) })
+	dirtyAt := make([]int, len(keys)) // history index of the key's dirty op; -1: clean
+	dirty := make([]DirtyRead, len(keys))
+	bufs := make([][]dirtyFacts, workers)
+	pool(len(keys), func(w, k int) {
+		dirtyAt[k] = -1
+		if !o.dirty {
+			return
+		}
+		lo, hi := start[k], start[k+1]
+		e0, _ := slices.BinarySearchFunc(extra, int32(lo), func(x extraFacts, s int32) int { return cmp.Compare(x.slot, s) })
+		// The scan's answer is "clean" unless some op observed a value
+		// while no acknowledged write had completed: settled from the
+		// bits and times alone for almost every key.
+		firstAck, acked, suspect := int64(0), false, false
+		for pass := 0; pass < 2 && !suspect; pass++ {
+			e := e0
+			for j := lo; j < hi; j++ {
+				f := flags[j]
+				call, ret := grouped[j].Call, grouped[j].Return
+				if f&slotKept == 0 && f != 0 {
+					call, ret = extra[e].f.invoke, extra[e].f.ackAt
+					e++
+				}
+				switch {
+				case pass == 0 && f&dirtyAck != 0 && (!acked || ret < firstAck):
+					firstAck, acked = ret, true
+				case pass == 1 && f&dirtySeen != 0 && !(acked && call > firstAck):
+					suspect = true
+				}
+			}
+		}
+		if !suspect {
+			return
+		}
+		buf := bufs[w][:0]
+		e := e0
+		for j := lo; j < hi; j++ {
+			var f dirtyFacts
+			switch {
+			case flags[j]&slotKept != 0:
+				f = keptFacts(&grouped[j], flags[j]&slotOpen != 0)
+			case flags[j] != 0:
+				f = extra[e].f
+				e++
+			}
+			buf = append(buf, f)
+		}
+		bufs[w] = buf
+		if at, found := dirtyScan(buf); found {
+			i := idx[lo+at]
+			dirtyAt[k], dirty[k] = i, dirtyRead(&ops[i], buf[at].seen)
+		}
+	})
+	var maxTS int64
+	out.consumed = len(ops)
+	var dirtyKeys []int
+	for k := range keys {
+		if dirtyAt[k] >= 0 {
+			dirtyKeys = append(dirtyKeys, k)
+			out.consumed -= int(count[k])
+			continue
+		}
+		for w := range keyMax {
+			maxTS = max(maxTS, keyMax[w][k])
 		}
 	}
-	// One client numbering for all partitions, in order of first kept op
-	// (the visualization shows a row per process); renumbering through a
-	// slice costs no lookups.
+	// Dirty keys in the order of their dirty op, as one pass would list them.
+	slices.SortFunc(dirtyKeys, func(a, b int) int { return cmp.Compare(dirtyAt[a], dirtyAt[b]) })
+	for _, k := range dirtyKeys {
+		out.dirty = append(out.dirty, dirty[k])
+	}
+	// The error of the first bad op, in history order, on a key that is
+	// checked, as a single pass would report it.
+	var first *badOp
+	for w := range bads {
+		for b := range bads[w] {
+			if bo := &bads[w][b]; dirtyAt[keyOf[bo.i]] < 0 && (first == nil || bo.i < first.i) {
+				first = bo
+			}
+		}
+	}
+	if first != nil {
+		return out, &fileline.Error{File: file, Line: ops[first.i].Line, Err: first.err}
+	}
+	infinity := maxTS + 1 // after every other event: an open-ended return
+
+	// Pass 3, per clean key: close the open returns, compact out the
+	// dropped ops, prune.
+	parts := make([]*partition, len(keys))
+	kept := make([]bool, len(ops)) // per history index
+	pool(len(keys), func(_, k int) {
+		if dirtyAt[k] >= 0 {
+			return
+		}
+		lo, hi, n := start[k], start[k+1], start[k]
+		for j := lo; j < hi; j++ {
+			if flags[j]&slotKept == 0 {
+				continue
+			}
+			if flags[j]&slotOpen != 0 {
+				grouped[j].Return = infinity
+			}
+			if n != j {
+				g, s := &grouped[n], &grouped[j]
+				g.Input, g.Output, g.Call, g.Return = s.Input, s.Output, s.Call, s.Return
+				idx[n] = idx[j]
+			}
+			kept[idx[n]] = true
+			n++
+		}
+		if n > lo { // else every op of the key dropped: nothing to check
+			parts[k] = &partition{key: keys[k], ops: grouped[lo:n:n], idx: idx[lo:n:n]}
+		}
+	})
+	parts = slices.DeleteFunc(parts, func(p *partition) bool { return p == nil })
+	// Partitions in order of their first kept op, and clients numbered the
+	// same way (the visualization shows a row per process), as a single
+	// sequential pass over the history would.
+	slices.SortFunc(parts, func(a, b *partition) int { return cmp.Compare(a.idx[0], b.idx[0]) })
 	renum := make([]int32, len(clientIDs))
 	for i := range renum {
 		renum[i] = -1
 	}
 	next := int32(0)
-	parts := make([]*partition, 0, len(keys))
-	for k := range keys {
-		p := &partition{key: keys[k]}
-		// Compact out dropped ops within the key's own range.
-		lo, hi, n := start[k], start[k+1], start[k]
-		for j := lo; j < hi; j++ {
-			if idx[j] >= 0 {
-				if n != j {
-					g, o := &grouped[n], &grouped[j]
-					g.Input, g.Output, g.Call, g.Return = o.Input, o.Output, o.Call, o.Return
-					idx[n] = idx[j]
-				}
-				n++
-			}
-		}
-		if n == lo {
-			continue // every op of the key dropped: nothing to check
-		}
-		p.ops, p.idx = grouped[lo:n:n], idx[lo:n:n]
-		parts = append(parts, p)
-	}
-	// Partitions in order of their first kept op, and clients numbered the
-	// same way, as a single sequential pass over the history would.
-	slices.SortFunc(parts, func(a, b *partition) int { return cmp.Compare(a.idx[0], b.idx[0]) })
 	for i, k := range kept {
 		if c := clientOf[i]; k && renum[c] < 0 {
 			renum[c] = next
 			next++
 		}
 	}
-	for _, p := range parts {
+	pool(len(parts), func(_, i int) {
+		p := parts[i]
 		for j := range p.ops {
 			p.ops[j].ClientId = int(renum[clientOf[p.idx[j]]])
 		}
-		if prune {
+		if o.prune {
 			dropUnobserved(p)
 		}
-	}
-	return parts, nil
+	})
+	out.parts = parts
+	return out, nil
 }
 
 // checkLinearizable runs porcupine per partition on a bounded worker pool.
-// ctx carries the hard time limit; a partition cut short is Unknown.
+// ctx carries the hard time limit; a partition cut short is Unknown. Keys
+// with a dirty initial state are judged by no one: they are in
+// Result.Dirty, the clean ones are checked as usual.
 func checkLinearizable(ctx context.Context, spec Spec, m *modelDef, ops []history.Op) (Result, error) {
-	return checkLin(ctx, spec, m, ops, true)
+	return checkLin(ctx, spec, m, ops, linOpts{prune: true, dirty: uniqueValueModel(m.name)})
 }
 
-// checkLin is checkLinearizable with the pruning pass on or off.
-func checkLin(ctx context.Context, spec Spec, m *modelDef, ops []history.Op, prune bool) (Result, error) {
-	res := Result{Checker: Linearizability, Model: spec.Model, OpsConsumed: len(ops),
+// checkLin is checkLinearizable with the optional passes of o.
+func checkLin(ctx context.Context, spec Spec, m *modelDef, ops []history.Op, o linOpts) (Result, error) {
+	res := Result{Checker: Linearizability, Model: spec.Model,
 		Scope: "per-key linearizability (P-compositionality): cross-key anomalies (serializability, G2) are not detected; " +
 			"timed-out ops may take effect at any point after their invoke or not at all; failed ops are dropped"}
-	parts, err := partitionOps(m, ops, spec.History, prune)
+	pl, err := partitionOps(m, ops, spec.History, o)
 	if err != nil {
 		return res, err
 	}
+	parts := pl.parts
+	res.OpsConsumed, res.Dirty = pl.consumed, pl.dirty
 	// Largest first, so a long partition does not start last.
 	sort.SliceStable(parts, func(i, j int) bool { return len(parts[i].ops) > len(parts[j].ops) })
 

@@ -197,7 +197,7 @@ func (modelErr) Is(target error) bool { return target == ErrModel }
 // convert turns one op into a porcupine operation; keep is false for ops
 // that constrain nothing (failed ops; reads whose answer never came).
 func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcupine.Operation, bool, error) {
-	verb, ok := m.verbs[op.OpType]
+	verb, ok := slab.verb(m, op.OpType)
 	if !ok {
 		return porcupine.Operation{}, false, modelErr{fmt.Errorf("op_type %q is not an operation of model %q (want one of %s)", op.OpType, m.name, strings.Join(m.verbNames(), ", "))}
 	}
@@ -273,6 +273,30 @@ func (m *modelDef) convert(op *history.Op, infinity int64, slab *opSlab) (porcup
 // reads both, and one block per 1024 ops is half the allocations of two.
 type opSlab struct {
 	pairs []linPair
+	// The last two op types looked up, and their verbs: a history has a
+	// few op types, and a map lookup per op was a tenth of converting.
+	types [2]string
+	verbs [2]byte
+	oks   [2]bool
+	n     int
+}
+
+// verb is m.verbs[opType], remembered for the next ops.
+func (s *opSlab) verb(m *modelDef, opType string) (byte, bool) {
+	if s == nil {
+		v, ok := m.verbs[opType]
+		return v, ok
+	}
+	for i := range min(s.n, 2) {
+		if s.types[i] == opType {
+			return s.verbs[i], s.oks[i]
+		}
+	}
+	v, ok := m.verbs[opType]
+	i := s.n % 2
+	s.types[i], s.verbs[i], s.oks[i] = opType, v, ok
+	s.n++
+	return v, ok
 }
 
 type linPair struct {

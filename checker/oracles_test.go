@@ -13,6 +13,7 @@ import (
 
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 func final(t *testing.T, doc string) *FinalState {
@@ -304,10 +305,15 @@ func TestParseCheckerField(t *testing.T) {
 		{"no-lost-ack + exactly-once dedup checker on the business request-id", []string{NoLostAck, ExactlyOnce}},
 		{"session-consistency / monotonic-read", []string{Session, MonotonicReads}},
 		{"serializability (Elle), per-key and cross-key", []string{Serializability}},
+		{"Elle-style cycle checker at repeatable read", []string{Serializability}},
+		{"repeatable-read isolation", []string{Serializability}},
 		{"prefix / order checker", []string{Prefix}},
 		{"reconciliation-across-replicas at quiescence", []string{Reconciliation}},
 		{"exclusion property + invariant-over-final-state", []string{MutualExclusion, Invariant}},
 		{"SLO thresholds on p99", []string{SLO}},
+		// The etcd example's S2: "final state" is what no-lost-ack reads.
+		{"no-lost-ack against the final state, plus reconciliation across replicas at quiescence", []string{NoLostAck, Reconciliation}},
+		{"sum-zero over the final balances", []string{Invariant}},
 		{"no checker", nil},
 	}
 	for _, tt := range tests {
@@ -507,7 +513,7 @@ func TestLimitMidCheckIsUnknown(t *testing.T) {
 		keys[fmt.Sprint("a", i)], keys[fmt.Sprint("b", i)] = 1, -1
 		replica[fmt.Sprint("k", i)] = i
 	}
-	kv := genKV(n, 50, 4, 1)
+	kv := fixture.KV(n, 50, 4, 1)
 	doc := func(v any) *FinalState {
 		data, err := json.Marshal(v)
 		if err != nil {

@@ -9,39 +9,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
-
-// staleRead makes one completed read return the value of a write that a
-// later completed write overwrote before the read began: a stale read, not
-// a value nobody wrote (which the phantom scan finds without search), so
-// the checker has to search.
-func staleRead(b *testing.B, ops []history.Op) {
-	for r := len(ops) / 2; r < len(ops); r++ {
-		rd := &ops[r]
-		if rd.OpType != "read" || rd.CompleteTS == nil {
-			continue
-		}
-		var older, newer *history.Op
-		for i := 0; i < r; i++ {
-			w := &ops[i]
-			if w.Key != rd.Key || w.OpType != "write" || w.CompleteTS == nil || *w.CompleteTS >= rd.InvokeTS {
-				continue
-			}
-			if newer != nil && w.InvokeTS > *newer.CompleteTS {
-				older = newer
-			}
-			if older == nil || w.InvokeTS > *older.CompleteTS {
-				newer = w
-			}
-		}
-		if older != nil && newer != nil && older != newer && newer.InvokeTS > *older.CompleteTS && string(rd.Output) != string(older.Input) {
-			rd.Output = older.Input
-			return
-		}
-	}
-	b.Fatal("no read to make stale")
-}
 
 // BenchmarkPrunePaired checks generated kv read/write histories (16
 // processes, 20k ops over 20 keys) with a share of the writes timed out,
@@ -55,13 +24,15 @@ func BenchmarkPrunePaired(b *testing.B) {
 	for _, bad := range []bool{false, true} {
 		for _, frac := range []float64{0, 0.1, 0.2, 0.4} {
 			b.Run(fmt.Sprintf("bad=%v/timeouts=%d%%", bad, int(frac*100)), func(b *testing.B) {
-				ops := genKVTimeouts(20_000, 20, 16, frac, 42)
+				ops := fixture.KVTimeouts(20_000, 20, 16, frac, 42)
 				want, wantRaw := Valid, porcupine.Ok
 				if bad {
-					staleRead(b, ops)
+					if !fixture.StaleRead(ops) {
+						b.Fatal("no read to make stale")
+					}
 					want, wantRaw = Invalid, porcupine.Illegal
 				}
-				raw := rawOps(ops)
+				raw := fixture.PorcupineOps(ops)
 				var ours, noPass, theirs time.Duration
 				noPassCapped, rawCapped := false, false
 				for i := 0; i < b.N; i++ {
@@ -75,7 +46,7 @@ func BenchmarkPrunePaired(b *testing.B) {
 					runtime.GC()
 					t0 = time.Now()
 					ctx, cancel := context.WithTimeout(context.Background(), limit)
-					res, err = checkLin(ctx, Spec{Model: "kv", Checker: Linearizability}, linModels["kv"], ops, false)
+					res, err = checkLin(ctx, Spec{Model: "kv", Checker: Linearizability}, linModels["kv"], ops, linOpts{})
 					cancel()
 					switch {
 					case err != nil:
@@ -88,7 +59,7 @@ func BenchmarkPrunePaired(b *testing.B) {
 					noPass += time.Since(t0)
 					runtime.GC()
 					t0 = time.Now()
-					switch r := porcupine.CheckOperationsTimeout(rawKVModel, raw, limit); r {
+					switch r := porcupine.CheckOperationsTimeout(fixture.PorcupineKV, raw, limit); r {
 					case wantRaw:
 					case porcupine.Unknown:
 						rawCapped = true

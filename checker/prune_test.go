@@ -18,6 +18,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
 // TestPruneRule pins which timed-out ops the pass drops and which it must
@@ -64,11 +65,11 @@ func TestPruneRule(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := h(t, tt.rows...)
 			m := linModels[tt.model]
-			all, err := partitionOps(m, ops, "h.jsonl", false)
+			all, err := buildPartitionsNoPrune(m, ops)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pruned, err := partitionOps(m, ops, "h.jsonl", true)
+			pruned, err := buildPartitions(m, ops, "h.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +91,7 @@ func TestPruneRule(t *testing.T) {
 				t.Errorf("dropped %v, want %v", dropped, tt.dropped)
 			}
 			for _, prune := range []bool{true, false} {
-				res, err := checkLin(context.Background(), Spec{Model: tt.model, Timeout: time.Minute}, m, ops, prune)
+				res, err := checkLin(context.Background(), Spec{Model: tt.model, Timeout: time.Minute}, m, ops, linOpts{prune: prune})
 				if err != nil || res.Outcome != tt.want {
 					t.Errorf("prune=%v: %s %v, want %s", prune, res.Outcome, err, tt.want)
 				}
@@ -126,7 +127,7 @@ func verdictsWithAndWithout(t *testing.T, name, model string, ops []history.Op) 
 	m := linModels[model]
 	var outs [2]Outcome
 	for i, prune := range []bool{true, false} {
-		res, err := checkLin(context.Background(), Spec{Model: model, Timeout: time.Minute}, m, ops, prune)
+		res, err := checkLin(context.Background(), Spec{Model: model, Timeout: time.Minute}, m, ops, linOpts{prune: prune})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -138,7 +139,7 @@ func verdictsWithAndWithout(t *testing.T, name, model string, ops []history.Op) 
 	if outs[0] != outs[1] {
 		t.Fatalf("%s: %s with the pass, %s without", name, outs[0], outs[1])
 	}
-	parts, err := partitionOps(m, ops, "h.jsonl", false)
+	parts, err := buildPartitionsNoPrune(m, ops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestPruneEquivalenceGenerated(t *testing.T) {
 	// kv read/write without cas, where the pass applies most.
 	for seed := uint64(0); seed < seeds*3; seed++ {
 		for _, mutated := range []bool{false, true} {
-			ops := genKVTimeouts(60, 2, 6, 0.3, seed)
+			ops := fixture.KVTimeouts(60, 2, 6, 0.3, seed)
 			if mutated {
 				mutate("kv", ops, rand.New(rand.NewPCG(seed, 5)))
 			}
@@ -219,60 +220,6 @@ func TestPruneEquivalenceGenerated(t *testing.T) {
 	if dropped == 0 {
 		t.Fatal("the pass pruned nothing: the equivalence was not exercised")
 	}
-}
-
-// genKVTimeouts is genKV with a share frac of the writes timed out: half
-// of those take effect (at a point after their invoke), half never do.
-// A process whose op timed out goes on as a new process id, as a Jepsen
-// client does.
-func genKVTimeouts(n, keys, procs int, frac float64, seed uint64) []history.Op {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	type g struct {
-		op      history.Op
-		lp      int64
-		applied bool
-	}
-	all := make([]g, 0, n)
-	clock := make([]int64, procs)
-	gen := make([]int, procs)
-	for i := 0; i < n; i++ {
-		p := i % procs
-		inv := clock[p] + int64(rng.IntN(1000))
-		dur := int64(100 + rng.IntN(5000))
-		comp := inv + dur
-		clock[p] = comp + 1
-		op := history.Op{OpID: strconv.Itoa(i + 1), ProcessID: fmt.Sprintf("p%d.%d", p, gen[p]), InvokeTS: inv, CompleteTS: &comp,
-			Key: "k" + strconv.Itoa(rng.IntN(keys)), NodeSeen: "n1", Line: i + 1}
-		x := g{lp: inv + int64(rng.IntN(int(dur))), applied: true}
-		if rng.IntN(2) == 0 {
-			op.OpType = "read"
-		} else {
-			op.OpType, op.Input = "write", []byte(strconv.Itoa(i+1))
-			if rng.Float64() < frac {
-				op.CompleteTS, op.TimeoutMarker, op.Error = nil, true, "timeout"
-				x.applied = rng.IntN(2) == 0
-				gen[p]++
-			}
-		}
-		x.op = op
-		all = append(all, x)
-	}
-	slices.SortFunc(all, func(a, b g) int { return int(a.lp - b.lp) })
-	state := map[string][]byte{}
-	ops := make([]history.Op, 0, n)
-	for _, x := range all {
-		switch {
-		case x.op.OpType == "write" && x.applied:
-			state[x.op.Key] = x.op.Input
-		case x.op.OpType == "read":
-			if v, ok := state[x.op.Key]; ok {
-				x.op.Output = v
-			}
-		}
-		ops = append(ops, x.op)
-	}
-	slices.SortFunc(ops, func(a, b history.Op) int { return int(a.InvokeTS - b.InvokeTS) })
-	return ops
 }
 
 // jepsenDir is porcupine's Jepsen etcd test data in the module cache, or
@@ -398,4 +345,10 @@ func TestPruneJepsenEtcd(t *testing.T) {
 	if checked != len(want) {
 		t.Errorf("checked %d of %d histories", checked, len(want))
 	}
+}
+
+// buildPartitionsNoPrune is buildPartitions without the pruning pass.
+func buildPartitionsNoPrune(m *modelDef, ops []history.Op) ([]*partition, error) {
+	pl, err := partitionOps(m, ops, "h.jsonl", linOpts{})
+	return pl.parts, err
 }

@@ -134,10 +134,8 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		}
 		// A value nobody wrote is left-over state, not a SUT anomaly: the
 		// dirty keys are judged by no one, the clean ones as usual.
-		dirty := findDirty(model, ops)
-		res, err = checkLinearizable(ctx, spec, m, withoutKeys(ops, dirty))
-		if err == nil && len(dirty) > 0 {
-			res.Dirty = dirty
+		res, err = checkLinearizable(ctx, spec, m, ops)
+		if dirty := res.Dirty; err == nil && len(dirty) > 0 {
 			res.Scope += "; keys with a dirty initial state are excluded"
 			switch res.Outcome {
 			case Valid, "":
@@ -173,6 +171,12 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 	if err != nil {
 		return Result{}, err
 	}
+	return finish(res, id, spec, start), nil
+}
+
+// finish stamps a checker's result with what ran and how long, and an
+// outcome from its anomalies when the checker left it open.
+func finish(res Result, id string, spec Spec, start time.Time) Result {
 	res.Checker, res.Model = id, spec.Model
 	res.Elapsed = time.Since(start)
 	if res.Outcome == "" {
@@ -181,7 +185,7 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 			res.Outcome = Invalid
 		}
 	}
-	return res, nil
+	return res
 }
 
 // Pick is the checker picker of docs/history-and-checkers.md §4. ok is false when the pair is not in
@@ -305,14 +309,16 @@ var checkerPatterns = []struct {
 	id string
 }{
 	{regexp.MustCompile(`lineari[sz]ab|porcupine|knossos`), Linearizability},
-	{regexp.MustCompile(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed`), Serializability},
+	{regexp.MustCompile(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed|repeatable[- ]read`), Serializability},
 	{regexp.MustCompile(`(no[- ])?lost[- ]ack`), NoLostAck},
 	{regexp.MustCompile(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
 	{regexp.MustCompile(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},
 	{regexp.MustCompile(`monotonic[- ]reads?`), MonotonicReads},
 	{regexp.MustCompile(`prefix|order checker|ordering checker`), Prefix},
 	{regexp.MustCompile(`\bslo\b|threshold|p9[59]\b|latency`), SLO},
-	{regexp.MustCompile(`invariant|final[- ]state|sum[- ]zero`), Invariant},
+	// "final state" alone is what no-lost-ack and reconciliation read,
+	// not a predicate: only a named invariant is the invariant checker.
+	{regexp.MustCompile(`invariant|sum[- ]zero|each[- ]member[- ]once|count[- ]equals`), Invariant},
 	{regexp.MustCompile(`exclusion|\bmutex\b|fencing`), MutualExclusion},
 	{regexp.MustCompile(`lease[- ]safety|lease (?:expiry|overlap)`), LeaseSafety},
 	{regexp.MustCompile(`reconcil|replica diff|pairwise diff`), Reconciliation},

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,6 +168,50 @@ func TestDeployBringsUpEtcdClusterWithoutSystemd(t *testing.T) {
 	}
 	if o, err := etcdctl(t, ep(1), "get", "--print-value-only", "dstgen/probe"); err != nil || strings.TrimSpace(o) != "" {
 		t.Fatalf("after clean-data the old key still reads %q (%v): state leaked between runs", o, err)
+	}
+
+	// A member that dies on its own (SIGKILL from outside, as the kernel
+	// or a full disk would end it) is failed, and RestartFailed starts it
+	// again — only it; the members that run are left alone.
+	if again, err := d.RestartFailed(ctx, nil); err != nil || len(again) != 0 {
+		t.Fatalf("RestartFailed on a healthy cluster restarted %+v, %v", again, err)
+	}
+	before, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The whole process group: etcd under its job's sh, as a crash ends it.
+	pg, err := syscall.Getpgid(before[1].PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(-pg, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill member 2 (pgid %d): %v", pg, err)
+	}
+	var failed bool
+	for i := 0; i < 40 && !failed; i++ {
+		st, err := d.Status(ctx)
+		failed = err == nil && st[1].State == "failed"
+		time.Sleep(250 * time.Millisecond)
+	}
+	if !failed {
+		t.Fatal("member 2 killed from outside is not failed")
+	}
+	restarted, err := d.RestartFailed(ctx, nil)
+	if err != nil || len(restarted) != 1 || restarted[0].Host != "etcd-2" {
+		t.Fatalf("RestartFailed = %+v, %v; want etcd-2 only", restarted, err)
+	}
+	if err := d.WaitHealthy(ctx); err != nil {
+		t.Fatalf("after RestartFailed: %v", err)
+	}
+	after, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range after {
+		if st.State != "running" || (i != 1) != (st.PID == before[i].PID) {
+			t.Errorf("%s: %s pid %d (before %d); want running, a new pid only for etcd-2", st.Host, st.State, st.PID, before[i].PID)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -487,6 +488,36 @@ func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
 		return nil
 	})
 	return out, err
+}
+
+// RestartFailed starts the SUT again on every SUT host of only (all
+// when empty) where it died on its own (Status "failed": it exited or
+// vanished, nobody stopped it) — a member a fault brought down, such as
+// one that exited on a full disk — the way deploy starts it, and returns
+// the statuses it found there. A member someone stopped stays stopped.
+// The heal after a killed run uses it (docs/dst-run.md §6).
+func (d *Deployer) RestartFailed(ctx context.Context, only []string) ([]Status, error) {
+	if len(SUTHosts(d.Hosts)) == 0 || d.Env.SUT.Command == "" {
+		return nil, nil
+	}
+	sts, err := d.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sut status: %w", err)
+	}
+	var restarted []Status
+	var errs []error
+	for _, st := range sts {
+		if st.State != "failed" || len(only) > 0 && !slices.Contains(only, st.Host) {
+			continue
+		}
+		h := d.Hosts[indexOf(d.Hosts, st.Host)]
+		if err := d.startHost(ctx, h); err != nil {
+			errs = append(errs, fmt.Errorf("%s: restart the SUT: %w", st.Host, err))
+			continue
+		}
+		restarted = append(restarted, st)
+	}
+	return restarted, errors.Join(errs...)
 }
 
 func indexOf(hs []Host, name string) int {

@@ -577,27 +577,8 @@ func TestInitYesGivesTheSameRemoteWorkloadCommand(t *testing.T) {
 		t.Errorf("benchmark.command without --yes:\n  %s\nwith --yes:\n  %s", plain, yes)
 	}
 	for _, c := range []string{plain, yes} {
-		if _, local := localCommand(c); local || !strings.Contains(c, "{{ .Host.Workdir }}/bin/workload") {
+		if _, local := plan.LocalCommand(c); local || !strings.Contains(c, "{{ .Host.Workdir }}/bin/workload") {
 			t.Errorf("benchmark.command %q: want the per-host driver, not a local command", c)
-		}
-	}
-}
-
-func TestLocalCommand(t *testing.T) {
-	for _, tc := range []struct {
-		cmd   string
-		local bool
-	}{
-		{"go run ./workload -endpoints 127.0.0.1:2379 -out h.jsonl", true},
-		{"cd x && go run . -addr 10.0.0.1:1", true},
-		{"./bin/workload -endpoints localhost:2379", true},
-		{"./bin/workload -endpoints http://[::1]:2379", true},
-		{"{{ .Host.Workdir }}/bin/workload -endpoints 10.77.0.11:2379", false},
-		{"./bin/workload -endpoints my-localhost-proxy:2379", false},
-		{"gorun ./x", false},
-	} {
-		if _, got := localCommand(tc.cmd); got != tc.local {
-			t.Errorf("localCommand(%q) = %v, want %v", tc.cmd, got, tc.local)
 		}
 	}
 }

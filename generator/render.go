@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,11 +185,11 @@ type model struct {
 	SUT sutModel
 	// DeployArtifacts are the SUT's own ways to start it other than a
 	// systemd unit (which sut: already reads), one summary line each.
-	DeployArtifacts                         []string
-	DriverDir, DriverWhy                    string
+	DeployArtifacts      []string
+	DriverDir, DriverWhy string
 	// Harness are the SUT's scripts the scenarios' run wiring names, which
 	// deploy:upload pushes to <workdir>/harness (render_wiring.go).
-	Harness []harnessFile
+	Harness                                 []harnessFile
 	BenchModel, BenchChecker, BenchModelWhy string
 }
 
@@ -459,21 +458,6 @@ func parseJump(a string) *jumpModel {
 }
 
 // localRE finds an endpoint of this machine in a command line.
-var localRE = regexp.MustCompile(`(^|[^A-Za-z0-9.-])(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)([^A-Za-z0-9.-]|$)`)
-
-// localCommand says whether cmd can only run on this machine — `go run`
-// (it builds from the source tree), or endpoints on this machine's own
-// addresses — and why: such a command is never the client hosts' workload.
-func localCommand(cmd string) (string, bool) {
-	switch {
-	case regexp.MustCompile(`(^|[\s;&|(])go\s+run\s`).MatchString(cmd):
-		return "`go run` builds from the source tree on this machine, not on a client host", true
-	case localRE.MatchString(cmd):
-		return "it names this machine's own addresses, which a client host cannot reach", true
-	}
-	return "", false
-}
-
 // applyAnswers fills env.example.yml values from answered questions and
 // collects the unanswered ones as TODOs.
 func applyAnswers(m *model, qs []Question) {
@@ -505,7 +489,7 @@ func applyAnswers(m *model, qs []Question) {
 		case "ssh.jump.host", "ssh.jump":
 			m.Jump = parseJump(a)
 		case "benchmark.command":
-			if why, local := localCommand(a); local {
+			if why, local := plan.LocalCommand(a); local {
 				// A command for this machine (the SUT docs' own run line) is
 				// never a command for the client hosts: the same as no
 				// answer, so `--yes` and a blank answer get the same

@@ -338,6 +338,8 @@ var targetPhrases = []struct {
 }{
 	// Follower phrasings have no word in the grammar yet; they are kept
 	// distinct rather than widened to "random", which could pick the leader.
+	// "node 3", "follower member 2": the SUT host of that place (#N).
+	{regexp.MustCompile(`(?i)\b(?:(?:follower|leader|peer)\s+)?(?:node|member|replica|server)\s+#?[1-9][0-9]?\b`), "#"},
 	{regexp.MustCompile(`(?i)\b(?:a\s+)?random\s+followers?\b`), "random-follower"},
 	{regexp.MustCompile(`(?i)\bfollowers?\b`), "followers"},
 	{regexp.MustCompile(`(?i)\b(?:the\s+)?(?:current\s+|acting\s+)?leader\b`), "leader"},
@@ -348,6 +350,8 @@ var targetPhrases = []struct {
 	{regexp.MustCompile(`(?i)\b(?:one|a\s+single|single|1)\s+` + member + `\b`), "one"},
 }
 
+var ordinalRE = regexp.MustCompile(`([1-9][0-9]?)\b`)
+
 var roleObjectRE = regexp.MustCompile(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`)
 
 // targetsOf reads a fault clause's target, or "" when it names none.
@@ -357,6 +361,9 @@ func targetsOf(clause string) string {
 		if loc := t.re.FindStringIndex(clause); loc != nil && (loc[0] < at || loc[0] == at && loc[1]-loc[0] > n) {
 			best, at, n = t.target, loc[0], loc[1]-loc[0]
 		}
+	}
+	if best == "#" {
+		return "#" + ordinalRE.FindStringSubmatch(clause[at : at+n])[1]
 	}
 	if best != "" {
 		return best

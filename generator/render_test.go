@@ -79,7 +79,7 @@ func TestFaultsFor(t *testing.T) {
 			[]scenarios.Fault{{Nemesis: "partition-full", Targets: "role:holder", At: "30s", For: "30s", Times: 5,
 				Every: "TODO(S9.faults[0].every): the plan's Faults text says 5 times but not how often"}}},
 		{"model block names it", "something odd happens to node 2", "latency on node 2; evidence = p99 shift",
-			[]scenarios.Fault{{Nemesis: "latency", Targets: todo("S9", 0, "targets"), At: todo("S9", 0, "at"), For: todo("S9", 0, "for")}}},
+			[]scenarios.Fault{{Nemesis: "latency", Targets: "#2", At: todo("S9", 0, "at"), For: todo("S9", 0, "for")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := faultsFor("S9", tc.text, tc.m)

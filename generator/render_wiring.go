@@ -34,7 +34,8 @@ func wireScenarios(m *model, pl *plan.Plan, root string) {
 	if m.DriverDir != "" {
 		driver = path.Base(m.DriverDir)
 	}
-	seen := map[string]bool{}
+	names := map[string]string{} // SUT-relative path → name under harness/
+	taken := map[string]bool{}
 	rewrite := func(field string) string {
 		cmd, ok := plan.Command(field)
 		if !ok {
@@ -47,9 +48,16 @@ func wireScenarios(m *model, pl *plan.Plan, root string) {
 				words[i] = `"$DSTGEN_WORKDIR/bin/` + driver + `"`
 			case sutFile(root, w):
 				rel := path.Clean(strings.TrimPrefix(w, "./"))
-				name := path.Base(rel)
-				if !seen[rel] {
-					seen[rel] = true
+				name, ok := names[rel]
+				if !ok {
+					// Two scripts of one name in different dirs keep
+					// their dirs in the name, so neither overwrites the
+					// other under harness/.
+					name = path.Base(rel)
+					if taken[name] {
+						name = strings.ReplaceAll(rel, "/", "-")
+					}
+					names[rel], taken[name] = name, true
 					m.Harness = append(m.Harness, harnessFile{Local: path.Join(m.SUTRel, rel), Name: name})
 				}
 				words[i] = `"$DSTGEN_WORKDIR/` + harnessDir + "/" + name + `"`

@@ -38,12 +38,13 @@ const maxDepth = 256
 type parser struct {
 	b      []byte
 	i      int
-	intern map[string]string
+	intern *interner
 	unique bool // the next string is not worth interning
+	col    int  // the column being read (its bit), for the intern cache
 	slab   *[]int64
 }
 
-func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool) (Op, error) {
+func parseOp(line []byte, intern *interner, slab *[]int64, copyLine bool) (Op, error) {
 	// Input and output keep slices of the line: own the bytes when the
 	// caller reuses its buffer.
 	buf := line
@@ -51,6 +52,85 @@ func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool
 		buf = make([]byte, len(line))
 		copy(buf, line)
 	}
+	if op, ok := parseCanonical(buf, intern, slab); ok {
+		return op, nil
+	}
+	return parseAny(buf, intern, slab)
+}
+
+// parseCanonical reads a line laid out the way AppendJSON writes it (and
+// history.Recorder, and most recorders following docs/history-and-checkers.md
+// §2): every column in schema order, no space between tokens. Matching
+// each `,"name":` as one literal spares the name scan and lookup of
+// parseAny, which was most of the read time. Each value goes through the
+// same checks as in parseAny. ok is false at the first difference from
+// that layout, valid or not, and parseAny then reads the line from the
+// start: what it accepts and every error it gives stay its own.
+func parseCanonical(b []byte, intern *interner, slab *[]int64) (op Op, ok bool) {
+	p := parser{b: b, intern: intern, slab: slab}
+	var err error
+	if !p.lit(`{"op_id":`) {
+		return op, false
+	}
+	p.unique = true
+	op.OpID, err = p.reqStr("op_id")
+	p.unique = false
+	if err != nil || !p.lit(`,"process_id":`) {
+		return op, false
+	}
+	p.col = colProcessID
+	if op.ProcessID, err = p.reqStr("process_id"); err != nil || !p.lit(`,"invoke_ts":`) {
+		return op, false
+	}
+	if op.InvokeTS, err = p.intVal("invoke_ts"); err != nil || !p.lit(`,"complete_ts":`) {
+		return op, false
+	}
+	if op.CompleteTS, err = p.int("complete_ts"); err != nil || !p.lit(`,"op_type":`) {
+		return op, false
+	}
+	p.col = colOpType
+	if op.OpType, err = p.reqStr("op_type"); err != nil || !p.lit(`,"key":`) {
+		return op, false
+	}
+	p.col = colKey
+	if op.Key, err = p.optStr("key"); err != nil || !p.lit(`,"input":`) {
+		return op, false
+	}
+	if op.Input, err = p.raw(); err != nil || !p.lit(`,"output":`) {
+		return op, false
+	}
+	if op.Output, err = p.raw(); err != nil || !p.lit(`,"error":`) {
+		return op, false
+	}
+	p.col = colError
+	if op.Error, err = p.optStr("error"); err != nil || !p.lit(`,"timeout_marker":`) {
+		return op, false
+	}
+	switch {
+	case p.lit("true"):
+		op.TimeoutMarker = true
+	case p.lit("false"):
+	default:
+		return op, false
+	}
+	if !p.lit(`,"node_seen":`) {
+		return op, false
+	}
+	p.col = colNodeSeen
+	if op.NodeSeen, err = p.optStr("node_seen"); err != nil || !p.lit(`,"fault_epoch":`) {
+		return op, false
+	}
+	p.col = colFaultEpoch
+	if op.FaultEpoch, err = p.optStr("fault_epoch"); err != nil || !p.eat('}') {
+		return op, false
+	}
+	p.ws()
+	return op, p.i == len(p.b)
+}
+
+// parseAny reads an op line with its columns in any order and any JSON
+// whitespace, and names what is wrong with one that is not an op.
+func parseAny(buf []byte, intern *interner, slab *[]int64) (Op, error) {
 	p := parser{b: buf, intern: intern, slab: slab}
 	var op Op
 	seen := 0
@@ -91,6 +171,7 @@ func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool
 			return op, fmt.Errorf("column %q appears twice", name)
 		}
 		seen |= col
+		p.col = col
 		switch col {
 		case colOpID:
 			// op ids are unique: interning them would only fill the
@@ -111,14 +192,7 @@ func parseOp(line []byte, intern map[string]string, slab *[]int64, copyLine bool
 		case colFaultEpoch:
 			op.FaultEpoch, err = p.optStr(name)
 		case colInvokeTS:
-			var v *int64
-			v, err = p.int(name)
-			if err == nil && v == nil {
-				err = fmt.Errorf("%s: null not allowed", name)
-			}
-			if v != nil {
-				op.InvokeTS = *v
-			}
+			op.InvokeTS, err = p.intVal(name)
 		case colCompleteTS:
 			op.CompleteTS, err = p.int(name)
 		case colInput:
@@ -194,6 +268,51 @@ func colOf(b []byte) int {
 	return 0
 }
 
+// interner shares one string per distinct value of the repeated columns
+// (process, op type, key, node…). A direct-mapped cache in front of the
+// map answers most lookups with one hash of a few bytes and one compare,
+// cheaper than the map's; the map keeps every value once the cache
+// slot is taken by another.
+type interner struct {
+	m     map[string]string
+	cache [1024]string
+	// last is the last value of each column: node_seen is often one
+	// value throughout, op_type one of two.
+	last [16]string
+}
+
+func newInterner() *interner { return &interner{m: make(map[string]string)} }
+
+func (in *interner) get(b []byte, col int) string {
+	c := &in.last[bits.TrailingZeros(uint(col))%len(in.last)]
+	if *c == string(b) && len(b) > 0 {
+		return *c
+	}
+	s := in.lookup(b)
+	*c = s
+	return s
+}
+
+func (in *interner) lookup(b []byte) string {
+	h := uint32(2166136261)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &in.cache[h%uint32(len(in.cache))]
+	if *slot == string(b) && len(b) > 0 {
+		return *slot
+	}
+	s, ok := in.m[string(b)]
+	if !ok {
+		s = string(b)
+		if len(in.m) < 1<<16 {
+			in.m[s] = s
+		}
+	}
+	*slot = s
+	return s
+}
+
 // unescape decodes the quoted string at p.b[start:end] the slow way, for
 // the rare string with escapes or invalid UTF-8.
 func (p *parser) unescape(start, end int) (string, error) {
@@ -235,44 +354,52 @@ func (p *parser) lit(s string) bool {
 // strEnd returns the index just past the closing quote of the string that
 // starts at p.i, and whether it contains escapes.
 func (p *parser) strEnd() (int, bool, error) {
+	end, esc, _, err := p.strScan()
+	return end, esc, err
+}
+
+// strScan is strEnd that also reports whether every byte is ASCII (then
+// the string is valid UTF-8 without a second pass). One test covers the
+// common byte: nothing to stop at is a printable ASCII byte other than
+// the quote and the backslash.
+func (p *parser) strScan() (end int, esc, ascii bool, err error) {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return 0, false, p.errf("want a string")
+		return 0, false, false, p.errf("want a string")
 	}
-	esc := false
+	ascii = true
 	for j := p.i + 1; j < len(p.b); j++ {
-		switch c := p.b[j]; {
+		c := p.b[j]
+		if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
+			continue
+		}
+		switch {
 		case c == '"':
-			return j + 1, esc, nil
+			return j + 1, esc, ascii, nil
 		case c == '\\':
 			esc = true
 			j++
 		case c < 0x20:
-			return 0, false, p.errf("control character in string")
+			return 0, false, false, p.errf("control character in string")
+		default:
+			ascii = false
 		}
 	}
-	return 0, false, p.errf("unterminated string")
+	return 0, false, false, p.errf("unterminated string")
 }
 
 func (p *parser) str() (string, error) {
-	end, esc, err := p.strEnd()
+	end, esc, ascii, err := p.strScan()
 	if err != nil {
 		return "", err
 	}
 	body := p.b[p.i+1 : end-1]
 	start := p.i
 	p.i = end
-	if !esc && utf8.Valid(body) {
+	if !esc && (ascii || utf8.Valid(body)) {
 		if p.unique {
 			return string(body), nil
 		}
-		if s, ok := p.intern[string(body)]; ok {
-			return s, nil
-		}
-		s := string(body)
-		if len(p.intern) < 1<<16 {
-			p.intern[s] = s
-		}
-		return s, nil
+		return p.intern.get(body, p.col), nil
 	}
 	return p.unescape(start, end)
 }
@@ -302,25 +429,55 @@ func (p *parser) optStr(name string) (string, error) {
 	return s, nil
 }
 
+// intVal reads a column that must hold an integer (null not allowed).
+func (p *parser) intVal(name string) (int64, error) {
+	if p.lit("null") {
+		return 0, fmt.Errorf("%s: null not allowed", name)
+	}
+	return p.intText(name)
+}
+
+// intText reads the integer at p.i: an optional minus and digits, as
+// strconv.ParseInt takes them; a fraction or exponent is an error.
+func (p *parser) intText(name string) (int64, error) {
+	j := p.i
+	neg := j < len(p.b) && p.b[j] == '-'
+	if neg {
+		j++
+	}
+	var v uint64
+	digits := 0
+	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+		v = v*10 + uint64(p.b[j]-'0')
+		j++
+		digits++
+	}
+	if j < len(p.b) && (p.b[j] == '.' || p.b[j] == 'e' || p.b[j] == 'E') || digits == 0 {
+		return 0, p.errf("%s: want an integer (ns)", name)
+	}
+	if digits > 18 { // may not fit: let strconv judge the range
+		n, err := strconv.ParseInt(string(p.b[p.i:j]), 10, 64)
+		if err != nil {
+			return 0, p.errf("%s: want an integer (ns)", name)
+		}
+		p.i = j
+		return n, nil
+	}
+	p.i = j
+	if neg {
+		return -int64(v), nil
+	}
+	return int64(v), nil
+}
+
 func (p *parser) int(name string) (*int64, error) {
 	if p.lit("null") {
 		return nil, nil
 	}
-	j := p.i
-	if j < len(p.b) && p.b[j] == '-' {
-		j++
-	}
-	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
-		j++
-	}
-	if j < len(p.b) && (p.b[j] == '.' || p.b[j] == 'e' || p.b[j] == 'E') {
-		return nil, p.errf("%s: want an integer (ns)", name)
-	}
-	v, err := strconv.ParseInt(string(p.b[p.i:j]), 10, 64)
+	v, err := p.intText(name)
 	if err != nil {
-		return nil, p.errf("%s: want an integer (ns)", name)
+		return nil, err
 	}
-	p.i = j
 	// Hand out timestamps from a block: one allocation per 1024 ops
 	// instead of one per op.
 	if p.slab == nil {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -136,4 +137,49 @@ func FuzzFirstIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidatorInStretches: validating a history in stretches of any size
+// gives Validate's errors for the whole, repeats across stretches
+// included.
+func TestValidatorInStretches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	c := func(v int64) *int64 { return &v }
+	for round := 0; round < 50; round++ {
+		n := 1 + rng.IntN(400)
+		ops := make([]Op, n)
+		for i := range ops {
+			op := Op{OpID: strconv.Itoa(1 + rng.IntN(n)), ProcessID: "p", InvokeTS: 10, CompleteTS: c(20), OpType: "read", Output: []byte(strconv.Itoa(rng.IntN(3))), Line: i + 1}
+			switch rng.IntN(8) {
+			case 0:
+				op.CompleteTS = nil
+			case 1:
+				op.CompleteTS = c(5)
+			case 2:
+				op.OpID = "x" + op.OpID
+			case 3:
+				op.OpType, op.Input, op.Output = OpTxn, []byte(`[["r","k",null]]`), []byte(`[["r","k",1]]`)
+			case 4:
+				op.OpType, op.Input = OpTxn, []byte(`[["q","k",null]]`)
+			case 5:
+				op.FaultEpoch = "w" + strconv.Itoa(rng.IntN(3))
+			}
+			ops[i] = op
+		}
+		sched := []string{"w0", "w1"}
+		want := fmt.Sprint(Validate("h", ops, sched))
+		v := NewValidator("h", sched)
+		var got []error
+		for lo := 0; lo < n; {
+			hi := min(n, lo+1+rng.IntN(50))
+			got = append(got, v.Check(ops[lo:hi], nil)...)
+			lo = hi
+		}
+		if fmt.Sprint(got) != want {
+			t.Fatalf("round %d: in stretches %v\nwhole %v", round, got, want)
+		}
+		if round == 0 && !strings.Contains(want, "repeats line") {
+			t.Fatalf("no repeated op_id in the history: %v", want)
+		}
+	}
 }

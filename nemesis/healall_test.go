@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -49,5 +50,42 @@ func TestHealAllHealsTheHostsThatAnswerWhileOthersHang(t *testing.T) {
 	}
 	if len(removed) != 2 || removed[0].Host != "h3" || removed[1].Host != "h4" {
 		t.Errorf("removed %+v, want h3's and h4's undo, in hosts' order", removed)
+	}
+}
+
+// A live run heals its faults while its workload runs on: HealAll with the
+// workload's tag in keep runs every other undo and leaves that guard, which
+// the run's own stop removes (Unguard) and a later heal --all runs.
+func TestHealAllKeepsTheGuardsItIsTold(t *testing.T) {
+	ctx := context.Background()
+	wd := t.TempDir()
+	h := Host{Host: env.Host{Name: "h1"}, Workdir: wd}
+	x := localExec{}
+	mark := func(name string) string { return "touch " + wd + "/" + name }
+	if err := Guard(ctx, x, h, "sess.wl-S1", "workload", mark("workload-stopped")); err != nil {
+		t.Fatal(err)
+	}
+	if err := armUndo(ctx, x, h, "sess.S1-w1", "iptables", mark("healed")); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := HealAll(ctx, x, []Host{h}, "sess.wl-S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].What != "undo sess.S1-w1.iptables" {
+		t.Errorf("removed %+v, want only the fault's undo", removed)
+	}
+	if _, err := os.Stat(wd + "/workload-stopped"); err == nil {
+		t.Error("the kept guard ran")
+	}
+	left, err := Leftovers(ctx, x, []Host{h})
+	if err != nil || len(left) != 1 || left[0].What != "undo sess.wl-S1.workload" {
+		t.Errorf("leftovers %+v, %v; want the kept guard", left, err)
+	}
+	if removed, err := HealAll(ctx, x, []Host{h}); err != nil || len(removed) != 1 {
+		t.Errorf("heal --all removed %+v, %v; want the guard", removed, err)
+	}
+	if _, err := os.Stat(wd + "/workload-stopped"); err != nil {
+		t.Error("heal --all did not run the guard")
 	}
 }

@@ -154,21 +154,26 @@ type Removed struct {
 // cannot happen, since the script comes first, but a hand-made rule
 // copied from a log can): the DSTGEN chain and its jumps, fill files in
 // the SUT data dir. It prints one "removed <what>" line per thing.
-func healAllScript(h Host) string { return sweepScript(h, false) }
+func healAllScript(h Host, keep []string) string { return sweepScript(h, false, keep) }
 
 // leftoversScript lists what healAllScript would remove, one "left <what>"
 // line per thing, and changes nothing.
-func leftoversScript(h Host) string { return sweepScript(h, true) }
+func leftoversScript(h Host) string { return sweepScript(h, true, nil) }
 
-// sweepScript is healAllScript, or with list only its listing.
-func sweepScript(h Host, list bool) string {
+// sweepScript is healAllScript, or with list only its listing. The undo
+// scripts of the tags in keep are left alone.
+func sweepScript(h Host, list bool, keep []string) string {
 	var b strings.Builder
 	b.WriteString(sbinPath)
 	dir := shell.Quote(undoDir(h.Workdir))
+	skip := ""
+	for _, t := range keep {
+		skip += "case \"$(basename \"$f\")\" in " + shell.Quote(t+".") + "*) continue;; esac; "
+	}
 	if list {
 		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] && echo \"left undo $(basename \"$f\" .sh)\"; done\n", dir)
 	} else {
-		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir)
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; %sif sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir, skip)
 	}
 	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
 	// first (-w waits for the xtables lock).
@@ -253,8 +258,10 @@ func Leftovers(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
 // once, each in its own round trip, so hosts that hang cost their own
 // bound only and never starve the ones that answer; the output is in
 // hosts' order. An unreachable host is an error naming it, and the others
-// are still healed.
-func HealAll(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
+// are still healed. The guards (Guard) of the tags in keep are left to
+// their owner: a live run heals its faults but stops its own workload
+// itself, after the quiesce.
+func HealAll(ctx context.Context, x Exec, hosts []Host, keep ...string) ([]Removed, error) {
 	type result struct {
 		removed []Removed
 		errs    []string
@@ -265,7 +272,7 @@ func HealAll(ctx context.Context, x Exec, hosts []Host) ([]Removed, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stdout, err := x.Run(ctx, h.Host, healAllScript(h))
+			stdout, err := x.Run(ctx, h.Host, healAllScript(h, keep))
 			for _, line := range strings.Split(stdout, "\n") {
 				if what, ok := strings.CutPrefix(line, "removed "); ok {
 					res[i].removed = append(res[i].removed, Removed{Host: h.Name, What: what})

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dstgen/dstgen/internal/oneline"
@@ -23,7 +24,8 @@ import (
 //	majority             the other n − floor((n-1)/2) hosts: with the same
 //	                     pick, minority and majority are complements
 //	all                  every host
-//	A,B,…                a comma list of names and role:R items
+//	#N                   the N-th host (1-based, cluster order): "node 3"
+//	A,B,…                a comma list of names, role:R and #N items
 //
 // pick is the schedule's seed-derived number, so a re-run resolves the
 // same hosts. An unknown name or role, an empty result (the minority of a
@@ -79,6 +81,14 @@ func Resolve(ctx context.Context, expr string, cluster []Host, pick int64, leade
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return nil, fmt.Errorf("target %q: empty item in the comma list", expr)
+		}
+		if ord, ok := strings.CutPrefix(item, "#"); ok {
+			k, err := strconv.Atoi(ord)
+			if err != nil || k < 1 || k > n {
+				return nil, fmt.Errorf("target %q: %q is not a place in a cluster of %d hosts (#1..#%d)", expr, item, n, n)
+			}
+			want[k-1] = true
+			continue
 		}
 		if role, ok := strings.CutPrefix(item, "role:"); ok {
 			found := false

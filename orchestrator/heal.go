@@ -24,7 +24,13 @@ func (h *healer) now(ctx context.Context) {
 	r := h.r
 	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.heal)
 	defer cancel()
-	removed, err := nemesis.HealAll(hctx, r.o.hosts, h.hosts)
+	// The run's own workload keeps running through the heal and the
+	// quiesce; its stop (stopWorkload) removes the guard.
+	var keep []string
+	if p := r.progress.place.Load(); p != nil {
+		keep = append(keep, r.workloadTag(*p))
+	}
+	removed, err := nemesis.HealAll(hctx, r.o.hosts, h.hosts, keep...)
 	run := r.rec.run
 	if run.Heal == nil {
 		run.Heal = &session.HealRecord{}

@@ -74,7 +74,7 @@ func newFakeWorld(t *testing.T, n int) *fakeWorld {
 	if err := os.MkdirAll(w.bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range []string{"sh", "mkdir", "printf", "mv", "rm", "cat", "basename", "wc", "touch", "echo", "sleep", "head", "tr", "grep", "tail", "awk", "expr", "true", "false", "test", "[", "date", "ls", "cp"} {
+	for _, tool := range []string{"sh", "mkdir", "printf", "mv", "rm", "cat", "basename", "wc", "touch", "echo", "sleep", "head", "tr", "grep", "tail", "awk", "expr", "true", "false", "test", "[", "date", "ls", "cp", "env", "cut", "sed"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			continue

@@ -248,6 +248,12 @@ func (l *linter) header() {
 	if n, ok := p.Headers[HdrDate]; ok && !isDate(p.Date) {
 		l.warnf(n, "header-value", "Date %q is not YYYY-MM-DD", p.Date)
 	}
+	if n, ok := p.Headers[HdrLeaderQuery]; ok {
+		l.wiring(n, "header "+HdrLeaderQuery, p.LeaderQuery)
+	}
+	if n, ok := p.Headers[HdrQuiesce]; ok {
+		l.wiring(n, "header "+HdrQuiesce, p.Quiesce)
+	}
 }
 
 func isDate(s string) bool {
@@ -776,6 +782,26 @@ func (l *linter) scenario(s *Scenario, techs map[string]bool) {
 	}
 	l.skeleton(s, id)
 	l.name(s, id)
+	for _, f := range []string{FieldDriverCommand, FieldFinalState, FieldLeaderQuery, FieldQuiesce} {
+		if n, ok := s.Fields[f]; ok {
+			l.wiring(n, "scenario "+id+": "+f, *s.field(f))
+		}
+	}
+}
+
+// wiring lints one run-wiring field (§9.6): init copies its backticked
+// command into scenarios.yml, so a field without one would be dropped
+// without a word, and a command for this machine cannot run on the
+// client hosts.
+func (l *linter) wiring(line int, what, value string) {
+	cmd, ok := Command(value)
+	if !ok {
+		l.errf(line, "wiring-no-command", "%s holds no backticked command; write the command line in backticks, e.g. `sh scripts/leader.sh`", what)
+		return
+	}
+	if why, local := LocalCommand(cmd); local {
+		l.warnf(line, "wiring-local", "%s: `%s` runs on the client hosts, but %s; name the driver and let DSTGEN_SUT_HOSTS give the endpoints", what, clip(cmd, 60), why)
+	}
 }
 
 func (l *linter) release(s *Scenario, id string) {

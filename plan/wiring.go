@@ -60,3 +60,20 @@ func (p *Plan) QuiesceOf(s *Scenario) string {
 	}
 	return p.Quiesce
 }
+
+var goRunRE = regexp.MustCompile(`(^|[\s;&|(])go\s+run\s`)
+
+var localRE = regexp.MustCompile(`(^|[^A-Za-z0-9.-])(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)([^A-Za-z0-9.-]|$)`)
+
+// LocalCommand says whether cmd can only run on this machine — `go run`
+// (it builds from the source tree), or endpoints on this machine's own
+// addresses — and why: such a command is never the client hosts' workload.
+func LocalCommand(cmd string) (string, bool) {
+	switch {
+	case goRunRE.MatchString(cmd):
+		return "`go run` builds from the source tree on this machine, not on a client host", true
+	case localRE.MatchString(cmd):
+		return "it names this machine's own addresses, which a client host cannot reach", true
+	}
+	return "", false
+}

@@ -165,6 +165,14 @@ func TestAgentWorkflowOnDemoHosts(t *testing.T) {
 		an := a.step(steps[i+1])
 		i++
 		rep := a.scenarioReport(id[1], tier, r, an, ids)
+		// The design card's `dstgen analyze <session>`, by hand in testing/
+		// without the task's --env and --plan, judges it the same.
+		byHand := contractKV(a.sh("dstgen analyze " + rep["session"]).stdout)
+		for k, v := range contractKV(an.stdout) {
+			if (k == "session_verdict" || strings.HasPrefix(k, "verdict.")) && byHand[k] != v {
+				t.Errorf("dstgen analyze %s by hand: %s=%s, task analyze said %s", rep["session"], k, byHand[k], v)
+			}
+		}
 		if rep["status"] != "success" {
 			// On the demo's healthy hosts every scenario runs to its end.
 			t.Errorf("%s did not run on the demo's hosts: run_error=%q\nstdout:\n%s\nstderr:\n%s", id[1], rep["run_error"], r.stdout, r.stderr)

@@ -13,8 +13,13 @@ import (
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/exitcode"
+	"github.com/dstgen/dstgen/internal/gcstart"
 	"github.com/dstgen/dstgen/plan"
 )
+
+// checkHeapStart is the heap size before check's first garbage
+// collection: a 100k-op history checks within it.
+const checkHeapStart = 128 << 20
 
 // exitUnknown is check's own code: the checker ran out of time, so the
 // history is neither valid nor shown invalid.
@@ -55,13 +60,17 @@ from an earlier run) prints result=dirty-initial-state key=... value=...
 line=FILE:N and exits 2: an environment problem, not an anomaly; the other
 keys are still checked, and a violation on them still exits 1.
 --model txn --checker serializability judges transactions (op_type txn)
-at --level read-committed, snapshot-isolation, serializable (default),
+at --level read-committed, snapshot-isolation, repeatable-read (on
+item-level histories the same as serializable), serializable (default),
 strong-session-snapshot-isolation, strong-session-serializable (each
 process sees its own earlier transactions) or strict-serializable; --html then draws each cycle found. --model lock (or
 mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 --model lease checks lease safety with --param ttl=D [--param uncertainty=D].`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The check builds its structures in one go: no collection
+			// until they reach a working size (internal/gcstart).
+			gcstart.Defer(checkHeapStart)
 			path := args[0]
 			if spec.Model == "" {
 				return errors.New("check: --model is required (register, kv, map, counter, log, set, queue, session, ledger, ...)")
@@ -77,9 +86,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 			if level != "" {
 				l, ok := checker.IsolationLevel(level)
 				if !ok {
-					return fmt.Errorf("check: --level %q: want %s, %s, %s, %s, %s or %s", level,
-						checker.ReadCommitted, checker.SnapshotIsolation, checker.Serializable,
-						checker.StrongSessionSI, checker.StrongSessionSerializable, checker.StrictSerializable)
+					return fmt.Errorf("check: --level %q: want one of %s", level, strings.Join(checker.IsolationLevels(), ", "))
 				}
 				spec.Params["level"] = l
 			}
@@ -107,24 +114,19 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 				}
 				final = f
 			}
-			meta, ops, bad, err := history.ReadFile(path)
+			// An error about one op names path:line.
+			fr, err := checker.RunFile(cmd.Context(), spec, path, final)
 			if err != nil {
 				return err
 			}
-			rep := checkReport{History: path, Meta: meta, OpsRead: len(ops)}
-			for _, e := range bad {
+			res := fr.Result
+			rep := checkReport{History: path, Meta: fr.Meta, OpsRead: fr.OpsRead, Weak: fr.Weak, Result: res}
+			for _, e := range fr.Bad {
 				rep.BadLines = append(rep.BadLines, e.Error())
 			}
-			for _, e := range history.Validate(path, ops, nil) {
+			for _, e := range fr.Invalid {
 				rep.InvalidRecords = append(rep.InvalidRecords, e.Error())
 			}
-			rep.Weak = history.Weak(meta, ops, checker.Needs(spec.Checker, spec.Model))
-			spec.History = path // an error about one op names path:line
-			res, err := checker.Run(cmd.Context(), spec, ops, final)
-			if err != nil {
-				return err
-			}
-			rep.Result = res
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -140,7 +142,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 				return fmt.Errorf("%d bad lines in %s (first: %s); results above cover the rest", len(rep.BadLines), path, rep.BadLines[0])
 			case len(rep.InvalidRecords) > 0:
 				return fmt.Errorf("history invalid (recorder bug, blame harness): %s", rep.InvalidRecords[0])
-			case len(ops) == 0:
+			case rep.OpsRead == 0:
 				// Red flag 2: a checker that consumed nothing proves nothing,
 				// so an empty history is never reported as valid.
 				return fmt.Errorf("%s: no ops: an empty history proves nothing", path)
@@ -163,7 +165,7 @@ mutex) checks mutual exclusion and fencing tokens (acquire/release ops);
 		checker.Linearizability, checker.NoLostAck, checker.ExactlyOnce, checker.Session, checker.MonotonicReads,
 		checker.Prefix, checker.SLO, checker.Invariant, checker.Reconciliation, checker.Fairness, checker.Serializability,
 		checker.MutualExclusion, checker.LeaseSafety}, ", "))
-	f.StringVar(&level, "level", "", "isolation level for serializability: read-committed, snapshot-isolation, serializable (default), strong-session-snapshot-isolation, strong-session-serializable, strict-serializable")
+	f.StringVar(&level, "level", "", "isolation level for serializability: "+strings.Join(checker.IsolationLevels(), ", ")+" (default "+checker.Serializable+")")
 	f.DurationVar(&spec.Timeout, "timeout", time.Minute, "hard time limit; reaching it is unknown (exit 3), never valid")
 	f.StringVar(&spec.HTMLPath, "html", "", fmt.Sprintf("write the violation's visualization here: porcupine's, or the isolation cycles (capped at %d MiB)", checker.DefaultHTMLMaxBytes>>20))
 	f.StringVar(&finalPath, "final", "", "final-state JSON for no-lost-ack, exactly-once, invariant, reconciliation")

@@ -33,7 +33,8 @@ func TestCheckIsolationCommand(t *testing.T) {
 		{"write skew at serializable", []string{"check", "--model", "txn", "--checker", "serializability", "--level", "serializable", "--html", html, skew}, 1, "anomaly G2-item", ""},
 		{"default checker and level", []string{"check", "--model", "txn", skew}, 1, "checker=serializability", ""},
 		{"write skew at snapshot isolation", []string{"check", "--model", "txn", "--level", "snapshot-isolation", skew}, 0, "found but allowed at snapshot-isolation: G2-item ×1", ""},
-		{"unknown level", []string{"check", "--model", "txn", "--level", "eventual", skew}, 2, "", `--level "eventual"`},
+		{"write skew at repeatable read", []string{"check", "--model", "txn", "--level", "repeatable-read", skew}, 1, "anomaly G2-item", ""},
+		{"unknown level", []string{"check", "--model", "txn", "--level", "eventual", skew}, 2, "", `--level "eventual": want one of read-committed, snapshot-isolation, repeatable-read,`},
 		{"malformed txn", []string{"check", "--model", "txn", malformed}, 2, "", "malformed.jsonl:1:"},
 	}
 	for _, tt := range tests {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -48,105 +46,33 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	// The long end-to-end tests run side by side: the demo-hosted ones need
 	// no network namespace, and the namespace ones queue on sshtest's lock.
 	t.Parallel()
-	sshtest.Require(t)
-	taskBin, err := exec.LookPath("task")
-	if err != nil {
-		t.Skip("the go-task binary is not on PATH (scripts/test.sh installs it)")
-	}
 	for _, b := range []string{"/usr/bin/etcd", "/usr/bin/etcdctl", "/usr/sbin/iptables"} {
 		if _, err := os.Stat(b); err != nil {
 			t.Skipf("%s missing (apt-get install etcd-server etcd-client iptables)", b)
 		}
 	}
 	began := time.Now()
-	bin := buildDstgen(t)
-	holderDir := privateHolder(t)
-	envv := append(os.Environ(), "DSTGEN="+bin, "NO_COLOR=1", "DSTGEN_SSH_CONFIG=none", "DSTGEN_HOLDER_DIR="+holderDir, "DSTGEN_NO_HOLDER=0")
-	dir := filepath.Join(t.TempDir(), "testing")
-	// sh runs a command with the test's environment in dir, bounded.
-	sh := func(limit time.Duration, name string, args ...string) (int, string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir, cmd.Env = dir, envv
-		var b bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &b, &b
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), b.String()
-		} else if err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, b.String())
-		}
-		return 0, b.String()
-	}
-	dstgen := func(args ...string) (int, string) { t.Helper(); return sh(3*time.Minute, bin, args...) }
-	must := func(code int, out string) string {
-		t.Helper()
-		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, out)
-		}
-		return out
-	}
+	f := newFlow(t, "etcd", "etcd,etcd,etcd,client", 4)
+	dir, tb, dstgen, must := f.dir, f.tb, f.dstgen, f.must
 
-	// The testbed, the way a user brings one up; down by what it recorded.
-	sshtest.LockNet(t)
-	tb := filepath.Join(t.TempDir(), "tb")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if code, out := dstgen("testbed", "down", "--dir", tb); code != 0 {
-			t.Errorf("testbed down: exit %d\n%s", code, out)
+	// The card: S1, S2 and S3 as init wrote them from the plan, a
+	// benchmark, and one `dstgen analyze results/` judging them all.
+	ra := f.card("S1", "S2", "S3")
+	for _, id := range []string{"S1", "S2", "S3"} {
+		if v := ra.verdicts[id]; v != "PASS-smoke" {
+			t.Errorf("%s: verdict %q, want PASS-smoke (a correct etcd)", id, v)
 		}
-	})
-	must(dstgen("testbed", "up", "4", "--dir", tb, "--roles", "etcd,etcd,etcd,client"))
-	sut, err := filepath.Abs("../../examples/etcd")
-	if err != nil {
-		t.Fatal(err)
 	}
-	must(dstgen("init", "--sut", sut, "--out", dir, "--yes"))
-	must(dstgen("testbed", "env", "--dir", tb, "--into", filepath.Join(dir, "env.yml")))
-	// Nothing else is edited by hand: --into turned the systemd capability
-	// off (namespaces have none; etcd runs as a supervised job).
-	task := func(args ...string) (int, string) {
-		t.Helper()
-		return sh(4*time.Minute, taskBin, append([]string{"-x"}, args...)...)
+	if ra.bench != "pass" {
+		t.Errorf("benchmark_result %q, want pass (linearizability judged on its history)", ra.bench)
 	}
-	must(task("validate"))
-	if out := must(task("deploy")); strings.Count(out, "health=ok") != 3 {
-		t.Fatalf("deploy: want 3 healthy members:\n%s", out)
-	}
-	// The example's leader query and quiesce check, pushed to the members.
-	must(dstgen("push", "role:etcd", filepath.Join(sut, "scripts", "leader.sh"), filepath.Join(sut, "scripts", "healthy.sh"), "bin", "--env", "env.yml"))
-	t.Logf("setup: %s", time.Since(began).Round(time.Second))
+	f.checkersRan(ra.sessions["S1"], "S1", "linearizability")
+	f.checkersRan(ra.sessions["S2"], "S2", "no-lost-ack", "reconciliation")
+	f.checkersRan(ra.sessions["S3"], "S3", "slo")
 
-	// scenarios.yml filled in as the example's README says.
-	const wl = `"$DSTGEN_WORKDIR/bin/workload"`
-	// S1 at half the plan's 200 ops/s: its verdict needs load in every
-	// interval, not a 2-core machine shared with the testbed, the three
-	// members and other tests keeping up with 200 (red flag 1's floor is
-	// 80% of the rate run.json plans; the driver catches up after a stall).
-	s1 := map[string]any{
-		"workload":     map[string]any{"command": wl + " -clients 5 -keys 10 -mix 5/4/1 -timeout 1s", "rate": 100},
-		"faults":       []any{map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "10s", "for": "10s"}},
-		"leader_query": `sh "$DSTGEN_WORKDIR/bin/leader.sh"`,
-		"quiesce":      map[string]any{"command": `sh "$DSTGEN_WORKDIR/bin/healthy.sh"`, "timeout": "30s"},
-	}
-	fillScenarios(t, dir, "scenarios.yml", map[string]map[string]any{"S1": s1, "S2": {
-		"workload": map[string]any{"command": wl + " -mode fresh-puts -clients 3 -timeout 1s", "duration_s": 25},
-		"faults": []any{
-			map[string]any{"nemesis": "kill-9", "targets": "random", "at": "5s", "for": "3s"},
-			map[string]any{"nemesis": "kill-9", "targets": "leader", "at": "14s", "for": "3s"},
-		},
-		"leader_query": s1["leader_query"], "quiesce": s1["quiesce"],
-		"final_state": wl + " -final-only",
-	}})
-
-	// S1, smoke tier, leader isolation → PASS-smoke with both signals.
-	out := must(task("run:scenario", "SCENARIO=S1", "TIER=smoke"))
-	s1dir := sessionOf(t, dir, out)
-	r := runOf(t, s1dir, "S1")
+	// S1's window: the DROP counter on the isolated leader's host rose and
+	// a new leader was elected.
+	r := runOf(t, absIn(dir, ra.sessions["S1"]), "S1")
 	if len(r.FaultWindows) != 1 {
 		t.Fatalf("S1: %d windows", len(r.FaultWindows))
 	}
@@ -158,33 +84,29 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	t.Logf("S1 landing: injector %s %s→%s (%s); victim %s %s→%s", w.InjectorEvidence.Name, w.InjectorEvidence.Before, w.InjectorEvidence.After,
 		w.InjectorEvidence.Raw, w.VictimEvidence.Kind, w.VictimEvidence.Before, w.VictimEvidence.After)
 	timings := windowTimings(r)
-	verdict(t, dstgen, s1dir, "S1", "PASS-smoke")
-	t.Logf("S1: %d ops, %s", r.Workload.OpsProduced, time.Since(began).Round(time.Second))
+	t.Logf("S1: %d ops", r.Workload.OpsProduced)
 
-	// S2, two kill -9 windows (hardening allows more than smoke's one).
-	out = must(task("run:scenario", "SCENARIO=S2", "TIER=hardening"))
-	s2dir := sessionOf(t, dir, out)
-	r = runOf(t, s2dir, "S2")
-	if len(r.FaultWindows) != 2 {
-		t.Fatalf("S2: %d windows, want 2: %s", len(r.FaultWindows), js(r.FaultWindows))
-	}
+	// S2: the member was killed and restarted, and the cluster came back.
+	r = runOf(t, absIn(dir, ra.sessions["S2"]), "S2")
 	for _, w := range r.FaultWindows {
 		if w.InjectorEvidence == nil || w.InjectorEvidence.Kind != "pid" || w.InjectorEvidence.Verdict != session.SignalChanged ||
 			!strings.Contains(w.InjectorEvidence.Raw, "new pid") {
 			t.Errorf("S2 %s: the member was not killed and restarted: %s", w.FaultEpoch, js(w.InjectorEvidence))
 		}
 	}
-	timings = append(timings, windowTimings(r)...)
-	rep := analyzeReport(t, dstgen, s2dir)
-	for _, want := range []string{"no-lost-ack", "reconciliation"} {
-		if c := checkerOf(rep, "S2", want); c == nil || c["outcome"] != "valid" {
-			t.Errorf("S2: checker %s = %v, want valid", want, c)
-		}
-	}
 	if r.Recovery == nil || !r.Recovery.Nominal {
 		t.Errorf("S2: the cluster was not seen back to nominal after the kills: %s", js(r.Recovery))
 	}
-	t.Logf("S2: verdict %s (%s), %d ops, %s", verdictOf(rep, "S2"), js(scenarioOf(rep, "S2")["reasons"]), r.Workload.OpsProduced, time.Since(began).Round(time.Second))
+	timings = append(timings, windowTimings(r)...)
+	t.Logf("card flow done: %s", time.Since(began).Round(time.Second))
+
+	// The runs below use scenarios files derived from the generated one.
+	const wl = `"$DSTGEN_WORKDIR/bin/workload"`
+	s1 := map[string]any{
+		"workload":     map[string]any{"command": wl + " -clients 5 -keys 10 -mix 5/4/1 -timeout 1s", "rate": 100},
+		"leader_query": `sh "$DSTGEN_WORKDIR/harness/leader.sh"`,
+		"quiesce":      map[string]any{"command": `sh "$DSTGEN_WORKDIR/harness/healthy.sh"`, "timeout": "30s"},
+	}
 
 	// The negative control: serializable reads under the same isolation.
 	neg := map[string]any{}
@@ -199,7 +121,7 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 		t.Fatalf("negative control run: exit %d\n%s", code, out)
 	}
 	negDir := sessionOf(t, dir, out)
-	rep = analyzeReport(t, dstgen, negDir)
+	rep := analyzeReport(t, dstgen, negDir)
 	if v := verdictOf(rep, "S1"); v != "FAIL-nondeterministic" {
 		t.Fatalf("negative control: %s, want FAIL-nondeterministic (stale serializable reads caught)\n%s", v, js(rep["scenarios"]))
 	}
@@ -242,7 +164,7 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 		{syscall.SIGKILL, true, map[string]any{"nemesis": "leader-isolation", "targets": "leader", "at": "2s", "for": "60s"}},
 		{syscall.SIGKILL, true, map[string]any{"nemesis": "pause", "targets": "h2", "at": "2s", "for": "60s"}},
 		{syscall.SIGKILL, true, map[string]any{"nemesis": "disk-full", "targets": "h3", "at": "2s", "for": "60s", "params": map[string]any{"max": "1GiB"}}},
-		{syscall.SIGKILL, true, map[string]any{"nemesis": "kill-9", "targets": "h1", "at": "2s"}},
+		{syscall.SIGKILL, true, map[string]any{"nemesis": "kill-9", "targets": "h1", "at": "2s", "for": "60s"}},
 	} {
 		f := kill.f
 		k := map[string]any{"workload": map[string]any{"command": s1["workload"].(map[string]any)["command"], "duration_s": 70},
@@ -540,4 +462,12 @@ func lastLines(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// absIn is p, or p under dir when relative.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

@@ -122,7 +122,7 @@ func TestJobCLI(t *testing.T) {
 
 // buildDstgen compiles the binary once per test run, for the tests that
 // must kill a real dstgen process.
-func buildDstgen(t *testing.T) string {
+func buildDstgen(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "dstgen")
 	cmd := exec.Command("go", "build", "-o", bin, ".")

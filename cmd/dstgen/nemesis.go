@@ -111,10 +111,11 @@ Exit 0 injected, 1 the injection failed on a host, 2 bad input.`,
 }
 
 func injectByHand(ctx context.Context, f *runnerFlags, n nemesis.Nemesis, id, target, leaderQuery string, dur time.Duration, params map[string]string, w io.Writer) error {
-	e, pool, all, err := faultHosts(f)
+	d, all, err := faultHosts(f)
 	if err != nil {
 		return err
 	}
+	e, pool := d.Env, d.Pool
 	defer pool.Close()
 	x := runner.Shell{Pool: pool}
 	cluster := nemesis.SUTOnly(all)

@@ -351,7 +351,7 @@ func TestRunHostBackBeforeFinalHeal(t *testing.T) {
 		t.Errorf("exit %d, last stderr line %q: want 1 and the window's heal error on h3, no left-fault advice", code, last)
 	}
 	r := loadRun(t, filepath.Join(out, "artifacts/S1/run.json"))
-	if r.Heal == nil || len(r.Heal.Errors) != 0 || !slices.Contains(r.Heal.Removed, "h3: undo S1-w1.custom") {
+	if r.Heal == nil || len(r.Heal.Errors) != 0 || !slices.Contains(r.Heal.Removed, "h3: undo sess.S1-w1.custom") {
 		t.Errorf("run.json heal: %+v, want no error and h3's undo removed", r.Heal)
 	}
 	for i := range wds {

@@ -24,6 +24,7 @@ type config struct {
 	mix       int // % reads
 
 	endpointsFlag string
+	port          int
 	hc            *http.Client
 	base          uint64
 }
@@ -46,7 +47,8 @@ const failPause = 20 * time.Millisecond
 // Flags registers the kvnode flags and the defaults kv changes.
 func (c *config) Flags(fs *flag.FlagSet, d *driver.Config) {
 	d.Name, d.Prefix, d.FailPause, d.Clients = "workload", "kv", failPause, 0 // 0: two per endpoint
-	fs.StringVar(&c.endpointsFlag, "endpoints", "", "kvnode addresses host:port,... (required)")
+	fs.StringVar(&c.endpointsFlag, "endpoints", "", "kvnode addresses host:port,... (default: DSTGEN_SUT_HOSTS, each on -port)")
+	fs.IntVar(&c.port, "port", 17001, "kvnode client port of the DSTGEN_SUT_HOSTS addresses (without -endpoints)")
 	fs.IntVar(&c.keys, "keys", 3, "number of keys")
 	fs.IntVar(&c.mix, "mix", 50, "% of ops that are reads (0..100)")
 }
@@ -54,7 +56,16 @@ func (c *config) Flags(fs *flag.FlagSet, d *driver.Config) {
 // Setup checks the kvnode flags; each error names its flag.
 func (c *config) Setup(d *driver.Config) error {
 	if strings.TrimSpace(c.endpointsFlag) == "" {
-		return fmt.Errorf("-endpoints: required (kvnode addresses host:port,...)")
+		// The driver contract's SUT hosts (docs/driver-contract.md): a
+		// scenario run names no address of its own.
+		var eps []string
+		for _, h := range d.SUTHosts {
+			eps = append(eps, net.JoinHostPort(h, strconv.Itoa(c.port)))
+		}
+		if len(eps) == 0 {
+			return fmt.Errorf("-endpoints: required (kvnode addresses host:port,...), or DSTGEN_SUT_HOSTS")
+		}
+		c.endpointsFlag = strings.Join(eps, ",")
 	}
 	for e := range strings.SplitSeq(c.endpointsFlag, ",") {
 		e = strings.TrimSpace(strings.TrimPrefix(e, "http://"))
