@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,10 +136,7 @@ func TestAgentWorkflowOnDemoHosts(t *testing.T) {
 	// per run:scenario.
 	tier := envYML.Dstgen.Tier
 	scen := readScenarioDurations(t, filepath.Join(testingDir, "scenarios.yml"), tier)
-	var ids []string
-	for id := range scen {
-		ids = append(ids, id)
-	}
+	ids := slices.Sorted(maps.Keys(scen))
 	ran := 0
 	steps := fencedCommands(t, readme, "**Plan scenarios**")
 	for i := 0; i < len(steps); i++ {
