@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -145,8 +146,12 @@ const holderUnavailable = "dstgen: connection holder unavailable"
 // the user's cache dir holds the group id of the last one that did.
 type holderWarnOnce struct {
 	w      io.Writer
-	marker string // "" = no marker: always say it
+	marker string // "" = no marker: said once by this process
 	pgid   int
+	// A pool dials its hosts in parallel, and each may hit the holder
+	// before the first failure turns it off: one process says it once.
+	mu   sync.Mutex
+	done bool
 }
 
 func newHolderWarnOnce(w io.Writer) *holderWarnOnce {
@@ -158,7 +163,16 @@ func newHolderWarnOnce(w io.Writer) *holderWarnOnce {
 }
 
 func (o *holderWarnOnce) Write(b []byte) (int, error) {
-	if !bytes.HasPrefix(b, []byte(holderUnavailable)) || o.marker == "" {
+	if !bytes.HasPrefix(b, []byte(holderUnavailable)) {
+		return o.w.Write(b)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return len(b), nil
+	}
+	o.done = true
+	if o.marker == "" {
 		return o.w.Write(b)
 	}
 	mine := strconv.Itoa(o.pgid)

@@ -22,13 +22,22 @@ func TestHolderWarnOnce(t *testing.T) {
 	for _, step := range []struct {
 		w    *holderWarnOnce
 		line string
-	}{{first, warn}, {first, other}, {second, warn}, {second, other}, {later, warn}} {
+	}{{first, warn}, {first, warn}, {first, other}, {second, warn}, {second, other}, {later, warn}, {later, warn}} {
 		if n, err := step.w.Write([]byte(step.line)); err != nil || n != len(step.line) {
 			t.Fatalf("Write: %d %v", n, err)
 		}
 	}
 	if got := strings.Count(out.String(), holderUnavailable); got != 2 {
-		t.Errorf("the warning was said %d times, want once per process group (2):\n%s", got, out.String())
+		t.Errorf("the warning was said %d times, want once per process group and once per process (2):\n%s", got, out.String())
+	}
+	// Without a marker (no cache dir) a process still says it once.
+	var solo bytes.Buffer
+	nomark := &holderWarnOnce{w: &solo, pgid: 1}
+	for range 3 {
+		_, _ = nomark.Write([]byte(warn))
+	}
+	if got := strings.Count(solo.String(), holderUnavailable); got != 1 {
+		t.Errorf("without a marker the warning was said %d times by one process, want 1", got)
 	}
 	if got := strings.Count(out.String(), other); got != 2 {
 		t.Errorf("another diagnostic was dropped:\n%s", out.String())
