@@ -83,6 +83,7 @@ func (a *analysis) runCheckers(ctx context.Context, groups map[string]*group) er
 						}
 						spec := checker.Spec{Checker: name, Timeout: a.opts.CheckTimeout, HTMLMaxBytes: a.opts.HTMLMaxBytes,
 							Fairness: fairnessOf(u), SLO: sloOf(u), Params: params, History: lr.histRel}
+						spec.Windows, spec.WindowUncertainty = windowsOf(lr.run)
 						if u.model != nil {
 							spec.Model = u.model.Model
 						}
@@ -159,6 +160,23 @@ func sloOf(u *unit) *plan.SLO {
 		}
 	}
 	return nil
+}
+
+// windowsOf is a run's injected fault windows on its history's clock
+// (collect put them there) and how far their edges may be off; none when
+// the driver's clock was never measured, so no bound is measured from a
+// guess.
+func windowsOf(r *session.Run) ([]checker.Window, time.Duration) {
+	if r.Timeline == nil || r.Timeline.DriverClockUnknown {
+		return nil, 0
+	}
+	var ws []checker.Window
+	for _, w := range r.FaultWindows {
+		if w.InjectedAtNS != nil {
+			ws = append(ws, checker.Window{Epoch: w.FaultEpoch, Injected: *w.InjectedAtNS, Reverted: w.RevertedAtNS})
+		}
+	}
+	return ws, time.Duration(r.Timeline.StampUncertaintyNS)
 }
 
 // thresholdCheckers names the checkers a unit without a §7.M block is

@@ -208,43 +208,50 @@ func MapRequirements(reqs []plan.EnvReq, hosts []runner.HostCaps) []ReqRow {
 	return rows
 }
 
-// MissingReq is one requirement missing on at least one host, and whether
-// the user's env.yml excuses it.
+// MissingReq is one requirement missing on at least one host, and the
+// selected scenarios it leaves without what they need.
 type MissingReq struct {
 	Key         string   `json:"key"`
 	Requirement string   `json:"requirement"`
 	Hosts       []string `json:"hosts"`
 	UsedBy      []string `json:"used_by,omitempty"`
+	InstallHint string   `json:"install_hint,omitempty"`
+	Line        int      `json:"line,omitempty"`
 	// Disabled: dstgen.capabilities.<key> is false (the user says the
 	// environment lacks it; its scenarios will be INCONCLUSIVE-env).
 	Disabled bool `json:"disabled,omitempty"`
 	// Unselected: none of UsedBy is in dstgen.scenarios.
 	Unselected bool `json:"unselected,omitempty"`
-	// Blocking: neither excuse holds; validate fails on it.
-	Blocking bool `json:"blocking"`
-	// Selected are the selected scenarios that need it (all of UsedBy
-	// when every scenario runs).
+	// Selected are the selected scenarios that need it (every selected
+	// scenario when the plan names none).
 	Selected []string `json:"selected,omitempty"`
 }
 
 // CapSummary is the requirement verdict of a probe: counts over the
 // plan's §6b requirements (one requirement counts once, however many
-// hosts), the missing ones, and whether any of them blocks.
+// hosts), the missing ones, the selected scenarios that can run and those
+// a missing requirement makes INCONCLUSIVE-env before they start. Only
+// "nothing can run" blocks (docs/dst-run.md §2, validate).
 type CapSummary struct {
-	Present  int          `json:"present"`
-	Missing  int          `json:"missing"`
-	Unknown  int          `json:"unknown"`
-	BySUT    int          `json:"by_sut"`
-	Details  []MissingReq `json:"missing_requirements,omitempty"`
-	Blocking bool         `json:"blocking"`
+	Present      int          `json:"present"`
+	Missing      int          `json:"missing"`
+	Unknown      int          `json:"unknown"`
+	BySUT        int          `json:"by_sut"`
+	Details      []MissingReq `json:"missing_requirements,omitempty"`
+	Runnable     []string     `json:"runnable"`
+	Inconclusive []string     `json:"inconclusive_env,omitempty"`
+	// Blocking: a requirement is missing and no selected scenario can
+	// run.
+	Blocking bool `json:"blocking"`
 }
 
 // Summarize folds rows into a CapSummary. A requirement is missing when
 // it is missing on any host, unknown when it is unknown on any other, and
 // present only when present on every host. capabilities is env.yml's
-// dstgen.capabilities (false = disabled); scenarios is dstgen.scenarios
-// (empty = every scenario runs).
-func Summarize(rows []ReqRow, capabilities map[string]bool, scenarios []string) CapSummary {
+// dstgen.capabilities (false = disabled); selected is dstgen.scenarios,
+// and all is every scenario of the plan (what runs when selected is
+// empty).
+func Summarize(rows []ReqRow, capabilities map[string]bool, selected, all []string) CapSummary {
 	type agg struct {
 		row     ReqRow
 		state   string
@@ -270,6 +277,11 @@ func Summarize(rows []ReqRow, capabilities map[string]bool, scenarios []string) 
 			}
 		}
 	}
+	runs := all
+	if len(selected) > 0 {
+		runs = selected
+	}
+	blocked := map[string]bool{}
 	var s CapSummary
 	for _, id := range order {
 		a := by[id]
@@ -282,26 +294,47 @@ func Summarize(rows []ReqRow, capabilities map[string]bool, scenarios []string) 
 			s.BySUT++
 		case ReqMissing:
 			s.Missing++
-			m := MissingReq{Key: a.row.Key, Requirement: a.row.Requirement, Hosts: a.missing, UsedBy: a.row.UsedBy}
+			m := MissingReq{Key: a.row.Key, Requirement: a.row.Requirement, Hosts: a.missing, UsedBy: a.row.UsedBy,
+				InstallHint: a.row.InstallHint, Line: a.row.Line}
 			if v, ok := capabilities[m.Key]; ok && !v {
 				m.Disabled = true
 			}
-			if len(scenarios) == 0 {
-				m.Selected = m.UsedBy
-			} else {
-				for _, u := range m.UsedBy {
-					if slices.ContainsFunc(scenarios, func(sel string) bool { return sameScenario(sel, u) }) {
-						m.Selected = append(m.Selected, u)
-					}
+			for _, sc := range runs {
+				if len(m.UsedBy) == 0 || slices.ContainsFunc(m.UsedBy, func(u string) bool { return sameScenario(sc, u) }) {
+					m.Selected = append(m.Selected, sc)
+					blocked[sc] = true
 				}
-				m.Unselected = len(m.UsedBy) > 0 && len(m.Selected) == 0
 			}
-			m.Blocking = !m.Disabled && !m.Unselected
-			s.Blocking = s.Blocking || m.Blocking
+			m.Unselected = len(m.UsedBy) > 0 && len(m.Selected) == 0
 			s.Details = append(s.Details, m)
 		}
 	}
+	s.Runnable = []string{}
+	for _, sc := range runs {
+		if blocked[sc] {
+			s.Inconclusive = append(s.Inconclusive, sc)
+		} else {
+			s.Runnable = append(s.Runnable, sc)
+		}
+	}
+	s.Blocking = s.Missing > 0 && len(s.Runnable) == 0 && len(s.Inconclusive) > 0
 	return s
+}
+
+// MissingFor is the first row of rows (one scenario's requirements,
+// checked on the hosts it runs on) that is missing and that scenario id
+// needs — its UsedBy names id, or names no scenario at all — else nil:
+// the requirement that makes its run INCONCLUSIVE-env before it starts.
+func MissingFor(rows []ReqRow, id string) *ReqRow {
+	for i, r := range rows {
+		if r.Present != ReqMissing {
+			continue
+		}
+		if len(r.UsedBy) == 0 || slices.ContainsFunc(r.UsedBy, func(u string) bool { return sameScenario(id, u) }) {
+			return &rows[i]
+		}
+	}
+	return nil
 }
 
 // sameScenario: a and b name the same scenario, or one is an arm of the
@@ -321,7 +354,7 @@ func sameScenario(a, b string) bool {
 }
 
 // Line is the summary line probe ends with, e.g.
-// "capabilities: 3 present, 1 missing, 1 unknown: systemd (h1) → S2, S3 INCONCLUSIVE-env, disabled in env.yml".
+// "capabilities: 3 present, 1 missing: systemd (h1) → S2, S3 INCONCLUSIVE-env; runnable: S1".
 func (s CapSummary) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "capabilities: %d present, %d missing", s.Present, s.Missing)
@@ -337,23 +370,57 @@ func (s CapSummary) Line() string {
 		} else {
 			b.WriteString("; ")
 		}
-		name := m.Key
-		if name == "" {
-			name = m.Requirement
-		}
-		fmt.Fprintf(&b, "%s (%s)", name, strings.Join(m.Hosts, ","))
-		if len(m.UsedBy) > 0 {
-			fmt.Fprintf(&b, " → %s INCONCLUSIVE-env", strings.Join(m.UsedBy, ", "))
-		}
+		fmt.Fprintf(&b, "%s (%s)", m.name(), strings.Join(m.Hosts, ","))
 		switch {
-		case m.Disabled:
-			b.WriteString(", disabled in env.yml")
 		case m.Unselected:
-			b.WriteString(", its scenarios not selected")
-		default:
-			b.WriteString(", BLOCKING")
+			b.WriteString(" → its scenarios not selected")
+		case len(m.Selected) > 0:
+			fmt.Fprintf(&b, " → %s INCONCLUSIVE-env", strings.Join(m.Selected, ", "))
+		}
+		if m.Disabled {
+			b.WriteString(", disabled in env.yml")
 		}
 	}
+	if s.Missing > 0 {
+		if len(s.Runnable) == 0 {
+			b.WriteString("; nothing can run, BLOCKING")
+		} else {
+			fmt.Fprintf(&b, "; runnable: %s", strings.Join(s.Runnable, ", "))
+		}
+	}
+	return b.String()
+}
+
+// name is how the summary names the requirement: its env.yml key.
+func (m MissingReq) name() string {
+	if m.Key != "" {
+		return m.Key
+	}
+	return m.Requirement
+}
+
+// Problem is the one line a validate prints for m: what is missing where,
+// the scenarios it makes INCONCLUSIVE-env, and the fix.
+func (m MissingReq) Problem(envPath string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s missing on %s", m.Requirement, strings.Join(m.Hosts, ","))
+	switch {
+	case m.Unselected:
+		b.WriteString(" (its scenarios are not selected in dstgen.scenarios)")
+	case len(m.Selected) > 0:
+		fmt.Fprintf(&b, " → %s INCONCLUSIVE-env", strings.Join(m.Selected, ", "))
+	}
+	if m.Disabled {
+		fmt.Fprintf(&b, "; dstgen.capabilities.%s: false in %s says so", m.Key, envPath)
+		return b.String()
+	}
+	b.WriteString("; fix: ")
+	if m.InstallHint != "" {
+		b.WriteString(strings.TrimSpace(strings.ReplaceAll(m.InstallHint, "`", "")) + ", or ")
+	} else {
+		b.WriteString("install it, or ")
+	}
+	fmt.Fprintf(&b, "set dstgen.capabilities.%s: false in %s to say the hosts lack it", m.Key, envPath)
 	return b.String()
 }
 

@@ -104,8 +104,9 @@ func TestCapabilityForWholeWords(t *testing.T) {
 	}
 }
 
-// TestSummarize: a missing requirement blocks unless env.yml disables its
-// capability or selects none of its scenarios; counts are per requirement.
+// TestSummarize: a missing requirement makes the selected scenarios that
+// need it INCONCLUSIVE-env and leaves the others runnable; only "nothing
+// can run" blocks. Counts are per requirement.
 func TestSummarize(t *testing.T) {
 	rows := func(present map[string]string) []ReqRow {
 		var rs []ReqRow
@@ -117,34 +118,77 @@ func TestSummarize(t *testing.T) {
 		}
 		return rs
 	}
+	everyone := func(present string) []ReqRow {
+		return append(rows(map[string]string{"h1": ReqPresent, "h2": ReqPresent}),
+			ReqRow{Host: "h1", Requirement: "go", Key: "go", Present: present, Line: 11})
+	}
+	all := []string{"S1", "S2", "S3", "S4"}
 	missing := rows(map[string]string{"h1": ReqPresent, "h2": ReqMissing})
 	tests := []struct {
-		name      string
-		rows      []ReqRow
-		caps      map[string]bool
-		scenarios []string
-		blocking  bool
-		line      string
+		name              string
+		rows              []ReqRow
+		caps              map[string]bool
+		selected          []string
+		blocking          bool
+		runnable, inconcl string
+		line              string
 	}{
-		{"all present", rows(map[string]string{"h1": ReqPresent, "h2": ReqPresent}), nil, nil, false,
+		{"all present", rows(map[string]string{"h1": ReqPresent, "h2": ReqPresent}), nil, nil, false, "S1,S2,S3,S4", "",
 			"capabilities: 2 present, 0 missing, 1 by-sut"},
-		{"missing blocks", missing, nil, nil, true,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, BLOCKING"},
-		{"disabled", missing, map[string]bool{"systemd": false}, nil, false,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, disabled in env.yml"},
-		{"enabled is not disabled", missing, map[string]bool{"systemd": true}, nil, true, ""},
-		{"not selected", missing, nil, []string{"S1", "S30"}, false,
-			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, its scenarios not selected"},
-		{"arm of a selected scenario", missing, nil, []string{"S3.a"}, true, ""},
+		{"missing for some scenarios", missing, nil, nil, false, "S1,S4", "S2,S3",
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env; runnable: S1, S4"},
+		{"disabled", missing, map[string]bool{"systemd": false}, nil, false, "S1,S4", "S2,S3",
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S2, S3 INCONCLUSIVE-env, disabled in env.yml; runnable: S1, S4"},
+		{"not selected", missing, nil, []string{"S1", "S30"}, false, "S1,S30", "",
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → its scenarios not selected; runnable: S1, S30"},
+		{"only its scenarios selected: nothing can run", missing, nil, []string{"S3.a", "S2"}, true, "", "S3.a,S2",
+			"capabilities: 1 present, 1 missing, 1 by-sut: systemd (h2) → S3.a, S2 INCONCLUSIVE-env; nothing can run, BLOCKING"},
+		{"needed by every scenario (none named)", everyone(ReqMissing), nil, nil, true, "", "S1,S2,S3,S4", ""},
+		{"unknown never blocks", everyone(ReqUnknown), nil, nil, false, "S1,S2,S3,S4", "", ""},
 	}
 	for _, tc := range tests {
-		s := Summarize(tc.rows, tc.caps, tc.scenarios)
-		if s.Blocking != tc.blocking {
-			t.Errorf("%s: blocking=%v want %v (%+v)", tc.name, s.Blocking, tc.blocking, s)
+		s := Summarize(tc.rows, tc.caps, tc.selected, all)
+		if s.Blocking != tc.blocking || strings.Join(s.Runnable, ",") != tc.runnable || strings.Join(s.Inconclusive, ",") != tc.inconcl {
+			t.Errorf("%s: blocking=%v runnable=%v inconclusive=%v; want %v %s %s", tc.name, s.Blocking, s.Runnable, s.Inconclusive, tc.blocking, tc.runnable, tc.inconcl)
 		}
 		if tc.line != "" && s.Line() != tc.line {
 			t.Errorf("%s: line\n got %q\nwant %q", tc.name, s.Line(), tc.line)
 		}
+	}
+}
+
+// TestProblemLine: one line per missing requirement, with the scenarios
+// it affects and the fix (the plan's install hint, or the env.yml key).
+func TestProblemLine(t *testing.T) {
+	m := MissingReq{Key: "systemd", Requirement: "systemd", Hosts: []string{"h1", "h2"}, UsedBy: []string{"S2"}, Selected: []string{"S2"}, InstallHint: "`apt-get install systemd`"}
+	if got, want := m.Problem("env.yml"), "systemd missing on h1,h2 → S2 INCONCLUSIVE-env; fix: apt-get install systemd, or set dstgen.capabilities.systemd: false in env.yml to say the hosts lack it"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	m.Disabled = true
+	if got := m.Problem("env.yml"); !strings.HasSuffix(got, "dstgen.capabilities.systemd: false in env.yml says so") || strings.Contains(got, "fix:") {
+		t.Errorf("disabled: %q", got)
+	}
+}
+
+// MissingFor: the requirement a scenario (or an arm of it) needs, or one
+// the plan gives every scenario.
+func TestMissingFor(t *testing.T) {
+	rows := []ReqRow{
+		{Requirement: "iptables", Present: ReqPresent, UsedBy: []string{"S1"}},
+		{Requirement: "systemd", Present: ReqMissing, UsedBy: []string{"S2", "S3"}},
+		{Requirement: "netem", Present: ReqUnknown, UsedBy: []string{"S1"}},
+	}
+	for id, want := range map[string]string{"S1": "", "S2": "systemd", "S3.a": "systemd", "S30": ""} {
+		got := ""
+		if r := MissingFor(rows, id); r != nil {
+			got = r.Requirement
+		}
+		if got != want {
+			t.Errorf("MissingFor(%s) = %q, want %q", id, got, want)
+		}
+	}
+	if r := MissingFor(append(rows, ReqRow{Requirement: "go", Present: ReqMissing}), "S1"); r == nil || r.Requirement != "go" {
+		t.Errorf("a requirement of every scenario: %+v", r)
 	}
 }
 

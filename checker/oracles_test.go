@@ -591,3 +591,49 @@ func TestErrModel(t *testing.T) {
 		}
 	}
 }
+
+// The recovery bound of an SLO: per fault window, the injection to the
+// first acknowledged op of the named kind invoked after it — judged on
+// histories that recover in time, too late, never (long enough to tell,
+// or not), within the windows' clock uncertainty, and with no window.
+func TestSLORecovery(t *testing.T) {
+	slo, ok := plan.ParseSLO("the time from the kill to the first acknowledged put issued after it is <= 5s")
+	if !ok {
+		t.Fatal("no SLO parsed")
+	}
+	const s = int64(time.Second)
+	row := func(inv, done int64, typ string) string {
+		c := fmt.Sprint(done)
+		if done < 0 {
+			c = "-"
+		}
+		return fmt.Sprintf("p %d %s %s k 1 _", inv, c, typ)
+	}
+	win := []Window{{Epoch: "S3-w1", Injected: 10 * s}}
+	before := row(9*s, 9*s+1000, "put") // acked before the kill: does not count
+	for _, tc := range []struct {
+		name    string
+		rows    []string
+		windows []Window
+		u       time.Duration
+		want    Outcome
+	}{
+		{"recovers in 2s", []string{before, row(10*s, -1, "put"), row(11*s, 12*s, "put"), row(20*s, 20*s+1, "put")}, win, 0, Valid},
+		{"recovers in 6s", []string{before, row(11*s, -1, "put"), row(15*s, 16*s, "put")}, win, 0, Invalid},
+		{"a read is not a put", []string{before, row(10*s+1, 11*s, "read"), row(15*s, 16*s, "put")}, win, 0, Invalid},
+		{"never, history long enough", []string{before, row(10*s, -1, "put"), row(19*s, -1, "put")}, win, 0, Invalid},
+		{"never, history too short", []string{before, row(10*s, -1, "put"), row(12*s, -1, "put")}, win, 0, Unknown},
+		{"within the uncertainty", []string{before, row(11*s, 15*s-int64(20*time.Millisecond), "put"), row(20*s, 20*s+1, "put")}, win, 50 * time.Millisecond, Unknown},
+		{"no window", []string{before, row(11*s, 12*s, "put")}, nil, 0, Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Run(context.Background(), Spec{Checker: SLO, SLO: slo, Windows: tc.windows, WindowUncertainty: tc.u}, h(t, tc.rows...), nil)
+			if err != nil || res.Outcome != tc.want {
+				t.Fatalf("%v %s (%s) %+v; want %s", err, res.Outcome, res.Reason, res.Anomalies, tc.want)
+			}
+			if tc.want == Invalid && (len(res.Anomalies) == 0 || res.Anomalies[0].FaultEpoch != "S3-w1") {
+				t.Errorf("anomaly does not name the window: %+v", res.Anomalies)
+			}
+		})
+	}
+}

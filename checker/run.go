@@ -64,6 +64,19 @@ type Spec struct {
 	// (plan.ParseSLO); when set it wins over the p50/p95/p99/error_rate/
 	// throughput params.
 	SLO *plan.SLO
+	// Windows are the run's fault windows on the history's clock (run.json
+	// fault_windows), which an SLO recovery bound is measured from;
+	// WindowUncertainty is how far their edges may be off (the run's
+	// stamp_uncertainty_ns).
+	Windows           []Window
+	WindowUncertainty time.Duration
+}
+
+// Window is one fault window on the history's clock.
+type Window struct {
+	Epoch    string
+	Injected int64  // ns; the fault landed then
+	Reverted *int64 // ns; nil = never healed within the history
 }
 
 // FinalState is the state dumped at quiescence. JSON file format:
@@ -157,6 +170,9 @@ func Run(ctx context.Context, spec Spec, ops []history.Op, final *FinalState) (R
 		res, err = checkPrefix(ctx, spec.History, model, ops, spec.Params)
 	case SLO:
 		res, err = checkSLO(ctx, ops, spec.Params, spec.SLO)
+		if err == nil && spec.SLO != nil && spec.SLO.Recovery.Known {
+			res = checkRecovery(ops, spec.SLO, spec.Windows, spec.WindowUncertainty, res)
+		}
 	case Fairness:
 		res, err = checkFairness(ctx, ops, spec.Fairness)
 	case Serializability:

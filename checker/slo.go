@@ -57,7 +57,7 @@ func checkSLO(ctx context.Context, ops []history.Op, params map[string]string, s
 		}
 		lat = append(lat, latBound{l.name, l.p, l.th, d})
 	}
-	if len(lat) == 0 && !slo.ErrorRate.Known && !slo.Throughput.Known {
+	if len(lat) == 0 && !slo.ErrorRate.Known && !slo.Throughput.Known && !slo.Recovery.Known {
 		return res, fmt.Errorf("slo: no threshold declared (params p50, p95, p99, error_rate, throughput)")
 	}
 	if slo.OpType != "" {
@@ -167,4 +167,86 @@ func sloFromParams(params map[string]string) (*plan.SLO, error) {
 		}
 	}
 	return slo, nil
+}
+
+// checkRecovery judges an SLO's recovery bound (docs/history-and-checkers.md
+// §5.4): for every fault window, the time from its injection to the
+// earliest completion of an acknowledged op (of slo.RecoveryOp's kind)
+// invoked at or after it. A window edge known only to ± u decides only
+// when the bound holds or breaks either way; otherwise, or with no window
+// to measure from, or a history that ends before the bound could be
+// reached, the outcome is Unknown, never Valid. Anomalies already in res
+// (the other thresholds) stand.
+func checkRecovery(ops []history.Op, slo *plan.SLO, windows []Window, u time.Duration, res Result) Result {
+	bound, _ := slo.Recovery.Duration()
+	res.Scope += "; recovery: injection to the first acknowledged " + orAny(slo.RecoveryOp) + " op invoked after it, per fault window"
+	unknownWhy := func(why string) {
+		if res.Outcome != Invalid && len(res.Anomalies) == 0 {
+			res.Outcome = Unknown
+		}
+		res.Reason = appendReason(res.Reason, why)
+	}
+	if len(windows) == 0 {
+		unknownWhy("recovery bound not measured: the run has no injected fault window")
+		return res
+	}
+	var last int64
+	for i := range ops {
+		last = max(last, ops[i].InvokeTS)
+		if ops[i].CompleteTS != nil {
+			last = max(last, *ops[i].CompleteTS)
+		}
+	}
+	for _, w := range windows {
+		first := int64(math.MaxInt64)
+		for i := range ops {
+			o := &ops[i]
+			if o.InvokeTS >= w.Injected && ok(o) && recoveryKind(o, slo.RecoveryOp) {
+				first = min(first, *o.CompleteTS)
+			}
+		}
+		if first == math.MaxInt64 {
+			if time.Duration(last-w.Injected) > bound+u {
+				res.Anomalies = append(res.Anomalies, Anomaly{Kind: "slo", FaultEpoch: w.Epoch, WindowStart: w.Injected, WindowEnd: last,
+					Message: fmt.Sprintf("window %s: no acknowledged %s op in the %v after the injection (bound %s)", w.Epoch, orAny(slo.RecoveryOp), time.Duration(last-w.Injected).Round(time.Millisecond), slo.Recovery)})
+				res.Outcome = Invalid
+			} else {
+				unknownWhy(fmt.Sprintf("window %s: the history ends %v after the injection, before the recovery bound %s", w.Epoch, time.Duration(last-w.Injected).Round(time.Millisecond), slo.Recovery))
+			}
+			continue
+		}
+		took := time.Duration(first - w.Injected)
+		th := plan.Threshold{Op: slo.Recovery.Op, Value: float64(bound), Known: true}
+		switch {
+		case !th.Holds(float64(took - u)):
+			res.Anomalies = append(res.Anomalies, Anomaly{Kind: "slo", FaultEpoch: w.Epoch, WindowStart: w.Injected, WindowEnd: first,
+				Message: fmt.Sprintf("window %s: recovery %v breaks threshold %s", w.Epoch, took.Round(time.Millisecond), slo.Recovery)})
+			res.Outcome = Invalid
+		case !th.Holds(float64(took + u)):
+			unknownWhy(fmt.Sprintf("window %s: recovery %v is within the window's clock uncertainty ±%v of the bound %s", w.Epoch, took.Round(time.Millisecond), u, slo.Recovery))
+		default:
+			res.Thresholds = append(res.Thresholds, fmt.Sprintf("window %s: recovered in %v", w.Epoch, took.Round(time.Millisecond)))
+		}
+	}
+	return res
+}
+
+// recoveryKind: o is the kind of op a recovery bound names — a write for
+// put/write/set/insert/append, a read for get/read, any op otherwise.
+func recoveryKind(o *history.Op, kind string) bool {
+	switch kind {
+	case "put", "puts", "write", "writes", "set", "insert", "append":
+		_, w := written(o)
+		return w
+	case "get", "gets", "read", "reads":
+		return o.OpType == "read" || o.OpType == "get"
+	}
+	return true
+}
+
+func orAny(kind string) string {
+	if kind == "" {
+		return "any"
+	}
+	return kind
 }

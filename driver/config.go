@@ -59,9 +59,15 @@ type Config struct {
 	FinalOnly    bool          // -final-only: no ops, only the dump (a scenario's final_state command)
 	FinalTimeout time.Duration // -final-timeout: bound on the dump (default 20s)
 
-	Clients int           // -clients: logical clients (default 1; 1..MaxClients)
-	Timeout time.Duration // -timeout: per-op timeout (default 1s, at most 1m)
-	MaxOps  int64         // -ops: op budget over all clients; 0: no limit
+	Clients int // -clients: logical clients (default 1; 1..MaxClients)
+	// Share and Shares are DSTGEN_SHARE ("<i>/<n>", default 0/1): this
+	// driver is the i-th of n client hosts running the workload at once.
+	// Its clients are numbered from FirstClient, so client ids, process
+	// ids and whatever a workload derives from them (fresh keys, unique
+	// values) never meet another host's.
+	Share, Shares int
+	Timeout       time.Duration // -timeout: per-op timeout (default 1s, at most 1m)
+	MaxOps        int64         // -ops: op budget over all clients; 0: no limit
 	// FailPause is how long a client waits after an op that did not
 	// succeed (no flag; default 0), so an unthrottled client against a
 	// node that refuses at once does not fill the history with failures.
@@ -291,6 +297,14 @@ func (c *Config) fromEnv() error {
 		}
 		c.Rate = r
 	}
+	c.Shares = 1
+	if v, ok := c.env("", "DSTGEN_SHARE"); ok {
+		i, n, err := parseShare(v)
+		if err != nil {
+			return err
+		}
+		c.Share, c.Shares = i, n
+	}
 	if v, ok := c.env("", "DSTGEN_SUT_HOSTS"); ok {
 		if c.SUTHosts = splitHosts(v); len(c.SUTHosts) == 0 {
 			return fmt.Errorf("DSTGEN_SUT_HOSTS=%q: no endpoint in it (want comma-separated addresses)", v)
@@ -298,6 +312,21 @@ func (c *Config) fromEnv() error {
 	}
 	return nil
 }
+
+// parseShare reads DSTGEN_SHARE: "<i>/<n>", 0 ≤ i < n ≤ 64.
+func parseShare(v string) (int, int, error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || n > 64 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("DSTGEN_SHARE=%q: want <i>/<n> with 0 ≤ i < n ≤ 64", v)
+	}
+	return i, n, nil
+}
+
+// FirstClient is the id of this driver's first client: Share × Clients,
+// so the clients of every share have ids of their own.
+func (c *Config) FirstClient() int { return c.Share * c.Clients }
 
 func validRate(r float64) bool { return r >= 0 && !math.IsInf(r, 0) && !math.IsNaN(r) }
 

@@ -99,6 +99,10 @@ func TestConfigureFlagsOverVariables(t *testing.T) {
 		{"keys inside the run's namespace", nil, map[string]string{"DSTGEN_RUN_ID": "r"}, func(c *Config) bool {
 			return c.Key("k3") == "kv/r/k3"
 		}},
+		{"one share by default", nil, nil, func(c *Config) bool { return c.Share == 0 && c.Shares == 1 && c.FirstClient() == 0 }},
+		{"the second of two shares", nil, map[string]string{"DSTGEN_SHARE": "1/2"}, func(c *Config) bool {
+			return c.Share == 1 && c.Shares == 2 && c.FirstClient() == c.Clients
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,6 +140,8 @@ func TestConfigureRefusesBadValues(t *testing.T) {
 		{"clients set by setup", nil, nil, &knobs{setup: func(c *Config) error { c.Clients = 0; return nil }}, `-clients 0`},
 		{"ops", []string{"-ops", "-1"}, nil, nil, `-ops -1`},
 		{"empty history", []string{"-out", ""}, nil, nil, `-out is empty`},
+		{"share past its count", nil, map[string]string{"DSTGEN_SHARE": "2/2"}, nil, `DSTGEN_SHARE="2/2": want <i>/<n>`},
+		{"share not a fraction", nil, map[string]string{"DSTGEN_SHARE": "1"}, nil, `DSTGEN_SHARE="1"`},
 		{"sut hosts listing none", nil, map[string]string{"DSTGEN_SUT_HOSTS": " , "}, nil, `DSTGEN_SUT_HOSTS=",": no endpoint`},
 		{"final-only without a path", []string{"-final-only"}, nil, nil, `-final-only: no dump path (-final or DSTGEN_FINAL)`},
 		{"final-only, no final state", []string{"-final-only", "-final", "f"}, nil, nil, `-final-only: this driver writes no final state`},

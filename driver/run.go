@@ -33,7 +33,10 @@ type Workload interface {
 	// one-line reason naming the flag or variable (exit 2). It may set
 	// cfg.Clients.
 	Setup(cfg *Config) error
-	// Client returns logical client i, 0 ≤ i < cfg.Clients.
+	// Client returns logical client i, cfg.FirstClient() ≤ i <
+	// cfg.FirstClient()+cfg.Clients: i is unique over every client host
+	// of a run (DSTGEN_SHARE), so a workload may derive ids, fresh keys
+	// and unique values from it.
 	Client(i int) Client
 }
 
@@ -117,7 +120,8 @@ func Run(ctx context.Context, cfg *Config, w Workload, hist io.Writer) (Stats, e
 	}
 	var c counters
 	var wg sync.WaitGroup
-	for i := range cfg.Clients {
+	for k := range cfg.Clients {
+		i := cfg.FirstClient() + k
 		cl := w.Client(i)
 		wg.Go(func() { c.drive(ctx, cfg, rec, pace, i, cl) })
 	}

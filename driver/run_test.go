@@ -246,3 +246,22 @@ func TestRunRefusesAnUnsetConfig(t *testing.T) {
 		t.Errorf("error %v, want one naming the zero fields", err)
 	}
 }
+
+// The second of two shares numbers its clients after the first share's:
+// its processes (and whatever the workload derives from the client id)
+// never meet the other host's in the merged history.
+func TestShareNumbersItsClientsAfterTheOthers(t *testing.T) {
+	cfg := testConfig(2)
+	cfg.Share, cfg.Shares = 1, 2
+	_, _, ops, err := runHistory(t, context.Background(), cfg, &scripted{outcomes: [][]error{nil, nil, {nil}, {nil}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var procs []string
+	for _, o := range ops {
+		procs = append(procs, o.ProcessID+" "+o.Key)
+	}
+	if fmt.Sprint(procs) != fmt.Sprint([]string{"c2.0 k2", "c3.0 k3"}) && fmt.Sprint(procs) != fmt.Sprint([]string{"c3.0 k3", "c2.0 k2"}) {
+		t.Errorf("share 1/2 of 2 clients ran %v, want clients 2 and 3", procs)
+	}
+}

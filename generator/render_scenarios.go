@@ -301,11 +301,14 @@ func nemesisEvidence(id string) string {
 }
 
 var (
-	atRE    = regexp.MustCompile(`(?i)\bT\s*\+\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	forRE   = regexp.MustCompile(`(?i)\bfor\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	everyRE = regexp.MustCompile(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	timesRE = regexp.MustCompile(`(?i)\b(\d+)\s*(times|x)\b`)
-	onceRE  = regexp.MustCompile(`(?i)\bonce\b`)
+	atRE  = regexp.MustCompile(`(?i)\bT\s*\+\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	forRE = regexp.MustCompile(`(?i)\bfor\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	// "restarted (by systemd) after 5s": how long a killed member stays
+	// down, which is the kill window's for.
+	restartAfterRE = regexp.MustCompile(`(?i)\brestart\w*\b[^;]*?\bafter\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	everyRE        = regexp.MustCompile(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	timesRE        = regexp.MustCompile(`(?i)\b(\d+)\s*(times|x)\b`)
+	onceRE         = regexp.MustCompile(`(?i)\bonce\b`)
 )
 
 // dur normalises "45s", "10 min" to seconds text ("45s", "600s").
@@ -409,6 +412,8 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 		}
 		if m := forRE.FindStringSubmatch(clause); m != nil {
 			f.For = dur(m[1], m[2])
+		} else if m := restartAfterRE.FindStringSubmatch(clause); m != nil && strings.HasPrefix(f.Nemesis, "kill-") {
+			f.For = dur(m[1], m[2])
 		}
 		amend(&f, clause)
 		out = append(out, f)
@@ -431,7 +436,7 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 		if out[i].For == "" {
 			out[i].For = todo(id, i, "for")
 			if strings.HasPrefix(out[i].Nemesis, "kill-") {
-				out[i].For = "0s" // a kill is instantaneous; the supervisor restarts
+				out[i].For = "0s" // down for no time: heal restarts the member at once
 			}
 		}
 		// "5 times" without a period cannot be scheduled; say so rather

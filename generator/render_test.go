@@ -65,9 +65,10 @@ func TestFaultsFor(t *testing.T) {
 			[]scenarios.Fault{
 				{Nemesis: "kill-9", Targets: "random-follower", At: "60s", For: "0s", Every: "60s"},
 				{Nemesis: "kill-9", Targets: "leader", At: "150s", For: "0s", Times: 1}}},
+		// "restarted … after 5s": the member stays down 5 s, the window's for.
 		{"random member", "kill -9 a random member every 30s, restarted by systemd after 5s; kill -9 the leader once at T+45s", "",
 			[]scenarios.Fault{
-				{Nemesis: "kill-9", Targets: "random", At: "30s", For: "0s", Every: "30s"},
+				{Nemesis: "kill-9", Targets: "random", At: "30s", For: "5s", Every: "30s"},
 				{Nemesis: "kill-9", Targets: "leader", At: "45s", For: "0s", Times: 1}}},
 		{"asymmetric leader isolation", "asymmetric partition isolating current leader at T+30s for 20s", "",
 			[]scenarios.Fault{{Nemesis: "partition-asym", Targets: "leader", At: "30s", For: "20s"}}},

@@ -37,39 +37,51 @@ type collectIn struct {
 func (r *unitRun) collect(cl cluster, p placement, in collectIn) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.o.b.collect)
 	defer cancel()
-	histLocal := r.fetchHistory(ctx, p)
+	locals := r.fetchHistory(ctx, p)
 	r.fetchLogs(ctx, cl, p)
 	r.fetchMetrics(ctx, p, in.metrics)
-	r.stamp(ctx, histLocal, p, in)
+	r.stamp(ctx, locals, p, in)
 	r.driverCount(p)
 }
 
-// fetchHistory copies the history and the final-state dump next to the
-// run record and returns the local history ("" when there is none).
-func (r *unitRun) fetchHistory(ctx context.Context, p placement) string {
+// fetchHistory copies each share's history (and the driver's final-state
+// dump) next to the run record and returns the local histories, one per
+// share in share order ("" for a share whose history is missing).
+func (r *unitRun) fetchHistory(ctx context.Context, p placement) []string {
 	stage := filepath.Join(r.a.Dir, ".collect-"+strings.TrimSuffix(r.a.RunFile, ".json"))
 	_ = os.RemoveAll(stage)
 	defer os.RemoveAll(stage)
-	remotes := []string{p.history}
-	if r.u.Scenario.FinalState != "" {
-		remotes = append(remotes, p.final)
+	var locals []string
+	for i, sh := range p.shares {
+		remotes := []string{sh.history}
+		if i == 0 && r.u.Scenario.FinalState != "" {
+			remotes = append(remotes, p.final)
+		}
+		into := filepath.Join(stage, strconv.Itoa(i))
+		res, err := r.o.hosts.Fetch(ctx, sh.host.Host, remotes, into)
+		r.logCollect(res, err)
+		local := filepath.Join(r.a.Dir, session.HistoryName(r.a.RunFile))
+		if len(p.shares) > 1 {
+			local = filepath.Join(r.a.Dir, "shares", sh.host.Name, session.HistoryName(r.a.RunFile))
+			_ = os.MkdirAll(filepath.Dir(local), 0o755)
+		}
+		if err := os.Rename(filepath.Join(into, "history.jsonl"), local); err != nil {
+			r.logf("collect host=%s history=missing", sh.host.Name)
+			local = ""
+		}
+		locals = append(locals, local)
+		if i == 0 {
+			if err := os.Rename(filepath.Join(into, "final.json"), filepath.Join(r.a.Dir, session.FinalName(r.a.RunFile))); err == nil {
+				r.rec.run.FinalState = "" // the default sibling name
+			} else if r.u.Scenario.FinalState != "" && r.rec.run.FinalStateError == "" {
+				r.rec.run.FinalStateError = "the final_state command ran but wrote no " + p.final
+			}
+		}
 	}
-	res, err := r.o.hosts.Fetch(ctx, p.driver.Host, remotes, stage)
-	r.logCollect(res, err)
-	histLocal := filepath.Join(r.a.Dir, session.HistoryName(r.a.RunFile))
-	if err := os.Rename(filepath.Join(stage, "history.jsonl"), histLocal); err != nil {
-		r.logf("collect history=missing")
-		histLocal = ""
-	}
-	if err := os.Rename(filepath.Join(stage, "final.json"), filepath.Join(r.a.Dir, session.FinalName(r.a.RunFile))); err == nil {
-		r.rec.run.FinalState = "" // the default sibling name
-	} else if r.u.Scenario.FinalState != "" && r.rec.run.FinalStateError == "" {
-		r.rec.run.FinalStateError = "the final_state command ran but wrote no " + p.final
-	}
-	if session.HistoryName(r.a.RunFile) != "history.jsonl" && histLocal != "" {
+	if session.HistoryName(r.a.RunFile) != "history.jsonl" && len(locals) > 0 && locals[0] != "" {
 		r.rec.run.History = session.HistoryName(r.a.RunFile)
 	}
-	return histLocal
+	return locals
 }
 
 // fetchLogs copies the workload job's stdout and stderr and, for a SUT
@@ -78,9 +90,11 @@ func (r *unitRun) fetchHistory(ctx context.Context, p placement) string {
 func (r *unitRun) fetchLogs(ctx context.Context, cl cluster, p placement) {
 	sdir := r.o.session.Dir
 	logsDir := func(h string) string { return filepath.Join(sdir, session.LogsDir, filepath.FromSlash(r.u.ID()), h) }
-	jobDir := path.Join(p.driver.Workdir, "jobs", p.jobID)
-	res, err := r.o.hosts.Fetch(ctx, p.driver.Host, []string{path.Join(jobDir, "stdout"), path.Join(jobDir, "stderr")}, logsDir(p.driver.Name))
-	r.logCollect(res, err)
+	for _, sh := range p.shares {
+		jobDir := path.Join(sh.host.Workdir, "jobs", p.jobID)
+		res, err := r.o.hosts.Fetch(ctx, sh.host.Host, []string{path.Join(jobDir, "stdout"), path.Join(jobDir, "stderr")}, logsDir(sh.host.Name))
+		r.logCollect(res, err)
+	}
 	if !r.o.sut.Deployed() {
 		return // no SUT of dstgen's: no SUT logs of its own
 	}
@@ -126,48 +140,97 @@ func (r *unitRun) fetchMetrics(ctx context.Context, p placement, hosts []nemesis
 // than any run, so no op can be placed inside or outside a window.
 const unboundedNS = int64(1) << 61
 
-// driverClock is the driver host's offset and the uncertainty the windows
-// go onto the history's clock with: the pre-flight measurement widened by
-// the drift a second measurement after the run shows, or unbounded when
+// driverClock is a driver host's offset and the uncertainty the windows
+// go onto its history's clock with: the pre-flight measurement widened by
+// the drift a second measurement after the run shows; known is false when
 // the offset was never measured (docs/dst-run.md §7, stamp).
-func (r *unitRun) driverClock(ctx context.Context, p placement) (session.HostClock, int64) {
-	tl := r.rec.run.Timeline
-	var drv session.HostClock
-	known := false
-	for _, c := range tl.Hosts {
-		if c.Host == p.driver.Name && c.Samples > 0 {
+func (r *unitRun) driverClock(ctx context.Context, h nemesis.Host) (drv session.HostClock, u int64, end *session.HostClock, known bool) {
+	for _, c := range r.rec.run.Timeline.Hosts {
+		if c.Host == h.Name && c.Samples > 0 {
 			drv, known = c, true
 		}
 	}
 	if !known {
-		tl.DriverClockUnknown = true
-		r.logf("clock driver=%s offset=unknown: no op is stamped, every op near a window is ambiguous", p.driver.Name)
-		return session.HostClock{Host: p.driver.Name}, unboundedNS
+		r.logf("clock driver=%s offset=unknown: no op is stamped, every op near a window is ambiguous", h.Name)
+		return session.HostClock{Host: h.Name}, unboundedNS, nil, false
 	}
-	u := drv.UncertaintyNS
+	u = drv.UncertaintyNS
 	cctx, cancel := r.bounded(ctx, r.o.b.call)
-	cs, err := r.o.hosts.Clock(cctx, p.driver.Host)
+	cs, err := r.o.hosts.Clock(cctx, h.Host)
 	cancel()
 	if err != nil {
-		r.logf("clock driver=%s end_error=%q: the drift since pre-flight is unknown", p.driver.Name, err.Error())
-	} else {
-		end := session.HostClock{Host: drv.Host, OffsetNS: int64(cs.Offset), UncertaintyNS: int64(cs.Uncertainty), Samples: cs.Samples}
-		tl.DriverEnd = &end
-		drift := end.OffsetNS - drv.OffsetNS
-		if drift < 0 {
-			drift = -drift
+		r.logf("clock driver=%s end_error=%q: the drift since pre-flight is unknown", h.Name, err.Error())
+		return drv, u, nil, true
+	}
+	e := session.HostClock{Host: drv.Host, OffsetNS: int64(cs.Offset), UncertaintyNS: int64(cs.Uncertainty), Samples: cs.Samples}
+	drift := e.OffsetNS - drv.OffsetNS
+	if drift < 0 {
+		drift = -drift
+	}
+	return drv, max(u, e.UncertaintyNS) + drift, &e, true
+}
+
+// onOneClock is the history a unit's check reads: the only share's as it
+// came, or every share's merged onto the control node's clock
+// (mergeShares) into histLocal; the driver clock the windows go onto it
+// with, and the uncertainty of that. "" when there is no history to check.
+func (r *unitRun) onOneClock(ctx context.Context, locals []string, p placement) (histLocal string, drv session.HostClock, u int64) {
+	tl := r.rec.run.Timeline
+	if len(p.shares) == 1 {
+		d, u, end, known := r.driverClock(ctx, p.driver)
+		tl.DriverEnd, tl.DriverClockUnknown = end, !known
+		if known {
+			tl.StampUncertaintyNS = u
 		}
-		u = max(u, end.UncertaintyNS) + drift
+		return locals[0], d, u
+	}
+	var in []shareHistory
+	for i, sh := range p.shares {
+		d, u, _, known := r.driverClock(ctx, sh.host)
+		if !known || locals[i] == "" {
+			why := "its clock offset was never measured"
+			if locals[i] == "" {
+				why = "its history is missing"
+			}
+			// Without every share on one clock, an order between two
+			// hosts' ops would be a guess: no history is better than a
+			// false anomaly.
+			r.logf("collect shares=%d merged=false reason=%q", len(p.shares), sh.host.Name+": "+why)
+			r.rec.run.Notes = appendNote(r.rec.run.Notes, fmt.Sprintf("the histories of %d client hosts were not merged: %s: %s", len(p.shares), sh.host.Name, why))
+			return "", session.HostClock{}, 0
+		}
+		in = append(in, shareHistory{host: sh.host.Name, path: locals[i], offsetNS: d.OffsetNS, uncertaintyNS: u})
+	}
+	histLocal = filepath.Join(r.a.Dir, session.HistoryName(r.a.RunFile))
+	n, u, err := mergeShares(in, histLocal)
+	if err != nil {
+		r.logf("collect shares=%d merged=false error=%q", len(p.shares), err.Error())
+		r.rec.run.Notes = appendNote(r.rec.run.Notes, "the client hosts' histories were not merged: "+err.Error())
+		return "", session.HostClock{}, 0
+	}
+	tl.Drivers = nil
+	for _, sh := range p.shares {
+		tl.Drivers = append(tl.Drivers, sh.host.Name)
 	}
 	tl.StampUncertaintyNS = u
-	return drv, u
+	r.logf("collect shares=%d merged=true ops=%d uncertainty_ns=%d", len(p.shares), n, u)
+	// The merged history is on the control node's clock: offset 0.
+	return histLocal, session.HostClock{Host: "control"}, u
+}
+
+func appendNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // stamp puts the windows (and the quiesce time) on the history's clock,
 // reads the history victims, stamps fault_epoch into the history and
 // fills the workload fields from it: the one timeline.
-func (r *unitRun) stamp(ctx context.Context, histLocal string, p placement, in collectIn) {
+func (r *unitRun) stamp(ctx context.Context, locals []string, p placement, in collectIn) {
 	run := r.rec.run
+	histLocal, drv, u := r.onOneClock(ctx, locals, p)
 	var origin int64
 	var ops []history.Op
 	if histLocal != "" {
@@ -179,7 +242,6 @@ func (r *unitRun) stamp(ctx context.Context, histLocal string, p placement, in c
 			}
 		}
 	}
-	drv, u := r.driverClock(ctx, p)
 	run.Timeline.OriginUnixNS = origin
 	run.FaultWindows = windowsOn(in.wins, func(ns int64) int64 { return toHistory(ns, drv, origin) })
 	if in.nominalAt != 0 && run.Recovery != nil {
@@ -222,10 +284,25 @@ const driverSummary = "dstgen-driver:"
 func (r *unitRun) driverCount(p placement) {
 	w := &r.rec.run.Workload
 	w.OpsProducedBy = "history"
-	out := filepath.Join(r.o.session.Dir, session.LogsDir, filepath.FromSlash(r.u.ID()), p.driver.Name, "stdout")
+	total := 0
+	for _, sh := range p.shares {
+		n, ok := r.sharedCount(sh.host.Name)
+		if !ok {
+			return
+		}
+		total += n
+	}
+	w.OpsProduced, w.OpsProducedBy = total, "driver"
+	r.logf("workload ops_produced=%d (the driver's own count)", total)
+}
+
+// sharedCount is the ops_produced of the last summary line in host's
+// collected driver stdout.
+func (r *unitRun) sharedCount(host string) (int, bool) {
+	out := filepath.Join(r.o.session.Dir, session.LogsDir, filepath.FromSlash(r.u.ID()), host, "stdout")
 	data, err := fileline.ReadBounded(out, 64<<20)
 	if err != nil {
-		return
+		return 0, false
 	}
 	var last string
 	for line := range strings.SplitSeq(string(data), "\n") {
@@ -236,11 +313,11 @@ func (r *unitRun) driverCount(p placement) {
 	for _, f := range strings.Fields(last) {
 		if v, ok := strings.CutPrefix(f, "ops_produced="); ok {
 			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				w.OpsProduced, w.OpsProducedBy = n, "driver"
-				r.logf("workload ops_produced=%d (the driver's own count)", n)
+				return n, true
 			}
 		}
 	}
+	return 0, false
 }
 
 func (r *unitRun) logCollect(res []runner.FileResult, err error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -71,6 +72,9 @@ type orchestrator struct {
 	session  *sessionWriter
 	tier     string
 	planPath string
+	// reqs are the plan's §6b requirements, which pre-flight checks for
+	// each unit's scenario.
+	reqs []plan.EnvReq
 	// id names this session in remote paths and job ids (the session
 	// dir's base name).
 	id string
@@ -284,9 +288,9 @@ func (r *unitRun) stages(ctx context.Context) error {
 	}
 	var runErr error
 	var wins []windowRec
-	if rc, done := r.exitedAtOnce(ctx, p); done && rc != 0 {
+	if host, rc, done := r.exitedAtOnce(ctx, p); done {
 		r.rec.run.Workload.ExitStatus = &rc
-		runErr = notRun(fmt.Errorf("workload of %s exited %d at once on %s (see logs/%s/%s/stderr); fault schedule skipped", r.u.ID(), rc, p.driver.Name, r.u.ID(), p.driver.Name))
+		runErr = notRun(fmt.Errorf("workload of %s exited %d at once on %s (see logs/%s/%s/stderr); fault schedule skipped", r.u.ID(), rc, host, r.u.ID(), host))
 	} else {
 		r.setPhase("fault")
 		wins, runErr = r.faults(ctx, cl, p, started, sched, h)
@@ -398,15 +402,27 @@ func (r *unitRun) checkpoints(ctx context.Context) {
 		}
 		ops := "?"
 		if p := r.progress.place.Load(); p != nil {
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			s, err := r.o.hosts.Run(cctx, p.driver.Host, "[ -f "+shell.Quote(p.history)+" ] && wc -l < "+shell.Quote(p.history)+" || echo 0")
-			cancel()
-			if err == nil {
-				ops = oneline.First(s)
-			}
+			ops = r.opsSoFar(ctx, *p)
 		}
 		r.o.session.Logf("checkpoint scenario=%s phase=%s elapsed=%s ops=%s window=%s", r.u.ID(), r.phase(), time.Since(r.start).Round(time.Second), ops, w)
 	}
+}
+
+// opsSoFar is the line count of every share's history so far ("?" when a
+// host does not answer).
+func (r *unitRun) opsSoFar(ctx context.Context, p placement) string {
+	total := 0
+	for _, sh := range p.shares {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		s, err := r.o.hosts.Run(cctx, sh.host.Host, "[ -f "+shell.Quote(sh.history)+" ] && wc -l < "+shell.Quote(sh.history)+" || echo 0")
+		cancel()
+		n, perr := strconv.Atoi(oneline.First(s))
+		if err != nil || perr != nil {
+			return "?"
+		}
+		total += n
+	}
+	return strconv.Itoa(total)
 }
 
 // bounded is ctx bounded by d and by one round trip's ceiling.

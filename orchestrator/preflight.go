@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dstgen/dstgen/capability"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -42,9 +44,12 @@ type checked struct {
 
 // preflight probes every host once — reach, clock, capability matrix
 // (runner.Probe) — and checks the needs of the unit's nemeses on the SUT
-// hosts against the probe's rows. An unreachable host, or a need a SUT
-// host lacks, is the first missing capability.
-func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []scenarios.Fault) (checked, error) {
+// hosts against the probe's rows, then the plan's §6b requirements of
+// scenario id (reqs). An unreachable host, a need a SUT host lacks, or a
+// requirement of the scenario missing on a SUT host is the first missing
+// capability: the unit is INCONCLUSIVE-env before it starts, as validate
+// said it would be.
+func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []scenarios.Fault, id string, reqs []plan.EnvReq) (checked, error) {
 	var c checked
 	needs, missing, err := needsOf(faults)
 	if err != nil || missing != nil {
@@ -52,7 +57,8 @@ func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []s
 		return c, err
 	}
 	byHost := map[string]runner.HostCaps{}
-	for _, hc := range x.Probe(ctx, toEnv(all)) {
+	probed := x.Probe(ctx, toEnv(all), capability.RequirementBinaries(reqs)...)
+	for _, hc := range probed {
 		byHost[hc.Host] = hc
 		c.caps = append(c.caps, session.Capability{Requirement: "reach " + hc.Host, Present: hc.Reachable, Source: "ssh"})
 		if !hc.Reachable && c.missing == nil {
@@ -70,6 +76,7 @@ func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []s
 	if err != nil {
 		return c, notRun(err)
 	}
+	c.requirements(id, reqs, sut, byHost)
 	for _, need := range needs {
 		row, probed := needRows[need]
 		if !probed {
@@ -86,6 +93,33 @@ func preflight(ctx context.Context, x Hosts, all, sut []nemesis.Host, faults []s
 		}
 	}
 	return c, nil
+}
+
+// requirements checks the plan's §6b requirements of scenario id on the
+// SUT hosts (docs/dst-run.md §7, pre-flight): each row is recorded, and the
+// first one missing is the unit's missing capability.
+func (c *checked) requirements(id string, reqs []plan.EnvReq, sut []nemesis.Host, byHost map[string]runner.HostCaps) {
+	if len(reqs) == 0 {
+		return
+	}
+	var caps []runner.HostCaps
+	for _, h := range sut {
+		caps = append(caps, byHost[h.Name])
+	}
+	rows := capability.MapRequirements(reqs, caps)
+	for _, r := range rows {
+		if r.Present == capability.ReqMissing || r.Present == capability.ReqPresent {
+			c.caps = append(c.caps, session.Capability{Requirement: r.Requirement + " on " + r.Host, Present: r.Present == capability.ReqPresent, Source: "plan §6b: " + r.Source})
+		}
+	}
+	if m := capability.MissingFor(rows, id); m != nil && c.missing == nil {
+		hint := m.InstallHint
+		if hint == "" {
+			hint = "install it"
+		}
+		c.missing = &session.MissingCapability{Requirement: m.Requirement,
+			Reason: fmt.Sprintf("plan §6b line %d: %s missing on %s (%s); %s", m.Line, m.Requirement, m.Host, oneline.First(m.Source), strings.ReplaceAll(hint, "`", ""))}
+	}
 }
 
 func orDefault(row, need string) string {
@@ -151,7 +185,7 @@ func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.Sc
 			return cl, placement{}, nil, notRun(fmt.Errorf("missing capability %s: %s", missing.Requirement, missing.Reason))
 		}
 	}
-	c, err := preflight(ctx, o.hosts, cl.all, cl.sut, r.u.Scenario.Faults)
+	c, err := preflight(ctx, o.hosts, cl.all, cl.sut, r.u.Scenario.Faults, r.u.ID(), o.reqs)
 	run.Capabilities = c.caps
 	if err != nil {
 		return cl, placement{}, nil, badInput(err)

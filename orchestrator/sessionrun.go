@@ -48,6 +48,7 @@ type SessionRun struct {
 	healFirst  bool
 	env        *env.Env
 	scenarios  string // scenarios.yml's path, for the log
+	reqs       []plan.EnvReq
 }
 
 // plannedUnit is one unit and its attempts, in the order they run.
@@ -77,7 +78,7 @@ func Plan(sf *scenarios.File, e *env.Env, opt Options, now time.Time) (*SessionR
 		return nil, fmt.Errorf("--tier %q: want smoke, hardening or release", tier)
 	}
 	s := &SessionRun{Tier: tier, env: e, scenarios: sf.Path, checkpoint: opt.Checkpoint, healFirst: opt.HealFirst}
-	s.Slug, s.PlanPath = planSlug(sf)
+	s.Slug, s.PlanPath, s.reqs = planOf(sf)
 	root := filepath.Join(filepath.Dir(sf.Path), "results")
 	reruns := map[string]rerunOf{}
 	s.Dir = opt.Out
@@ -185,21 +186,27 @@ func seedsOf(flag int64, fromEnv []int64, n int) []int64 {
 	return out
 }
 
-// planSlug is the slug of the plan scenarios.yml came from (its "# Test
+// planOf is the slug of the plan scenarios.yml came from (its "# Test
 // plan: <slug>" heading), else the plan file's base name, else
-// "scenarios".
-func planSlug(sf *scenarios.File) (slug, planPath string) {
+// "scenarios"; its path; and its §6b requirements (none when the plan
+// cannot be read: the run checks what the nemeses need only).
+func planOf(sf *scenarios.File) (slug, planPath string, reqs []plan.EnvReq) {
 	if sf.Plan == "" {
-		return "scenarios", ""
+		return "scenarios", "", nil
 	}
 	planPath = sf.Plan
 	if !filepath.IsAbs(planPath) {
 		planPath = filepath.Join(filepath.Dir(sf.Path), planPath)
 	}
-	if p, err := plan.Parse(planPath); err == nil && p.Slug != "" {
-		return p.Slug, planPath
+	p, err := plan.Parse(planPath)
+	if err == nil && p.Slug != "" {
+		return p.Slug, planPath, p.EnvReqs
 	}
-	return strings.TrimSuffix(filepath.Base(planPath), filepath.Ext(planPath)), planPath
+	var rs []plan.EnvReq
+	if err == nil {
+		rs = p.EnvReqs
+	}
+	return strings.TrimSuffix(filepath.Base(planPath), filepath.Ext(planPath)), planPath, rs
 }
 
 // rerunOf is the run a --rerun repeats.
@@ -245,7 +252,7 @@ func (s *SessionRun) Run(ctx context.Context, hosts Hosts, sut SUT, out io.Write
 	if err != nil {
 		return exitcode.New(codeBadInput, err)
 	}
-	o := &orchestrator{env: s.env, hosts: hosts, sut: sut, session: sess, tier: s.Tier, planPath: s.PlanPath,
+	o := &orchestrator{env: s.env, hosts: hosts, sut: sut, session: sess, tier: s.Tier, planPath: s.PlanPath, reqs: s.reqs,
 		id: filepath.Base(s.Dir), b: defaultBounds(), healFirst: s.healFirst}
 	if s.checkpoint > 0 {
 		o.b.checkpoint = s.checkpoint

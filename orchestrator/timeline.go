@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/dstgen/dstgen/history"
@@ -246,4 +247,80 @@ func sameOp(line []byte, op *history.Op) bool {
 	}
 	got := ops[0]
 	return bytes.Equal(history.AppendJSON(nil, &got), history.AppendJSON(nil, op))
+}
+
+// shareHistory is one client host's collected history and its clock
+// against the control node's.
+type shareHistory struct {
+	host          string
+	path          string
+	offsetNS      int64 // the host's clock − the control node's
+	uncertaintyNS int64 // how far offsetNS may be off, drift included
+}
+
+// mergeShares writes the shares' histories as one history at out, on the
+// control node's clock (docs/dst-run.md §7, collect): each op's times go
+// from its host's clock to the control node's (+ its history's origin −
+// its host's offset); the merged origin is the earliest share's. One
+// host's clock error could order two hosts' ops the wrong way round, so
+// every op is widened by its host's uncertainty — invoked that much
+// earlier, completed that much later — which only removes real-time
+// orders a checker could rely on: a clock error can hide an anomaly, it
+// cannot make one. Op and process ids get their host's name in front, so
+// two drivers' ids never meet. It returns the ops written and how far a
+// window's edge may be off against them: the largest host uncertainty,
+// twice (its clock, and the widening).
+func mergeShares(shares []shareHistory, out string) (int, int64, error) {
+	type loaded struct {
+		sh   shareHistory
+		meta history.Meta
+		ops  []history.Op
+	}
+	var ls []loaded
+	origin, u := int64(math.MaxInt64), int64(0)
+	for _, sh := range shares {
+		meta, ops, bad, err := history.ReadFile(sh.path)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", sh.host, err)
+		}
+		if len(bad) > 0 {
+			return 0, 0, fmt.Errorf("%s: %w", sh.host, bad[0])
+		}
+		if !placeable(meta, ops) {
+			return 0, 0, fmt.Errorf("%s: its history has neither origin_unix_ns nor wall-clock times: it cannot be put on the others' clock", sh.host)
+		}
+		ls = append(ls, loaded{sh, meta, ops})
+		origin = min(origin, meta.OriginUnixNS-sh.offsetNS)
+		u = max(u, sh.uncertaintyNS)
+	}
+	var all []history.Op
+	for _, l := range ls {
+		shift := l.meta.OriginUnixNS - l.sh.offsetNS - origin
+		w := l.sh.uncertaintyNS
+		for _, op := range l.ops {
+			op.InvokeTS = op.InvokeTS + shift - w
+			if op.CompleteTS != nil {
+				c := *op.CompleteTS + shift + w
+				op.CompleteTS = &c
+			}
+			op.OpID = l.sh.host + "/" + op.OpID
+			op.ProcessID = l.sh.host + "/" + op.ProcessID
+			all = append(all, op)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].InvokeTS < all[j].InvokeTS })
+	meta := ls[0].meta
+	meta.Clock, meta.OriginUnixNS = "monotonic", origin
+	if origin == 0 {
+		meta.Clock = "wall"
+	}
+	var b []byte
+	b = append(history.AppendMeta(b, meta), '\n')
+	for i := range all {
+		b = append(history.AppendJSON(b, &all[i]), '\n')
+	}
+	if err := atomicfile.Write(out, b, 0o644); err != nil {
+		return 0, 0, fmt.Errorf("write the merged history: %w", err)
+	}
+	return len(all), 2 * u, nil
 }

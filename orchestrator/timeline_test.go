@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/session"
@@ -223,5 +224,63 @@ func TestStampFileRefusesNoOrigin(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != data {
 		t.Fatal("a refused history was rewritten")
+	}
+}
+
+// mergeShares puts two hosts' histories on the control node's clock — each
+// op moved by its history's origin and its host's offset, widened by its
+// host's uncertainty — and names each id's host.
+func TestMergeShares(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, origin int64, ops ...history.Op) string {
+		p := filepath.Join(dir, name)
+		b := append(history.AppendMeta(nil, history.Meta{Clock: "monotonic", OriginUnixNS: origin, Recorder: "in-process"}), '\n')
+		for i := range ops {
+			b = append(history.AppendJSON(b, &ops[i]), '\n')
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	done := func(ns int64) *int64 { return &ns }
+	op := func(id string, inv int64, c *int64) history.Op {
+		return history.Op{OpID: id, ProcessID: "c0.0", InvokeTS: inv, CompleteTS: c, OpType: "write", Key: "k", Input: []byte("1")}
+	}
+	// Host a's clock is 5 ms ahead of the control node's, host b's 2 ms
+	// behind; b's history started 100 ms (control time) after a's.
+	const ms = int64(time.Millisecond)
+	a := write("a.jsonl", 1_000_000*ms+5*ms, op("1", 10*ms, done(20*ms)))
+	b := write("b.jsonl", 1_000_100*ms-2*ms, op("1", 10*ms, nil))
+	out := filepath.Join(dir, "merged.jsonl")
+	n, u, err := mergeShares([]shareHistory{{host: "a", path: a, offsetNS: 5 * ms, uncertaintyNS: ms}, {host: "b", path: b, offsetNS: -2 * ms, uncertaintyNS: 3 * ms}}, out)
+	if err != nil || n != 2 || u != 6*ms {
+		t.Fatalf("merged %d ops, uncertainty %v, %v; want 2, 6ms", n, time.Duration(u), err)
+	}
+	meta, ops, _, err := history.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.OriginUnixNS != 1_000_000*ms || meta.Recorder != "in-process" {
+		t.Errorf("merged header %+v: want origin at a's control-clock origin", meta)
+	}
+	want := []struct {
+		id       string
+		inv      int64
+		complete *int64
+	}{{"a/1", 9 * ms, done(21 * ms)}, {"b/1", 107 * ms, nil}}
+	for i, w := range want {
+		o := ops[i]
+		if o.OpID != w.id || o.ProcessID != strings.Split(w.id, "/")[0]+"/c0.0" || o.InvokeTS != w.inv || (o.CompleteTS == nil) != (w.complete == nil) || o.CompleteTS != nil && *o.CompleteTS != *w.complete {
+			t.Errorf("op %d = %s %s inv %v complete %v; want %s inv %v", i, o.OpID, o.ProcessID, time.Duration(o.InvokeTS), o.CompleteTS, w.id, time.Duration(w.inv))
+		}
+	}
+	// A history that cannot be placed is refused, not merged on a guess.
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"op_id":"1","process_id":"p","invoke_ts":5,"complete_ts":6,"op_type":"write","key":"k","input":1,"output":null,"error":"","timeout_marker":false,"node_seen":"","fault_epoch":""}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mergeShares([]shareHistory{{host: "a", path: a}, {host: "c", path: bad}}, out); err == nil || !strings.Contains(err.Error(), "c: its history") {
+		t.Errorf("unplaceable history merged: %v", err)
 	}
 }

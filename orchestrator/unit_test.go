@@ -5,11 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
 )
@@ -382,4 +385,112 @@ func TestRunUnitRefusesOrHealsWhatAnEarlierRunLeft(t *testing.T) {
 			t.Error("this run's undo script does not carry its session id")
 		}
 	})
+}
+
+// A §6b requirement of the unit's scenario that the SUT hosts lack makes
+// the unit INCONCLUSIVE-env before anything runs (what validate said);
+// one of another scenario, or one the hosts have, does not.
+func TestRunUnitMissingPlanRequirementIsInconclusiveEnv(t *testing.T) {
+	reqs := []plan.EnvReq{
+		{Requirement: "etcd-server", UsedBy: []string{"S1", "S2"}, InstallHint: "`apt-get install etcd-server`", Line: 40},
+		{Requirement: "etcd-client (etcdctl)", UsedBy: []string{"S1"}, Line: 41},
+		{Requirement: "toxiproxy-cli (toxiproxy-cli)", UsedBy: []string{"S9"}, Line: 42},
+	}
+	for _, tc := range []struct {
+		name    string
+		missing []string
+		want    string // the missing requirement, "" = the unit runs
+	}{
+		{"every binary there", nil, ""},
+		{"another scenario's binary missing", []string{"toxiproxy-cli"}, ""},
+		{"its own binary missing", []string{"etcd"}, "etcd-server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t, 3)
+			for _, b := range tc.missing {
+				w.noBinary[b] = true
+			}
+			o := testOrchestrator(t, w)
+			o.reqs = reqs
+			out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+			run, err := session.LoadRun(out.RunPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if out.Code != codeOK || run.MissingCapability != nil || run.Workload.OpsProduced == 0 {
+					t.Fatalf("outcome %d %v, missing %+v, ops %d; want a run", out.Code, out.Err, run.MissingCapability, run.Workload.OpsProduced)
+				}
+				return
+			}
+			mc := run.MissingCapability
+			if mc == nil || mc.Requirement != tc.want || !strings.Contains(mc.Reason, "plan §6b line 40") || !strings.Contains(mc.Reason, "apt-get install etcd-server") {
+				t.Fatalf("missing capability %+v, want %s with its plan line and hint", mc, tc.want)
+			}
+			if len(w.ran("c1", "nohup")) > 0 || len(w.jobs) > 0 {
+				t.Errorf("the workload started although the scenario cannot run")
+			}
+		})
+	}
+}
+
+// Two client hosts each run a share of the workload — their own job,
+// DSTGEN_SHARE, half the rate, their own history — and the run keeps one
+// history: both shares' ops, on one clock, every id naming its host, the
+// driver's counts summed.
+func TestRunUnitTwoClientsShareTheWorkload(t *testing.T) {
+	w := newFakeWorldClients(t, 3, 2)
+	o := testOrchestrator(t, w)
+	out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+	if out.Code != codeOK || out.Err != nil {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	run, err := session.LoadRun(out.RunPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []string{"c1", "c2"} {
+		vars := w.jobVars[c+"/"+findJob(t, w, c)]
+		if vars["DSTGEN_SHARE"] != strconv.Itoa(i)+"/2" || vars["DSTGEN_RATE"] != "50" {
+			t.Errorf("%s: DSTGEN_SHARE=%q DSTGEN_RATE=%q; want %d/2 and half of 100", c, vars["DSTGEN_SHARE"], vars["DSTGEN_RATE"], i)
+		}
+	}
+	_, ops, _, err := history.ReadFile(filepath.Join(filepath.Dir(out.RunPath), "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, op := range ops {
+		host, _, _ := strings.Cut(op.ProcessID, "/")
+		per[host]++
+		if !strings.HasPrefix(op.OpID, host+"/") {
+			t.Fatalf("op %s of process %s: its id does not name its host", op.OpID, op.ProcessID)
+		}
+	}
+	if per["c1"] == 0 || per["c2"] == 0 || len(per) != 2 {
+		t.Errorf("merged history ops per host %v, want both clients", per)
+	}
+	if run.Workload.OpsProduced != len(ops) || run.Workload.OpsProducedBy != "driver" {
+		t.Errorf("ops_produced %d (%s), merged history %d ops", run.Workload.OpsProduced, run.Workload.OpsProducedBy, len(ops))
+	}
+	if tl := run.Timeline; tl == nil || !slices.Equal(tl.Drivers, []string{"c1", "c2"}) || tl.StampedOps == 0 {
+		t.Errorf("timeline %+v: want both drivers and stamped ops", tl)
+	}
+	if r := w.running(); len(r) > 0 {
+		t.Errorf("jobs still running: %v", r)
+	}
+}
+
+// findJob is the id of the one workload job started on host.
+func findJob(t *testing.T, w *fakeWorld, host string) string {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.jobs {
+		if h, id, _ := strings.Cut(k, "/"); h == host && strings.HasPrefix(id, "wl-") {
+			return id
+		}
+	}
+	t.Fatalf("no workload job on %s", host)
+	return ""
 }

@@ -25,17 +25,29 @@ func slug(u scenarios.Unit) string { return strings.ReplaceAll(u.ID(), "/", ".")
 // driver host (whose clock the history is on), every client host, and the
 // attempt's paths there.
 type placement struct {
+	// driver is the first client host: the final-state dump runs there,
+	// and the leader query and quiesce get its share's environment.
 	driver  nemesis.Host
 	clients []nemesis.Host
+	// shares are the workload's parts, one per client host, each with
+	// its own job (of one id), process ids and history (docs/dst-run.md
+	// §7, workload); shares[0] is the driver's.
+	shares  []share
 	dir     string // <workdir>/runs/<session>/<unit>[-seed-n][-rerun-k] on the driver
 	history string
 	final   string
 	jobID   string
 }
 
+// share is one client host's part of the workload.
+type share struct {
+	host         nemesis.Host
+	dir, history string
+}
+
 // place finds the client hosts — workload.host, else role client, else
-// parameters.bench_host; the first is the driver host — and the
-// attempt's remote paths and job id.
+// parameters.bench_host; each runs a share of the workload, and the first
+// is the driver host — and the attempt's remote paths and job id.
 func (r *unitRun) place(cl cluster) (placement, error) {
 	e := r.o.env
 	var names []string
@@ -69,8 +81,11 @@ func (r *unitRun) place(cl cluster) (placement, error) {
 	if strings.HasPrefix(filepath.Base(r.a.Dir), "rerun-") {
 		seedPart += "-" + filepath.Base(r.a.Dir)
 	}
-	p.dir = path.Join(p.driver.Workdir, "runs", r.o.id, slug(r.u)+seedPart)
-	p.history = path.Join(p.dir, "history.jsonl")
+	for _, h := range p.clients {
+		dir := path.Join(h.Workdir, "runs", r.o.id, slug(r.u)+seedPart)
+		p.shares = append(p.shares, share{host: h, dir: dir, history: path.Join(dir, "history.jsonl")})
+	}
+	p.dir, p.history = p.shares[0].dir, p.shares[0].history
 	p.final = path.Join(p.dir, "final.json")
 	p.jobID = jobID("wl", slug(r.u)+seedPart, r.o.id)
 	return p, nil
@@ -154,13 +169,27 @@ func runID(sessionID string, u scenarios.Unit, a attempt) string {
 	return id
 }
 
-// workloadEnv is the driver contract's environment for this attempt.
-func (r *unitRun) workloadEnv(p placement) []string {
+// workloadEnv is the driver contract's environment for this attempt, as
+// the first share sees it (the final-state dump, the leader query).
+func (r *unitRun) workloadEnv(p placement) []string { return r.shareEnv(p, 0) }
+
+// shareEnv is share i's environment: its history, its part of the rate
+// and, with several shares, DSTGEN_SHARE=<i>/<n> (docs/driver-contract.md
+// §2).
+func (r *unitRun) shareEnv(p placement, i int) []string {
+	n := max(len(p.shares), 1)
 	b := r.o.env.Benchmark
-	b.Rate = r.a.Rate
+	b.Rate = r.a.Rate / float64(n)
 	b.Duration = int(r.a.Duration / time.Second)
+	hist := p.history
+	if i < len(p.shares) {
+		hist = p.shares[i].history
+	}
 	vars := r.o.env.WorkloadEnv(env.WorkloadInput{RunID: runID(r.o.id, r.u, r.a), Seed: r.a.Seed,
-		HistoryPath: p.history, Scenario: r.u.Scenario.ID, Tier: r.rec.run.Tier, Benchmark: b})
+		HistoryPath: hist, Scenario: r.u.Scenario.ID, Tier: r.rec.run.Tier, Benchmark: b})
+	if n > 1 {
+		vars = append(vars, fmt.Sprintf("DSTGEN_SHARE=%d/%d", i, n))
+	}
 	if r.a.Seed == 0 {
 		vars = append(vars, "DSTGEN_SEED=0")
 	}
@@ -171,32 +200,36 @@ func (r *unitRun) workloadEnv(p placement) []string {
 	return vars
 }
 
-// startWorkload renders the workload command for the driver host and
-// starts it as job wl-<unit>-<session>; the time it returns is the
-// schedule's zero.
+// startWorkload renders the workload command for each client host and
+// starts it there as job wl-<unit>-<session>, share by share; the time it
+// returns is the schedule's zero.
 func (r *unitRun) startWorkload(ctx context.Context, p placement) (time.Time, error) {
-	command, err := r.o.sut.Render("workload.command", r.u.Command(), p.driver.Name)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("scenarios.yml:%d: %s workload.command: %w", r.u.Scenario.Line, r.u.ID(), err)
+	for i, sh := range p.shares {
+		command, err := r.o.sut.Render("workload.command", r.u.Command(), sh.host.Name)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("scenarios.yml:%d: %s workload.command: %w", r.u.Scenario.Line, r.u.ID(), err)
+		}
+		if i == 0 {
+			r.rec.run.Workload.Command = command
+		}
+		if _, err := r.o.hosts.Run(ctx, sh.host.Host, "mkdir -p "+shell.Quote(sh.dir)); err != nil {
+			return time.Time{}, fmt.Errorf("workload of %s: create %s on %s: %w", r.u.ID(), sh.dir, sh.host.Name, err)
+		}
+		argv := append([]string{"env"}, r.shareEnv(p, i)...)
+		argv = append(argv, "sh", "-c", "cd "+shell.Quote(sh.dir)+" && "+command)
+		// The way to stop it is on the host before it runs: a run that
+		// dies (SIGKILL) leaves its workload to `dstgen heal --all`, not
+		// running on.
+		if err := nemesis.Guard(ctx, r.o.hosts, sh.host, r.workloadTag(p), workloadGuard, runner.JobStopScript(sh.host.Workdir, p.jobID, r.o.b.stopGrace)); err != nil {
+			return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), sh.host.Name, err)
+		}
+		st, err := r.o.hosts.StartJob(ctx, sh.host.Host, sh.host.Workdir, p.jobID, argv)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), sh.host.Name, err)
+		}
+		r.logf("workload host=%s job=%s pid=%d history=%s share=%d/%d", sh.host.Name, p.jobID, st.PID, sh.history, i, len(p.shares))
 	}
-	r.rec.run.Workload.Command = command
-	if _, err := r.o.hosts.Run(ctx, p.driver.Host, "mkdir -p "+shell.Quote(p.dir)); err != nil {
-		return time.Time{}, fmt.Errorf("workload of %s: create %s: %w", r.u.ID(), p.dir, err)
-	}
-	argv := append([]string{"env"}, r.workloadEnv(p)...)
-	argv = append(argv, "sh", "-c", "cd "+shell.Quote(p.dir)+" && "+command)
-	// The way to stop it is on the host before it runs: a run that dies
-	// (SIGKILL) leaves its workload to `dstgen heal --all`, not running on.
-	if err := nemesis.Guard(ctx, r.o.hosts, p.driver, r.workloadTag(p), workloadGuard, runner.JobStopScript(p.driver.Workdir, p.jobID, r.o.b.stopGrace)); err != nil {
-		return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), p.driver.Name, err)
-	}
-	st, err := r.o.hosts.StartJob(ctx, p.driver.Host, p.driver.Workdir, p.jobID, argv)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("workload of %s on %s: %w", r.u.ID(), p.driver.Name, err)
-	}
-	started := time.Now()
-	r.logf("workload host=%s job=%s pid=%d history=%s", p.driver.Name, p.jobID, st.PID, p.history)
-	return started, nil
+	return time.Now(), nil
 }
 
 // workloadGuard is the undo kind of a run's workload job.
@@ -205,18 +238,20 @@ const workloadGuard = "workload"
 // workloadTag names the workload's guard: <session>.<job id>.
 func (r *unitRun) workloadTag(p placement) string { return p.jobID }
 
-// exitedAtOnce looks at the workload job a moment after its start, before
-// the first window: a driver that failed on its flags or its endpoints is
-// done by then.
-func (r *unitRun) exitedAtOnce(ctx context.Context, p placement) (int, bool) {
+// exitedAtOnce looks at the workload jobs a moment after their start,
+// before the first window: a driver that failed on its flags or its
+// endpoints is done by then. It names the first share that exited non-zero.
+func (r *unitRun) exitedAtOnce(ctx context.Context, p placement) (string, int, bool) {
 	if err := wait.Sleep(ctx, min(r.o.b.poll, time.Second)); err != nil {
-		return 0, false
+		return "", 0, false
 	}
-	st, err := r.o.hosts.JobStatus(ctx, p.driver.Host, p.driver.Workdir, p.jobID)
-	if err != nil || st.Status != runner.StatusFinished || st.RC == nil {
-		return 0, false
+	for _, sh := range p.shares {
+		st, err := r.o.hosts.JobStatus(ctx, sh.host.Host, sh.host.Workdir, p.jobID)
+		if err == nil && st.Status == runner.StatusFinished && st.RC != nil && *st.RC != 0 {
+			return sh.host.Name, *st.RC, true
+		}
 	}
-	return *st.RC, true
+	return "", 0, false
 }
 
 // quiesce waits for scenario.quiesce.command to exit 0, bounded by its
@@ -276,21 +311,32 @@ func lastRevert(started time.Time, wins []windowRec) int64 {
 }
 
 // stop waits for the workload to end by itself (duration + 30 s at most),
-// then stops it; its rc is the workload's exit status. An interrupted run
-// (SIGINT, SIGTERM, `dstgen run stop`) stops it at once: the job never
-// outlives its run, and collect never copies a history still being
-// written.
+// then stops it; its rc is the workload's exit status (the first share's
+// that is not 0). An interrupted run (SIGINT, SIGTERM, `dstgen run stop`)
+// stops it at once: the job never outlives its run, and collect never
+// copies a history still being written.
 func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 	if started.IsZero() {
 		return
 	}
-	x := r.o.hosts
 	deadline := started.Add(r.a.Duration + r.o.b.stopSlack)
+	for _, sh := range p.shares {
+		rc, ok := r.stopShare(ctx, p, sh, deadline)
+		if ok && (r.rec.run.Workload.ExitStatus == nil || *r.rec.run.Workload.ExitStatus == 0 && rc != 0) {
+			r.rec.run.Workload.ExitStatus = &rc
+		}
+	}
+}
+
+// stopShare waits for one share's job until deadline, then stops it, and
+// removes its guard once it is not running; ok says its rc is known.
+func (r *unitRun) stopShare(ctx context.Context, p placement, sh share, deadline time.Time) (int, bool) {
+	x := r.o.hosts
 	var st runner.JobStatus
 	var err error
 	polled := false
 	for i := 0; i < 100000 && ctx.Err() == nil; i++ {
-		st, err = x.JobStatus(ctx, p.driver.Host, p.driver.Workdir, p.jobID)
+		st, err = x.JobStatus(ctx, sh.host.Host, sh.host.Workdir, p.jobID)
 		polled = true
 		if err == nil && st.Status != runner.StatusRunning {
 			break
@@ -301,24 +347,24 @@ func (r *unitRun) stop(ctx context.Context, p placement, started time.Time) {
 	}
 	if !polled || err != nil || st.Status == runner.StatusRunning {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.stopGrace+r.o.b.call)
-		st, err = x.StopJob(sctx, p.driver.Host, p.driver.Workdir, p.jobID, r.o.b.stopGrace)
+		st, err = x.StopJob(sctx, sh.host.Host, sh.host.Workdir, p.jobID, r.o.b.stopGrace)
 		cancel()
-		r.logf("workload stopped signal=%s", st.Stopped)
+		r.logf("workload host=%s stopped signal=%s", sh.host.Name, st.Stopped)
 	}
 	if err != nil {
-		r.logf("workload status_error=%q", err.Error())
-	}
-	if st.RC != nil && r.rec.run.Workload.ExitStatus == nil {
-		rc := *st.RC
-		r.rec.run.Workload.ExitStatus = &rc
+		r.logf("workload host=%s status_error=%q", sh.host.Name, err.Error())
 	}
 	if err == nil && st.Status != runner.StatusRunning {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.o.b.call)
-		if err := nemesis.Unguard(uctx, x, p.driver, r.workloadTag(p), workloadGuard); err != nil {
-			r.logf("workload guard error=%q", err.Error())
+		if err := nemesis.Unguard(uctx, x, sh.host, r.workloadTag(p), workloadGuard); err != nil {
+			r.logf("workload host=%s guard error=%q", sh.host.Name, err.Error())
 		}
 		cancel()
 	}
+	if st.RC == nil {
+		return 0, false
+	}
+	return *st.RC, true
 }
 
 // finalState runs scenario.final_state on the driver host with the

@@ -21,8 +21,9 @@ import (
 type Hosts interface {
 	nemesis.Exec
 	// Probe is every host's reach, clock (NTP-style, against this
-	// machine's) and capability matrix, hosts at once (runner.Probe).
-	Probe(ctx context.Context, hs []env.Host) []runner.HostCaps
+	// machine's) and capability matrix, hosts at once (runner.Probe),
+	// the binaries bins among the capabilities.
+	Probe(ctx context.Context, hs []env.Host, bins ...string) []runner.HostCaps
 	// Clock measures h's clock against this machine's again (NTP-style):
 	// the driver's after the run, for the drift since pre-flight.
 	Clock(ctx context.Context, h env.Host) (runner.ClockSample, error)
@@ -60,8 +61,8 @@ func NewHosts(p *runner.Pool) Hosts { return poolHosts{runner.Shell{Pool: p}} }
 
 type poolHosts struct{ runner.Shell }
 
-func (p poolHosts) Probe(ctx context.Context, hs []env.Host) []runner.HostCaps {
-	return runner.Probe(ctx, p.Pool, hs)
+func (p poolHosts) Probe(ctx context.Context, hs []env.Host, bins ...string) []runner.HostCaps {
+	return runner.Probe(ctx, p.Pool, hs, bins...)
 }
 
 func (p poolHosts) Clock(ctx context.Context, h env.Host) (runner.ClockSample, error) {

@@ -40,17 +40,19 @@ type fakeWorld struct {
 
 	mu          sync.Mutex
 	calls       []fakeCall
-	unreachable map[string]bool   // Reach says no
-	hang        map[string]bool   // Run blocks until its context ends
-	panicOn     string            // Run panics on a script holding it
-	failOn      map[string]string // a script holding the key fails with the value
-	failOnHost  map[string]string // host → a script holding the value fails there
-	logs        bool              // SUT hosts log to <workdir>/sut.log
-	jobs        map[string]*fakeJob
-	exitAtOnce  int             // a started job exits with this rc at once (0 = runs)
-	noClock     map[string]bool // Probe measured no clock for these hosts
-	clockEnd    time.Duration   // the offset Clock measures after the run
-	lostOps     int             // the driver counts this many ops its history lacks
+	unreachable map[string]bool              // Reach says no
+	hang        map[string]bool              // Run blocks until its context ends
+	panicOn     string                       // Run panics on a script holding it
+	failOn      map[string]string            // a script holding the key fails with the value
+	failOnHost  map[string]string            // host → a script holding the value fails there
+	logs        bool                         // SUT hosts log to <workdir>/sut.log
+	jobs        map[string]*fakeJob          // by <host>/<job id>
+	jobVars     map[string]map[string]string // the DSTGEN_* each job started with
+	exitAtOnce  int                          // a started job exits with this rc at once (0 = runs)
+	noClock     map[string]bool              // Probe measured no clock for these hosts
+	clockEnd    time.Duration                // the offset Clock measures after the run
+	lostOps     int                          // the driver counts this many ops its history lacks
+	noBinary    map[string]bool              // Probe finds these binaries on no host
 }
 
 type fakeCall struct {
@@ -67,9 +69,12 @@ type fakeJob struct {
 }
 
 // newFakeWorld makes n SUT hosts h1..hn and one client host c1.
-func newFakeWorld(t *testing.T, n int) *fakeWorld {
+func newFakeWorld(t *testing.T, n int) *fakeWorld { return newFakeWorldClients(t, n, 1) }
+
+// newFakeWorldClients makes n SUT hosts h1..hn and client hosts c1..cm.
+func newFakeWorldClients(t *testing.T, n, m int) *fakeWorld {
 	t.Helper()
-	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, noClock: map[string]bool{}, jobs: map[string]*fakeJob{}}
+	w := &fakeWorld{t: t, dir: t.TempDir(), unreachable: map[string]bool{}, hang: map[string]bool{}, failOn: map[string]string{}, failOnHost: map[string]string{}, noClock: map[string]bool{}, noBinary: map[string]bool{}, jobs: map[string]*fakeJob{}, jobVars: map[string]map[string]string{}}
 	w.bin = filepath.Join(w.dir, "bin")
 	if err := os.MkdirAll(w.bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -81,10 +86,10 @@ func newFakeWorld(t *testing.T, n int) *fakeWorld {
 		}
 		_ = os.Symlink(p, filepath.Join(w.bin, tool))
 	}
-	for i := 1; i <= n+1; i++ {
+	for i := 1; i <= n+m; i++ {
 		name, roles := "h"+strconv.Itoa(i), []string{"sut"}
-		if i == n+1 {
-			name, roles = "c1", []string{"client"}
+		if i > n {
+			name, roles = "c"+strconv.Itoa(i-n), []string{"client"}
 		}
 		w.hosts = append(w.hosts, env.Host{Name: name, Address: "10.99.0." + strconv.Itoa(i), Roles: roles})
 		if err := os.MkdirAll(w.workdir(name), 0o755); err != nil {
@@ -166,7 +171,7 @@ func (w *fakeWorld) Run(ctx context.Context, h env.Host, script string) (string,
 }
 
 // Probe: every host reachable unless told otherwise, uid 0, iptables.
-func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
+func (w *fakeWorld) Probe(_ context.Context, hs []env.Host, bins ...string) []runner.HostCaps {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []runner.HostCaps
@@ -177,6 +182,13 @@ func (w *fakeWorld) Probe(_ context.Context, hs []env.Host) []runner.HostCaps {
 		}
 		hc := runner.HostCaps{Host: h.Name, Reachable: !w.unreachable[h.Name], ClockUncertainty: time.Millisecond, ClockSamples: samples,
 			Caps: []runner.Cap{{Name: "root", Present: true, Source: "id -u = 0"}, {Name: "iptables", Present: true, Source: "fake"}}}
+		for _, b := range bins {
+			c := runner.Cap{Name: runner.BinaryCap(b), Present: !w.noBinary[b], Version: b + " 3.5.0", Source: "command -v " + b}
+			if !c.Present {
+				c.Version, c.Message = "", "not on PATH"
+			}
+			hc.Caps = append(hc.Caps, c)
+		}
 		if !hc.Reachable {
 			hc.Err = "dial tcp " + h.Address + ":22: i/o timeout"
 		}
@@ -206,7 +218,8 @@ func (w *fakeWorld) StartJob(ctx context.Context, h env.Host, workdir, id string
 	jctx, cancel := context.WithCancel(context.Background())
 	j := &fakeJob{cancel: cancel, done: make(chan struct{}), started: time.Now()}
 	w.mu.Lock()
-	w.jobs[id] = j
+	w.jobs[h.Name+"/"+id] = j
+	w.jobVars[h.Name+"/"+id] = vars
 	rc := w.exitAtOnce
 	w.mu.Unlock()
 	go func() {
@@ -222,7 +235,7 @@ func (w *fakeWorld) StartJob(ctx context.Context, h env.Host, workdir, id string
 
 func (w *fakeWorld) JobStatus(_ context.Context, h env.Host, _, id string) (runner.JobStatus, error) {
 	w.mu.Lock()
-	j := w.jobs[id]
+	j := w.jobs[h.Name+"/"+id]
 	w.mu.Unlock()
 	if j == nil {
 		return runner.JobStatus{Host: h.Name, ID: id, Status: runner.StatusAbsent}, nil
@@ -239,7 +252,7 @@ func (w *fakeWorld) JobStatus(_ context.Context, h env.Host, _, id string) (runn
 func (w *fakeWorld) StopJob(ctx context.Context, h env.Host, workdir, id string, _ time.Duration) (runner.JobStatus, error) {
 	w.record(h.Name, "job stop "+id)
 	w.mu.Lock()
-	j := w.jobs[id]
+	j := w.jobs[h.Name+"/"+id]
 	w.mu.Unlock()
 	if j != nil {
 		j.stopped = "TERM"
@@ -330,7 +343,7 @@ func (w *fakeWorld) workload(ctx context.Context, vars map[string]string, jobDir
 	}()
 	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		n++
-		p := rec.Invoke(strconv.Itoa(i%2), "write", vars["DSTGEN_RUN_ID"]+"/k", i)
+		p := rec.Invoke(strconv.Itoa(i%2), "write", vars["DSTGEN_RUN_ID"]+"/k", vars["DSTGEN_SHARE"]+"/"+strconv.Itoa(i))
 		if w.faulted() {
 			_ = p.Fail("unavailable")
 		} else {

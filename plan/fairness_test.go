@@ -102,3 +102,28 @@ func FuzzParseFairness(f *testing.F) {
 		}
 	})
 }
+
+// The recovery bound: the time from a fault to the first acknowledged op
+// after it, in the forms plans state it.
+func TestParseSLORecovery(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want time.Duration
+		op   string
+	}{
+		{"for every kill, the time from the kill to the first acknowledged put issued after it is <= 5s, and `etcdctl endpoint status` shows a leader within 5s", 5 * time.Second, "put"},
+		{"time from fault start to first successful put ≤ 3s in every window", 3 * time.Second, "put"},
+		{"recovery <= 800ms after every partition", 800 * time.Millisecond, ""},
+		{"the time from the crash to the first answered op < 2 s", 2 * time.Second, ""},
+		{"p99 <= 20ms", 0, ""},
+	} {
+		s, ok := ParseSLO(tc.text)
+		got := time.Duration(0)
+		if ok && s.Recovery.Known {
+			got, _ = s.Recovery.Duration()
+		}
+		if got != tc.want || ok && s.RecoveryOp != tc.op {
+			t.Errorf("%q: recovery %v op %q; want %v %q", tc.text, got, s.RecoveryOp, tc.want, tc.op)
+		}
+	}
+}

@@ -148,3 +148,15 @@ func (m *ModelBlock) filled() bool {
 	}
 	return true
 }
+
+// ScenarioIDs is every scenario's id, in plan order (what runs when
+// env.yml selects none).
+func (p *Plan) ScenarioIDs() []string {
+	var ids []string
+	for _, s := range p.Scenarios {
+		if s.ID != "" {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}

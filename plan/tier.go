@@ -444,13 +444,20 @@ type SLO struct {
 	// OpType restricts the latency bounds to one op type ("put" in
 	// "p99 put ≤ 20ms"); "" means every op.
 	OpType string
-	Text   string
+	// Recovery bounds, for every fault window, the time from the fault's
+	// injection to the first acknowledged op invoked after it ("the time
+	// from the kill to the first acknowledged put issued after it is <=
+	// 5s", "recovery <= 5s"); RecoveryOp is that op's kind as the text
+	// names it ("put"; "" = any op).
+	Recovery   Threshold
+	RecoveryOp string
+	Text       string
 }
 
 // Clauses lists the thresholds stated, in a fixed order.
 func (s *SLO) Clauses() []Threshold {
 	var out []Threshold
-	for _, t := range []Threshold{s.P50, s.P95, s.P99, s.ErrorRate, s.Throughput} {
+	for _, t := range []Threshold{s.P50, s.P95, s.P99, s.ErrorRate, s.Throughput, s.Recovery} {
 		if t.Known {
 			out = append(out, t)
 		}
@@ -462,6 +469,10 @@ var (
 	sloLatencyRE = regexp.MustCompile(`(?i)\b(p50|p95|p99)((?:[ \t]+[a-z_]+){0,2})[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ns|us|µs|μs|ms|s)\b`)
 	sloErrorRE   = regexp.MustCompile(`(?i)\berror[ _-]?rate[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(%?)`)
 	sloTputRE    = regexp.MustCompile(`(?i)\bthroughput[ \t]*(>=|≥|>)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ops/s)?`)
+	// "recovery <= 5s"; "the time from the kill to the first acknowledged
+	// put issued after it is <= 5s"; "time from fault start to first
+	// successful put ≤ 3s".
+	sloRecoveryRE = regexp.MustCompile(`(?i)\b(?:recovery(?:[ \t]+time)?|time[ \t]+from[ \t]+(?:the[ \t]+)?(?:kill|fault(?:[ \t]+start)?|injection|window[ \t]+start|crash|partition|leader[ \t]+loss)[ \t]+to[ \t]+(?:the[ \t]+)?first[ \t]+(?:acknowledged|acked|successful|ok|answered)(?:[ \t]+([a-z_]+))?[^<>=≤≥;]*?)[ \t]*(?:is[ \t]+)?(<=|≤|<)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ms|s)\b`)
 )
 
 // ParseSLO extracts the SLO thresholds stated in text; ok is false when it
@@ -505,6 +516,14 @@ func ParseSLO(text string) (slo *SLO, ok bool) {
 	if m := sloTputRE.FindStringSubmatch(text); m != nil {
 		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
 			s.Throughput = Threshold{Metric: "throughput", Op: norm(m[1]), Value: v, Unit: "ops/s", Known: true}
+		}
+	}
+	if m := sloRecoveryRE.FindStringSubmatch(text); m != nil {
+		if v, err := strconv.ParseFloat(m[3], 64); err == nil {
+			s.Recovery = Threshold{Metric: "recovery", Op: norm(m[2]), Value: v, Unit: m[4], Known: true}
+			if w := strings.ToLower(m[1]); w != "op" && w != "operation" && w != "request" {
+				s.RecoveryOp = w
+			}
 		}
 	}
 	if len(s.Clauses()) == 0 {

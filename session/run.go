@@ -140,8 +140,12 @@ type Timeline struct {
 	// clock (the history header's origin_unix_ns); 0 = wall clock.
 	OriginUnixNS int64 `json:"origin_unix_ns,omitempty"`
 	// DriverHost is the host whose clock the history was taken on.
-	DriverHost string      `json:"driver_host,omitempty"`
-	Hosts      []HostClock `json:"hosts,omitempty"`
+	DriverHost string `json:"driver_host,omitempty"`
+	// Drivers are the client hosts whose histories were merged into the
+	// run's one history, on the control node's clock (several client
+	// hosts; docs/dst-run.md §7, collect); empty for one driver.
+	Drivers []string    `json:"drivers,omitempty"`
+	Hosts   []HostClock `json:"hosts,omitempty"`
 	// StampedOps counts ops the orchestrator stamped with a fault_epoch;
 	// AmbiguousOps those within the uncertainty of a window edge, which
 	// are left unstamped and counted here rather than guessed.

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/capability"
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/atomicfile"
 	"github.com/dstgen/dstgen/internal/exitcode"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
@@ -23,7 +28,8 @@ const exitProbeUnreachable = 3
 func newProbeCmd() *cobra.Command {
 	var f runnerFlags
 	var planPath string
-	var reach bool
+	var reach, verbose, strict bool
+	var matrixDir string
 	cmd := &cobra.Command{
 		Use:   "probe [TARGET] [--plan FILE] [--reach]",
 		Short: "Capability matrix per host, mapped to the plan's §6b requirements",
@@ -41,15 +47,22 @@ systemd in the host's network namespace and systemctl is-system-running
 answers. source.FIELD= says where each SSH value came from.
 
 With --plan, each §6b requirement is mapped to a capability on every host
-(a requirement no probe covers, naming a binary such as etcd-server or
-"etcd-client (etcdctl)", is looked up on PATH and asked for --version):
-present=yes|no|unknown|by-sut, with the install hint and the scenarios a
-missing one makes INCONCLUSIVE-env. The last line is the summary, e.g.
-"capabilities: 4 present, 1 missing: systemd (h1) → S2, S3 INCONCLUSIVE-env, BLOCKING".
-A missing requirement does not block when env.yml sets
-dstgen.capabilities.<key>: false (the environment lacks it; its scenarios
-will be INCONCLUSIVE-env) or when none of its scenarios is selected in
-dstgen.scenarios (empty = all).
+that runs the SUT (sut.roles; a requirement no probe covers, naming a
+binary such as etcd-server or "etcd-client (etcdctl)", is looked up on
+PATH and asked for --version): present=yes|no|unknown|by-sut. The output
+is then what to act on — one "problem:" line per missing requirement or
+unreachable host, with the scenarios it makes INCONCLUSIVE-env and the
+fix, and the summary line last, e.g.
+"capabilities: 4 present, 1 missing: systemd (h1) → S2, S3 INCONCLUSIVE-env; runnable: S1".
+--verbose prints the whole matrix first; --matrix-dir DIR writes it to
+DIR/capabilities.txt and DIR/capabilities.json (task validate keeps it
+under results/validate/). A missing requirement leaves the scenarios that
+need it INCONCLUSIVE-env (dstgen run records them so without running
+them) and does not stop the others: probe fails only when nothing
+selected can run, or with --strict when any selected scenario would be
+INCONCLUSIVE-env. dstgen.capabilities.<key>: false in env.yml says the
+hosts lack it on purpose; dstgen.scenarios selects the scenarios (empty =
+all).
 
 --reach checks only that every host answers one bounded round trip: a
 line per host and "hosts: N reachable, M unreachable".
@@ -57,9 +70,9 @@ line per host and "hosts: N reachable, M unreachable".
 An unreachable host prints only host= reachable=no error= (no made-up
 facts).
 
-Exit: 0 every needed requirement present (or excused); 1 a requirement
-missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
-(plan errors as file:line); 3 a host unreachable.`,
+Exit: 0 something selected can run; 1 nothing can (or --strict and a
+scenario would be INCONCLUSIVE-env); 2 bad input, or a host refused us
+(key, known_hosts) (plan errors as file:line); 3 a host unreachable.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var p *plan.Plan
@@ -96,48 +109,74 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 			var rows []capability.ReqRow
 			var sum *capability.CapSummary
 			if p != nil {
-				rows = capability.MapRequirements(p.EnvReqs, caps)
-				s := capability.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios)
+				rows = capability.MapRequirements(p.EnvReqs, sutCaps(e, caps))
+				s := capability.Summarize(rows, e.Dstgen.Capabilities, e.Dstgen.Scenarios, p.ScenarioIDs())
 				sum = &s
 			}
 			code := exitcode.OK
-			if sum != nil && sum.Blocking {
+			if sum != nil && (sum.Blocking || strict && len(sum.Inconclusive) > 0) {
 				code = exitcode.NotSo
-				for _, m := range sum.Details {
-					if m.Blocking {
-						fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s missing on %s, needed by %s; install it or set dstgen.capabilities.%s: false in %s\n",
-							m.Requirement, strings.Join(m.Hosts, ","), orAll(m.Selected), m.Key, e.Path)
-					}
-				}
 			}
+			var problems []string
 			for _, h := range caps {
 				switch {
 				case h.Refused || (h.Reachable && h.Err != ""):
 					code = exitcode.BadInput
-					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
+					problems = append(problems, fmt.Sprintf("%s; fix: the host's key or known_hosts entry in %s", h.Err, e.Path))
 				case !h.Reachable:
 					if code != exitcode.BadInput {
 						code = exitProbeUnreachable
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "dstgen: probe: %s\n", h.Err)
+					problems = append(problems, fmt.Sprintf("host %s unreachable: %s; fix: its address, port and ssh settings in %s (dstgen probe --reach)", h.Host, h.Err, e.Path))
 				}
 			}
-			if f.json {
+			if sum != nil {
+				for _, m := range sum.Details {
+					problems = append(problems, m.Problem(e.Path))
+				}
+			}
+			if matrixDir != "" {
+				if err := writeMatrix(matrixDir, caps, rows, sum); err != nil {
+					return fmt.Errorf("probe: %w", err)
+				}
+			}
+			w := cmd.OutOrStdout()
+			switch {
+			case f.json:
 				if rows == nil {
 					rows = []capability.ReqRow{}
 				}
-				out := map[string]any{"hosts": caps, "requirements": rows}
+				out := map[string]any{"hosts": caps, "requirements": rows, "problems": problems}
 				if sum != nil {
 					out["summary"] = sum
 				}
-				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(out); err != nil {
+				if err := json.NewEncoder(w).Encode(out); err != nil {
 					return err
 				}
-			} else {
-				printProbe(cmd.OutOrStdout(), caps, rows)
-				if sum != nil {
-					fmt.Fprintln(cmd.OutOrStdout(), sum.Line())
+			case sum == nil:
+				// No plan: the matrix is all there is to say.
+				printProbe(w, caps, nil)
+				for _, pr := range problems {
+					fmt.Fprintln(cmd.ErrOrStderr(), "dstgen: probe: "+pr)
 				}
+			default:
+				// What an agent or a person acts on: one line per problem
+				// and the summary; the matrix on request, and in the file.
+				if verbose {
+					printProbe(w, caps, rows)
+				}
+				for _, pr := range problems {
+					fmt.Fprintln(w, "problem: "+pr)
+				}
+				if n := unknownReqs(rows); n != "" {
+					fmt.Fprintln(w, "confirm by hand (no probe covers it): "+n)
+				}
+				if matrixDir != "" {
+					fmt.Fprintf(w, "matrix: %s\n", filepath.Join(matrixDir, matrixFile))
+				} else if !verbose {
+					fmt.Fprintln(w, "matrix: dstgen probe --verbose")
+				}
+				fmt.Fprintln(w, sum.Line())
 			}
 			if code == exitcode.OK {
 				return nil
@@ -148,14 +187,62 @@ missing that blocks; 2 bad input, or a host refused us (key, known_hosts)
 	f.register(cmd)
 	cmd.Flags().StringVar(&planPath, "plan", "", "plan markdown whose §6b requirements to check")
 	cmd.Flags().BoolVar(&reach, "reach", false, "only check that every host answers one bounded round trip")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "with --plan: print the whole capability matrix before the problems")
+	cmd.Flags().BoolVar(&strict, "strict", false, "with --plan: exit 1 when any selected scenario would be INCONCLUSIVE-env, not only when none can run")
+	cmd.Flags().StringVar(&matrixDir, "matrix-dir", "", "write the capability matrix to DIR/"+matrixFile+" (and .json)")
 	return cmd
 }
 
-func orAll(ids []string) string {
-	if len(ids) == 0 {
-		return "every scenario (no scenario listed)"
+// sutCaps is the matrices of the hosts that run the SUT (sut.roles; every
+// host without roles): the §6b requirements are the SUT's and its
+// nemeses', and a client host without etcd is not a missing etcd.
+func sutCaps(e *env.Env, caps []runner.HostCaps) []runner.HostCaps {
+	sut := map[string]bool{}
+	for _, h := range e.SUTHosts() {
+		sut[h.Name] = true
 	}
-	return strings.Join(ids, ", ")
+	var out []runner.HostCaps
+	for _, c := range caps {
+		if sut[c.Host] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// unknownReqs names, once each, the requirements no probe decided.
+func unknownReqs(rows []capability.ReqRow) string {
+	var names []string
+	for _, r := range rows {
+		if r.Present == capability.ReqUnknown && !slices.Contains(names, r.Requirement) {
+			names = append(names, r.Requirement)
+		}
+	}
+	return strings.Join(names, "; ")
+}
+
+// matrixFile is the capability matrix's name under --matrix-dir.
+const matrixFile = "capabilities.txt"
+
+// writeMatrix writes the matrix as probe --verbose prints it, and as
+// JSON, under dir: what validate keeps beside the results.
+func writeMatrix(dir string, caps []runner.HostCaps, rows []capability.ReqRow, sum *capability.CapSummary) error {
+	var b bytes.Buffer
+	printProbe(&b, caps, rows)
+	if sum != nil {
+		fmt.Fprintln(&b, sum.Line())
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("capability matrix: %w", err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, matrixFile), b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("capability matrix: %w", err)
+	}
+	js, err := json.MarshalIndent(map[string]any{"hosts": caps, "requirements": rows, "summary": sum}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, strings.TrimSuffix(matrixFile, ".txt")+".json"), append(js, '\n'), 0o644)
 }
 
 // probeReach prints --reach's answer and picks its exit code: 0 all
