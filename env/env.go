@@ -119,13 +119,13 @@ type SUT struct {
 
 // Install is what deploy installs on a SUT host and how it verifies it.
 type Install struct {
-	Package  string `yaml:"package"`  // distro package(s) installed when Binary is missing
+	Package string `yaml:"package"` // distro package(s) installed when Binary is missing
 	// Artifact is a local build output (relative to env.yml) uploaded to
 	// <workdir>/bin, or a Go main package directory deploy builds for each
 	// host's OS/arch and uploads as <workdir>/bin/<dir name>.
 	Artifact string `yaml:"artifact"`
-	Binary   string `yaml:"binary"`   // path or name on the host that must exist after install
-	Version  string `yaml:"version"`  // command that prints the installed version
+	Binary   string `yaml:"binary"`  // path or name on the host that must exist after install
+	Version  string `yaml:"version"` // command that prints the installed version
 }
 
 // Config is one config template rendered per host and installed at Dest.

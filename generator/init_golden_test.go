@@ -327,7 +327,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 	checkSectionsInOrder(t, string(readme), []string{
 		"Agent-First Design", "## Prerequisites", "## Quick Start", "## Configuration",
 		"## Available Tasks", "## Agent Testing Workflows", "## bench:status Protocol",
-		"## Cleanup Strategy", "## Directory Layout", "## Architecture", "## Design Principles",
+		"## Failure Modes", "## Reports", "## Cleanup Strategy", "## Directory Layout", "## Architecture", "## Design Principles",
 	})
 	for _, s := range []string{"preflight_check=failed", "TEST EXECUTION SUMMARY", "TEST EXECUTION ERROR",
 		"error_phase=", "cleanup_success=", "Recommendation:", "at most 60 polls"} {
@@ -337,7 +337,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 	}
 	agent, _ := os.ReadFile(filepath.Join(out, "agents", "test-runner.md"))
 	checkSectionsInOrder(t, string(agent), []string{"## Identity and limits", "## Pre-flight",
-		"## Execution", "## Async loop", "## Poll limit", "## Success summary", "## Error protocol"})
+		"## Execution", "## Async loop", "## Poll limit", "## Failure modes", "## Reports", "### Benchmark summary", "## Error protocol"})
 }
 
 func checkSectionsInOrder(t *testing.T, doc string, sections []string) {

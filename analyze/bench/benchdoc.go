@@ -98,7 +98,26 @@ func summaryBlocks(b *Run) []render.Block {
 		{Kind: render.Para, HTMLOnly: true, Text: render.Inline{render.T(b.Headline)}},
 		{Kind: render.Para, HTMLOnly: true, Class: "verdict " + map[bool]string{true: "fail", false: "pass"}[b.Failed], Text: render.Inline{render.T("Run result: " + status)}},
 		{Kind: render.Para, HTMLOnly: true, Text: render.Inline{render.T(benchStatusRule(b))}},
+		render.P(render.T("Session verdict: "), render.B(string(b.SessionVerdict)), render.T(" (session_verdict= of dstgen analyze; "+oracleLine(b)+").")),
 	}
+}
+
+// oracleLine says which checker judged the run's histories and where it
+// was declared, or that none was.
+func oracleLine(b *Run) string {
+	o := b.Oracle
+	if o == nil {
+		return "no checker declared: benchmark.model was empty when the run started"
+	}
+	c := o.Checker
+	if c == "" {
+		c = "the model's default checker"
+	}
+	s := fmt.Sprintf("model %s, %s", o.Model, c)
+	if o.Source != "" {
+		s += ", declared in " + o.Source
+	}
+	return s
 }
 
 func errorBlocks(b *Run) []render.Block {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze"
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
@@ -100,6 +101,7 @@ func (b *Run) loadHistories(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	b.histories = len(files)
 	for _, f := range files {
 		rel := filepath.ToSlash(filepath.Join(b.ID, session.BenchmarkDir, mustRel(filepath.Join(b.Dir, session.BenchmarkDir), f)))
 		meta, ops, bad, err := history.ReadFile(f)
@@ -136,18 +138,43 @@ func (b *Run) loadHistories(ctx context.Context, opts Options) error {
 // run beside its history (session.BenchParamsFile), 0 when there is none:
 // the rate the run really had, overrides included.
 func benchParamRate(dir string) float64 {
-	data, err := os.ReadFile(filepath.Join(dir, session.BenchParamsFile))
-	if err != nil || len(data) > 64<<10 {
+	v, ok := readBenchParams(dir)["rate"]
+	if !ok {
 		return 0
 	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
+		return f
+	}
+	return 0
+}
+
+// readBenchParams reads the key=value lines of dir/bench.params (nil when
+// there is none, or it is over 64 KiB: not a file bench start wrote).
+func readBenchParams(dir string) map[string]string {
+	data, err := os.ReadFile(filepath.Join(dir, session.BenchParamsFile))
+	if err != nil || len(data) > 64<<10 {
+		return nil
+	}
+	m := map[string]string{}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "rate="); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
-				return f
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && k != "" {
+			if _, dup := m[k]; !dup {
+				m[k] = v
 			}
 		}
 	}
-	return 0
+	return m
+}
+
+// RecordedOracle is the oracle `dstgen bench start` recorded for the run
+// in runDir/benchmark/bench.params (env.yml's benchmark.model and
+// benchmark.checker when the run started): ok is false for a run that
+// recorded none (no bench.params, or one from before the oracle was
+// recorded), so every way of analyzing the run judges it the same.
+func RecordedOracle(runDir string) (model, checker string, ok bool) {
+	p := readBenchParams(filepath.Join(runDir, session.BenchmarkDir))
+	model, ok = p["model"]
+	return model, p["checker"], ok
 }
 
 func mustRel(base, p string) string {
@@ -291,6 +318,18 @@ func (b *Run) benchVerdict() (verdict, reason string) {
 			unknown = append(unknown, fmt.Sprintf("%s: %s", r.Name, why))
 		}
 	}
+	// A declared oracle must have judged every history (docs/real-env-test.md
+	// §12): one that could not run is no pass.
+	if o := b.Oracle; o != nil {
+		switch {
+		case o.Model == "":
+			unknown = append(unknown, fmt.Sprintf("checker %s declared without a model (benchmark.model): not run", o.Checker))
+		case b.histories == 0:
+			unknown = append(unknown, fmt.Sprintf("model %s declared%s but benchmark/ holds no dst-history/1 history (*.jsonl): its checker did not run", o.Model, o.from()))
+		case checked < b.histories:
+			unknown = append(unknown, fmt.Sprintf("model %s declared%s but %d of %d histories could not be read: not checked", o.Model, o.from(), b.histories-checked, b.histories))
+		}
+	}
 	switch {
 	case len(invalid) > 0:
 		return Fail, "checker found an anomaly: " + strings.Join(invalid, "; ")
@@ -305,4 +344,30 @@ func (b *Run) benchVerdict() (verdict, reason string) {
 		return Pass, fmt.Sprintf("%s judged %d of %d histories valid", strings.Join(names, ", "), checked, histories)
 	}
 	return Pass, ""
+}
+
+// from names where the oracle was declared (" in bench.params"), or "".
+func (o *Oracle) from() string {
+	if o.Source == "" {
+		return ""
+	}
+	return " in " + o.Source
+}
+
+// sessionVerdict maps the run's verdict onto the session vocabulary
+// (docs/verdicts.md §8), so `dstgen analyze` prints one verdict line for a
+// plan session and a benchmark run alike: nothing ran is BLOCKED; a
+// history no checker judged (no model declared) is a concern, never DONE.
+func (b *Run) sessionVerdict() analyze.SessionVerdict {
+	switch {
+	case b.Totals.Ops == 0:
+		return analyze.Blocked
+	case b.Verdict == Fail:
+		return analyze.Fail
+	case b.Verdict == Inconclusive:
+		return analyze.Inconclusive
+	case b.VerdictReason == NoModelNote:
+		return analyze.DoneWithConcerns
+	}
+	return analyze.Done
 }

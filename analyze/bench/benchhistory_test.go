@@ -122,3 +122,101 @@ func TestBenchHistoryTargetFromParams(t *testing.T) {
 		}
 	}
 }
+
+// A declared oracle must judge every history of the run, or the run is
+// inconclusive with the reason — never a pass; and every verdict has one
+// session-vocabulary name, the one `dstgen analyze` prints.
+func TestBenchDeclaredOracleMustRun(t *testing.T) {
+	noHistory := filepath.Join(t.TempDir(), "run_20261128_100000")
+	fixture.CopyDir(t, benchPrev, noHistory)
+	ghost := editHistory(t, nil, nil)
+	if err := os.Symlink("/nonexistent/h.jsonl", filepath.Join(ghost, "benchmark", "ghost.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "run_20260101_000000")
+	if err := os.MkdirAll(filepath.Join(empty, "benchmark"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name           string
+		dir            string
+		opts           Options
+		verdict        string
+		session        string
+		reason         string
+		oracleInReport string
+	}{
+		{"declared, no history", noHistory, Options{Model: "kv", OracleSource: "benchmark/bench.params"}, Inconclusive, "INCONCLUSIVE",
+			"model kv declared in benchmark/bench.params but benchmark/ holds no dst-history/1 history", "declared in benchmark/bench.params"},
+		{"declared, one history unreadable", ghost, Options{Model: "kv", MaxErrorRate: 0.05}, Inconclusive, "INCONCLUSIVE", "1 of 2 histories could not be read", "model kv"},
+		{"checker without a model", benchCollected, Options{Checker: "linearizability", MaxErrorRate: 0.05}, Inconclusive, "INCONCLUSIVE", "declared without a model", "linearizability"},
+		{"declared and judged", benchCollected, Options{Model: "kv", MaxErrorRate: 0.05}, Pass, "DONE", "judged 1 of 1 histories valid", "model kv"},
+		{"nothing declared, a history", benchCollected, Options{MaxErrorRate: 0.05}, Pass, "DONE_WITH_CONCERNS", NoModelNote, "no checker declared"},
+		{"nothing declared, no history", noHistory, Options{}, Pass, "DONE", "", "no checker declared"},
+		{"error rate above the threshold", benchCollected, Options{Model: "kv"}, Fail, "FAIL", "", "model kv"},
+		{"nothing ran", empty, Options{Model: "kv"}, Fail, "BLOCKED", "", "model kv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.NoPrevious = true
+			b, err := Analyze(context.Background(), tc.dir, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Verdict != tc.verdict || string(b.SessionVerdict) != tc.session || !strings.Contains(b.VerdictReason, tc.reason) {
+				t.Errorf("verdict %s session %s (%s), want %s %s containing %q", b.Verdict, b.SessionVerdict, b.VerdictReason, tc.verdict, tc.session, tc.reason)
+			}
+			md := string(RenderMarkdown(b))
+			if !strings.Contains(md, "Session verdict: **"+tc.session+"**") || !strings.Contains(md, tc.oracleInReport) {
+				t.Errorf("report.md does not state session verdict %s and %q", tc.session, tc.oracleInReport)
+			}
+		})
+	}
+}
+
+// RecordedOracle reads what bench start recorded: an empty model= is a
+// record (no oracle declared), a file without the key is none.
+func TestRecordedOracle(t *testing.T) {
+	for _, c := range []struct {
+		params         string
+		model, checker string
+		ok             bool
+	}{
+		{"", "", "", false},
+		{"run_id=r\nrate=5\n", "", "", false},
+		{"model=\nchecker=\n", "", "", true},
+		{"model=kv\nchecker=linearizability\n", "kv", "linearizability", true},
+		{"model=kv\nmodel=register\n", "kv", "", true}, // the first wins
+	} {
+		dir := filepath.Join(t.TempDir(), "run_x")
+		if err := os.MkdirAll(filepath.Join(dir, "benchmark"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if c.params != "" {
+			if err := os.WriteFile(filepath.Join(dir, "benchmark", "bench.params"), []byte(c.params), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, ch, ok := RecordedOracle(dir)
+		if m != c.model || ch != c.checker || ok != c.ok {
+			t.Errorf("params %q: %q %q %v, want %q %q %v", c.params, m, ch, ok, c.model, c.checker, c.ok)
+		}
+	}
+}
+
+// A sampler dir missing iostat.log and mpstat.log (a host without sysstat)
+// says what that costs, instead of reading as an idle disk.
+func TestBenchMissingSamplerNamed(t *testing.T) {
+	b, err := Analyze(context.Background(), benchCollected, Options{NoPrevious: true, MaxErrorRate: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(b.Problems, "\n")
+	for _, want := range []string{"metrics/node1: no iostat.log", "disk utilisation and throughput (package sysstat) unknown", "metrics/node1: no mpstat.log"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("problems lack %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "no vmstat.log") {
+		t.Errorf("vmstat.log is there, but named missing:\n%s", all)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/analyze"
 	"github.com/dstgen/dstgen/analyze/render"
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
@@ -75,9 +76,14 @@ type Options struct {
 	// NoPrevious skips the comparison with the previous run.
 	NoPrevious bool
 	// Model and Checker name the oracle for dst-history/1 histories found
-	// under benchmark/ (env.yml benchmark.model / benchmark.checker; ""
-	// checker = the model's default); "" model = not checked.
+	// under benchmark/ (what `dstgen bench start` recorded in
+	// benchmark/bench.params, see RecordedOracle; "" checker = the model's
+	// default); "" model = not checked. A declared oracle that could not
+	// run on a history is inconclusive, never a pass.
 	Model, Checker string
+	// OracleSource says where Model and Checker came from (bench.params,
+	// --env, --model), for the report.
+	OracleSource string
 	// CheckTimeout bounds each checker run (0: the checker's default); a
 	// check that runs out is inconclusive, never a pass.
 	CheckTimeout time.Duration
@@ -153,11 +159,31 @@ type Run struct {
 	MaxErrorRate    float64     `json:"max_error_rate"`
 	Failed          bool        `json:"failed"` // error rate above MaxErrorRate, nothing ran, or a checker found an anomaly
 	// Verdict is pass, fail or inconclusive (a history's check could not
-	// decide: dirty initial state, time limit); VerdictReason says why.
-	Verdict       string   `json:"verdict"`
-	VerdictReason string   `json:"verdict_reason,omitempty"`
-	Headline      string   `json:"headline"`
-	Problems      []string `json:"problems"`
+	// decide: dirty initial state, time limit, a declared checker that did
+	// not run); VerdictReason says why.
+	Verdict       string `json:"verdict"`
+	VerdictReason string `json:"verdict_reason,omitempty"`
+	// SessionVerdict is Verdict in the session vocabulary of
+	// docs/verdicts.md §8, the one `dstgen analyze` prints for every kind
+	// of result (session_verdict=): DONE, DONE_WITH_CONCERNS (a history no
+	// checker judged), INCONCLUSIVE, FAIL, BLOCKED (nothing ran).
+	SessionVerdict analyze.SessionVerdict `json:"session_verdict"`
+	// Oracle is the checker the run was judged with and where it was
+	// declared; nil when none was.
+	Oracle   *Oracle  `json:"oracle,omitempty"`
+	Headline string   `json:"headline"`
+	Problems []string `json:"problems"`
+
+	// histories counts the *.jsonl files found under benchmark/, read or
+	// not: a declared checker must have judged every one.
+	histories int
+}
+
+// Oracle is the declared checker of a benchmark run.
+type Oracle struct {
+	Model   string `json:"model"`
+	Checker string `json:"checker,omitempty"`
+	Source  string `json:"source,omitempty"`
 }
 
 // Schema identifies a benchmark-run report.json.
@@ -199,6 +225,9 @@ func Analyze(ctx context.Context, dir string, opts Options) (*Run, error) {
 	}
 	b := &Run{Schema: Schema, Dir: dir, ID: filepath.Base(filepath.Clean(dir)), MaxErrorRate: opts.MaxErrorRate,
 		Benchmarks: []Result{}, Hosts: []HostUsage{}, Patterns: []Pattern{}, Recommendations: []string{}, Problems: []string{}}
+	if opts.Model != "" || opts.Checker != "" {
+		b.Oracle = &Oracle{Model: opts.Model, Checker: opts.Checker, Source: opts.OracleSource}
+	}
 	b.Totals.Errors = map[string]int64{}
 	if err := b.loadBenchmarks(ctx); err != nil {
 		return nil, err
@@ -244,6 +273,7 @@ func Analyze(ctx context.Context, dir string, opts Options) (*Run, error) {
 	b.Failed = b.Totals.ErrorRate > b.MaxErrorRate || b.Totals.Ops == 0
 	b.Verdict, b.VerdictReason = b.benchVerdict()
 	b.Failed = b.Failed || b.Verdict == Fail
+	b.SessionVerdict = b.sessionVerdict()
 	b.Headline = b.headline()
 	if b.VerdictReason != "" {
 		b.Headline += "; " + b.VerdictReason
@@ -356,10 +386,12 @@ func (b *Run) loadRawHost(dir, host string, hosts map[string]*HostUsage) {
 		cpuSeries int
 	}{{"mpstat.log", parseMpstat, 3}, {"vmstat.log", parseVmstat, 2}, {"top.log", parseTopLog, 1}, {"iostat.log", parseIostat, 0}}
 	best := 0
+	var absent []string
 	for _, p := range parsers {
 		f := filepath.Join(dir, p.file)
 		data, err := os.ReadFile(f)
 		if err != nil {
+			absent = append(absent, p.file)
 			continue
 		}
 		rel, _ := filepath.Rel(filepath.Dir(b.Dir), f)
@@ -377,6 +409,23 @@ func (b *Run) loadRawHost(dir, host string, hosts map[string]*HostUsage) {
 		}
 		addSamples(hosts, host, strings.TrimSuffix(p.file, ".log"), s, series)
 	}
+	if len(absent) < len(parsers) {
+		// A sampler dir with some logs missing: say what that costs, so a
+		// host without sysstat (iostat, mpstat) reads as a gap, not as idle.
+		rel, _ := filepath.Rel(filepath.Dir(b.Dir), dir)
+		for _, f := range absent {
+			b.Problems = append(b.Problems, fmt.Sprintf("%s: no %s (%s not installed on the host?): %s unknown", rel, f, strings.TrimSuffix(f, ".log"), samplerCovers[f]))
+		}
+	}
+}
+
+// samplerCovers is what each raw sampler log measures, for the note on a
+// missing one (docs/real-env-test.md §8).
+var samplerCovers = map[string]string{
+	"mpstat.log": "per-CPU busy and iowait (package sysstat)",
+	"iostat.log": "disk utilisation and throughput (package sysstat)",
+	"vmstat.log": "cpu, memory and iowait (package procps)",
+	"top.log":    "cpu and memory from top (package procps)",
 }
 
 func hasCPU(s []hostSample) bool {

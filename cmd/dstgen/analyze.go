@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,9 @@ import (
 	"github.com/dstgen/dstgen/analyze/bench"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/exitcode"
+	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
+	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -44,29 +47,37 @@ report.md, <ID>.md per scenario, report.json, verdicts.json, junit.xml,
 report.html; verdicts.json is also copied to <session>/analysis/. When an
 earlier session of the same plan exists, the report shows what changed.
 
+Output: the headline, session_verdict=<DONE|DONE_WITH_CONCERNS|
+INCONCLUSIVE|FAIL|BLOCKED>, for a plan session one verdict.<ID>= and
+reason.<ID>= line per plan scenario, then report=<path>.
+
 Exit codes: 0 session verdict DONE; 1 FAIL, DONE_WITH_CONCERNS, INCONCLUSIVE
 or BLOCKED; 2 bad input (missing directory, unreadable plan) or a report
 that could not be written (it is then printed to stdout instead). Bad input
 inside a session (truncated history, garbage lines, missing run.json) is
 listed as file:line problems on stderr and the analysis continues.
 
-A run_<ts>/ directory without run.json records and without --plan is a
-benchmark run: totals, latency percentiles, throughput against target,
-error categories, peak host resources, named saturation and error
-patterns, the comparison with the previous run and recommendations. It
-exits 1 when the run's error rate is above --max-error-rate (default 1%)
-or nothing ran, else 0. Accepted benchmark/*.json shapes: the dstgen shape
+A run_<ts>/ directory without run.json records is a benchmark run: totals,
+latency percentiles, throughput against target, error categories, peak
+host resources, named saturation and error patterns, the comparison with
+the previous run and recommendations. Its session verdict is FAIL when the
+error rate is above --max-error-rate (default 1%) or a checker found an
+anomaly, BLOCKED when nothing ran, INCONCLUSIVE when a check could not
+decide or a declared checker could not run, DONE_WITH_CONCERNS for a
+history no checker judged (no model declared), else DONE. Accepted benchmark/*.json shapes: the dstgen shape
 {"name","target_rate","duration_s","ops","errors":{category:n},
 "latency_ms":{"mean","p50","p95","p99"} | "samples_ms":[...],
 "series":[{"t","ops","errors","p99_ms"}]}, fio --output-format=json, and
 k6 --summary-export; a dst-history/1 *.jsonl history anywhere under
 benchmark/ is a benchmark result too (ops, throughput, p50/p95/p99/max,
-fail/timeout counts) and, when a model is named (--model, else
-benchmark.model in the --env file; --checker, else benchmark.checker, else
-the model's default), its checker decides: pass when valid, fail (exit 1) on
-an anomaly, inconclusive (exit 1) on a dirty initial state or a checker time
-limit; without a model the numbers are reported and linearizability is
-said to be unchecked. metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
+fail/timeout counts) and, when a model is declared, its checker decides.
+The model and checker are the ones the run was started with, recorded by
+dstgen bench start in benchmark/bench.params, so every way of analyzing the
+run judges it the same; --model (and --checker) win over them, and --env's
+benchmark.model / benchmark.checker count only for a run that recorded
+none. A dirty initial state, a checker time limit, or a declared checker
+that did not run on every history is inconclusive, never a pass; without a
+model the numbers are reported and linearizability is said to be unchecked. metrics/ may hold vmstat/iostat -x/mpstat -P ALL/top
 logs (per host in metrics/<host>/) and timestamp,host,cpu,mem,disk_io,net
 CSV files.`,
 		Args: cobra.ExactArgs(1),
@@ -80,7 +91,7 @@ CSV files.`,
 	fl.StringVar(&f.out, "out", "", "directory for the findings files (default <session>/findings)")
 	fl.DurationVar(&f.checkTimeout, "check-timeout", 0, "time limit per checker run (default: the checker's own); a checker that runs out is unknown, never a pass")
 	fl.Float64Var(&f.maxErrorRate, "max-error-rate", bench.DefaultMaxErrorRate, "benchmark runs: error-rate fraction above which the run fails")
-	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a collected history")
+	fl.StringVar(&f.envFile, "env", "", "benchmark runs: env.yml whose benchmark.model / benchmark.checker judge a run that recorded no oracle in its bench.params")
 	fl.StringVar(&f.model, "model", "", "benchmark runs: model of the collected history (wins over env.yml benchmark.model)")
 	fl.StringVar(&f.checker, "checker", "", "benchmark runs: checker for --model (wins over env.yml benchmark.checker; default: the model's)")
 	return cmd
@@ -173,7 +184,16 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		}
 		stdout.Write(js)
 	} else {
-		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", rep.Headline, rep.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
+		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\n", rep.Headline, rep.SessionVerdict)
+		// Each plan scenario's verdict and its reason, one key per
+		// scenario, for the agent's scenario report (docs/real-env-test.md §10.4).
+		for _, sc := range rep.Scenarios {
+			fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"verdict." + sc.ID, string(sc.Verdict)}}))
+			if n := len(sc.Reasons); n > 0 {
+				fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"reason." + sc.ID, oneline.First(sc.Reasons[n-1].String())}}))
+			}
+		}
+		fmt.Fprintf(stdout, "report=%s\n", filepath.Join(out, analyze.ReportMarkdownFile))
 	}
 	if rep.SessionVerdict == analyze.Done {
 		return nil
@@ -208,22 +228,8 @@ func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, o
 func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	opts := bench.Options{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
-	if f.envFile != "" {
-		e, err := env.Load(f.envFile)
-		if err != nil {
-			return fmt.Errorf("analyze: --env: %w", err)
-		}
-		opts.Model, opts.Checker = e.Benchmark.Model, e.Benchmark.Checker
-	}
-	if f.model != "" {
-		// The flags win over env.yml; a --model without --checker takes
-		// the model's default, not env.yml's checker for another model.
-		opts.Model, opts.Checker = f.model, f.checker
-	} else if f.checker != "" {
-		opts.Checker = f.checker
-	}
-	if opts.Checker != "" && opts.Model == "" {
-		return errors.New("analyze: --checker needs a model (--model or benchmark.model in --env)")
+	if err := benchOracle(&opts, dir, f, stderr); err != nil {
+		return err
 	}
 	b, err := bench.Analyze(cmd.Context(), dir, opts)
 	if err != nil {
@@ -246,11 +252,54 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		}
 		stdout.Write(data)
 	} else {
-		fmt.Fprintf(stdout, "%s\nbenchmark_result=%s\nreport=%s\n", b.Headline, b.Verdict, filepath.Join(out, analyze.ReportMarkdownFile))
+		// One vocabulary for every kind of result: session_verdict= as a
+		// plan session prints it (docs/real-env-test.md §10.4).
+		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", b.Headline, b.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if b.Failed || b.Verdict != bench.Pass {
+	if b.SessionVerdict != analyze.Done {
 		return exitcode.New(exitcode.NotSo, nil)
 	}
+	return nil
+}
+
+// benchOracle decides which checker judges a benchmark run's histories:
+// --model (and --checker) when given; else what `dstgen bench start`
+// recorded in benchmark/bench.params, so `dstgen analyze results/` judges a
+// run the same as `task analyze` does; only a run that recorded none (from
+// an older dstgen, or made by hand) falls back to --env's benchmark.model.
+func benchOracle(opts *bench.Options, dir string, f analyzeFlags, stderr io.Writer) error {
+	model, checker, recorded := bench.RecordedOracle(dir)
+	source := filepath.Join(session.BenchmarkDir, session.BenchParamsFile)
+	var e *env.Env
+	if f.envFile != "" {
+		var err error
+		if e, err = env.Load(f.envFile); err != nil {
+			return fmt.Errorf("analyze: --env: %w", err)
+		}
+	}
+	switch {
+	case f.model != "":
+		// A --model without --checker takes the model's default, not the
+		// checker recorded (or in env.yml) for another model.
+		model, checker, source = f.model, f.checker, "--model"
+	case recorded:
+		if e != nil && (e.Benchmark.Model != model || e.Benchmark.Checker != checker) {
+			fmt.Fprintf(stderr, "note: %s was started with model %q checker %q (%s); %s now says model %q checker %q: judged as started\n",
+				dir, model, checker, source, e.Path, e.Benchmark.Model, e.Benchmark.Checker)
+		}
+	case e != nil:
+		model, checker, source = e.Benchmark.Model, e.Benchmark.Checker, e.Path
+	default:
+		source = ""
+	}
+	if f.model == "" && f.checker != "" {
+		checker = f.checker
+		source += " and --checker"
+	}
+	if f.checker != "" && model == "" {
+		return errors.New("analyze: --checker needs a model (--model, the run's bench.params or benchmark.model in --env)")
+	}
+	opts.Model, opts.Checker, opts.OracleSource = model, checker, strings.TrimPrefix(source, " and ")
 	return nil
 }
 

@@ -60,10 +60,10 @@ func TestAnalyzeExitCodes(t *testing.T) {
 			"sessions/quorumkv-core-guarantees/20260606T100000Z/findings/report.html"},
 		{"garbage history lines are problems, analysis goes on", []string{filepath.Join(q, "20260605T100000Z")}, 1, "session_verdict=INCONCLUSIVE\n",
 			"artifacts/S1/history.jsonl:57:", "sessions/quorumkv-core-guarantees/20260605T100000Z/findings/S1.md"},
-		{"failing benchmark run", []string{filepath.Join(fx, "benchruns", "results")}, 1, "benchmark_result=fail\n", "broken.json:5:",
+		{"failing benchmark run", []string{filepath.Join(fx, "benchruns", "results")}, 1, "session_verdict=FAIL\n", "broken.json:5:",
 			"benchruns/results/run_20261129_100000/findings/report.html"},
-		{"benchmark under a looser threshold", []string{filepath.Join(fx, "benchruns", "results", "run_20261129_100000"), "--max-error-rate", "0.05"}, 0, "benchmark_result=pass\n", "", ""},
-		{"healthy benchmark run", []string{filepath.Join(fx, "benchruns", "results", "run_20261128_100000")}, 0, "benchmark_result=pass\n", "",
+		{"benchmark under a looser threshold", []string{filepath.Join(fx, "benchruns", "results", "run_20261129_100000"), "--max-error-rate", "0.05"}, 0, "session_verdict=DONE\n", "", ""},
+		{"healthy benchmark run", []string{filepath.Join(fx, "benchruns", "results", "run_20261128_100000")}, 0, "session_verdict=DONE\n", "",
 			"benchruns/results/run_20261128_100000/findings/report.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,8 +234,9 @@ func TestAnalyzeBenchRunJSON(t *testing.T) {
 }
 
 // A collected benchmark run holding only a dst-history/1 history is a
-// benchmark result; its model comes from env.yml (benchmark.model) or
-// --model, which wins.
+// benchmark result; without a record of its oracle (a run from before
+// bench.params carried one) the model comes from env.yml (benchmark.model)
+// or --model, which wins; a history no checker judged is a concern.
 func TestAnalyzeBenchRunHistory(t *testing.T) {
 	fx := analyzeFixtures(t)
 	run := filepath.Join(fx, "benchruns", "collected", "run_20261201_100000")
@@ -250,10 +251,10 @@ func TestAnalyzeBenchRunHistory(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"no model", []string{run, "--max-error-rate", "0.05"}, 0, "benchmark_result=pass", ""},
+		{"no model", []string{run, "--max-error-rate", "0.05"}, 1, "session_verdict=DONE_WITH_CONCERNS", ""},
 		{"model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("kv")}, 0, "linearizability judged 1 of 1 histories valid", ""},
-		{"--model wins over env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel"), "--model", "kv"}, 0, "benchmark_result=pass", ""},
-		{"unknown model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel")}, 1, "benchmark_result=inconclusive", "no default checker for model"},
+		{"--model wins over env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel"), "--model", "kv"}, 0, "session_verdict=DONE", ""},
+		{"unknown model from env.yml", []string{run, "--max-error-rate", "0.05", "--env", envWith("nosuchmodel")}, 1, "session_verdict=INCONCLUSIVE", "no default checker for model"},
 		{"bad env file", []string{run, "--env", badEnv}, 2, "", "bad.yml:"},
 		{"checker without model", []string{run, "--checker", "linearizability"}, 2, "", "--checker needs a model"},
 	} {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +12,7 @@ import (
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/env"
 	"github.com/dstgen/dstgen/internal/exitcode"
-	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/runner"
-	"github.com/dstgen/dstgen/session"
 	"github.com/spf13/cobra"
 )
 
@@ -327,94 +324,4 @@ func sutCheck(ctx context.Context, d *deploy.Deployer, w io.Writer) error {
 	}
 	fmt.Fprintln(w, "All critical checks passed")
 	return nil
-}
-
-func newBenchCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "bench start",
-		Short: "Start the benchmark command as a detached job on the bench host, with the driver contract's variables",
-	}
-	var f deployFlags
-	var runID, host, outDir string
-	start := &cobra.Command{
-		Use:   "start --run-id ID",
-		Short: "Render benchmark.command for the bench host and start it as job bench-<ID> (answers in ~2 s)",
-		Long: `Render benchmark.command for the bench host (a per-host template: the
-SUT's endpoints come from the hosts of its roles) and start it as the
-detached job bench-<ID> in <workdir>/results/<ID>/, with the driver
-contract's variables set: DSTGEN_RUN_ID, DSTGEN_SEED (when benchmark.seed or
---set seed= gives one), DSTGEN_HISTORY, DSTGEN_DURATION_S, DSTGEN_RATE,
-DSTGEN_MODE, DSTGEN_DATASET, DSTGEN_SUT_HOSTS, DSTGEN_HOSTS_<ROLE>.
---set overrides benchmark values for this run only.
-
-Prints the job's status line and "benchmark_started pid=N run_id= job= host=".
-Exit 0 started, 1 already running with another command or failed, 2 bad input.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runID == "" {
-				return errors.New("bench start: --run-id is required")
-			}
-			if err := runner.ValidateJobID("bench-" + runID); err != nil {
-				return fmt.Errorf("bench start: --run-id: %w", err)
-			}
-			d, err := f.openDeployer(cmd.OutOrStdout())
-			if err != nil {
-				return err
-			}
-			defer d.Pool.Close()
-			if host == "" {
-				host = benchHost(d.Env)
-			}
-			i := slices.IndexFunc(d.Hosts, func(h deploy.Host) bool { return h.Name == host })
-			if i < 0 {
-				return fmt.Errorf("%s: bench host %q is not a host of env.yml", d.Env.Path, host)
-			}
-			h := d.Hosts[i]
-			if strings.TrimSpace(d.Env.Benchmark.Command) == "" || strings.Contains(d.Env.Benchmark.Command, "TODO(") {
-				return fmt.Errorf("%s: benchmark.command is not set (still empty or a TODO)", d.Env.Path)
-			}
-			command, err := env.Render("benchmark.command", d.Env.Benchmark.Command, h.Facts)
-			if err != nil {
-				return err
-			}
-			switch {
-			case outDir == "":
-				outDir = path.Join(h.Workdir, "results", runID)
-			case !path.IsAbs(outDir):
-				outDir = path.Join(h.Workdir, outDir) // relative to the host's own work dir
-			}
-			// What this run was asked to do, beside its results: the
-			// analyzer's target rate is the one the run had, overrides
-			// included, not whatever env.yml says by then.
-			b := d.Env.Benchmark
-			params := [][2]string{{"run_id", runID}, {"host", host}, {"rate", strconv.FormatFloat(b.Rate, 'f', -1, 64)},
-				{"duration_s", strconv.Itoa(b.Duration)}, {"mode", b.Mode}, {"dataset", b.Dataset}, {"seed", seedParam(b.Seed)}}
-			var lines []string
-			for _, kv := range params {
-				lines = append(lines, kv[0]+"="+kv[1])
-			}
-			if _, err := d.Run(cmd.Context(), h, "mkdir -p "+shell.Quote(outDir)+" && printf '%s\\n' "+shell.QuoteArgs(lines)+" >"+shell.Quote(path.Join(outDir, session.BenchParamsFile))); err != nil {
-				return exitcode.New(exitcode.NotSo, fmt.Errorf("bench start on %s: record parameters: %w", host, err))
-			}
-			vars := d.Env.WorkloadEnv(env.WorkloadInput{RunID: runID, Seed: d.Env.Benchmark.Seed,
-				HistoryPath: path.Join(outDir, "history.jsonl"), Benchmark: d.Env.Benchmark})
-			argv := append([]string{"env"}, vars...)
-			argv = append(argv, "bash", path.Join(h.Workdir, "scripts", "remote-setup.sh"), "bench", outDir, strings.TrimSpace(command))
-			st, err := runner.StartJob(cmd.Context(), d.Pool, h.Host, h.Workdir, "bench-"+runID, argv)
-			if err != nil {
-				return exitcode.New(exitcode.NotSo, fmt.Errorf("bench start on %s: %w", host, err))
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintln(w, runner.FormatKV(st.Fields()))
-			// The contract's marker line: "benchmark_started pid=<PID> ...".
-			fmt.Fprintln(w, "benchmark_started "+runner.FormatKV([][2]string{{"pid", pidString(st.PID)}, {"run_id", runID}, {"job", "bench-" + runID}, {"host", host}}))
-			return nil
-		},
-	}
-	f.register(start)
-	start.Flags().StringVar(&runID, "run-id", "", "run id (the Taskfile's RUN_ID)")
-	start.Flags().StringVar(&host, "host", "", "host to run on (default parameters.bench_host)")
-	start.Flags().StringVar(&outDir, "out", "", "remote results dir; relative = below the host's work dir (default results/<ID>)")
-	cmd.AddCommand(start)
-	return cmd
 }

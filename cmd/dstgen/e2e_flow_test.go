@@ -129,12 +129,12 @@ func (f *flow) card(scenarios ...string) rootAnalysis {
 type rootAnalysis struct {
 	verdicts map[string]string // scenario id → verdict
 	sessions map[string]string // scenario id → the session dir judged
-	bench    string            // benchmark_result of the newest benchmark run
+	bench    string            // session_verdict of the newest benchmark run
 }
 
 var (
 	rootVerdictRE = regexp.MustCompile(`(?m)^verdict\.(\S+)=(\S+)\s+session=(\S+)`)
-	rootBenchRE   = regexp.MustCompile(`(?m)^benchmark_result=(\S+)`)
+	rootBenchRE   = regexp.MustCompile(`(?m)^session_verdict=(\S+)`)
 )
 
 func parseRootAnalysis(t *testing.T, out string) rootAnalysis {

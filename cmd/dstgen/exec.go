@@ -27,6 +27,7 @@ func newExecCmd() *cobra.Command {
 	var f runnerFlags
 	var parallel int
 	var serveDir string
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "exec TARGET [flags] -- CMD...",
 		Short: "Run a command on hosts over SSH, bounded by 30 s per round trip",
@@ -45,7 +46,9 @@ remote and reported status=timeout.
 
 Output: remote stdout/stderr go to stdout/stderr, each line prefixed
 "[host] " when there is more than one host; then one summary line per host
-on stderr: host= status=ok|failed|timeout|error exit= elapsed=.
+on stderr: host= status=ok|failed|timeout|error exit= elapsed=; with
+--quiet only for the hosts whose command did not exit 0 (the generated
+Taskfile uses it, so the stderr an error report quotes is the failure's).
 --json prints {"results":[...]} on stdout instead, with each host's output.
 
 Exit: 0 all ok; 1 some command exited non-zero; 124 some host timed out;
@@ -86,13 +89,14 @@ When several apply, the highest priority wins: 2, then 124, then 1.`,
 					return err
 				}
 			} else {
-				results = execText(cmd, pool, hosts, remote, parallel)
+				results = execText(cmd, pool, hosts, remote, parallel, quiet)
 			}
 			return execExit(results)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().IntVar(&parallel, "parallel", 10, "hosts to run on at the same time (0 = all)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "summary line on stderr only for a host whose command did not exit 0")
 	// The connection holder is this binary re-executed by the first runner
 	// command (see runnerFlags.holder); not for people.
 	cmd.Flags().StringVar(&serveDir, holderServeFlag, "", "serve the connection holder on this private directory")
@@ -117,7 +121,7 @@ func serveHolder(cmd *cobra.Command, dir string, idle time.Duration) error {
 	return nil
 }
 
-func execText(cmd *cobra.Command, pool *runner.Pool, hosts []env.Host, remote string, parallel int) []runner.Result {
+func execText(cmd *cobra.Command, pool *runner.Pool, hosts []env.Host, remote string, parallel int, quiet bool) []runner.Result {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var outMu, errMu sync.Mutex
 	var lws []*runner.LineWriter
@@ -138,6 +142,9 @@ func execText(cmd *cobra.Command, pool *runner.Pool, hosts []env.Host, remote st
 		lw.Flush()
 	}
 	for _, r := range results {
+		if quiet && r.Status == runner.StatusOK {
+			continue
+		}
 		fmt.Fprintln(stderr, runner.Summary(r))
 	}
 	return results

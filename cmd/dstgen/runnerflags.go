@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,7 +107,7 @@ func (f *runnerFlags) open() (*env.Env, *runner.Pool, error) {
 	// the user sees which fingerprint was written to known_hosts.
 	var log io.Writer
 	if f.cmd != nil {
-		log = f.cmd.ErrOrStderr()
+		log = newHolderWarnOnce(f.cmd.ErrOrStderr())
 	}
 	h, err := f.holder()
 	if err != nil {
@@ -127,4 +132,59 @@ func (f *runnerFlags) openTarget(what, target string) (*env.Env, *runner.Pool, [
 		return nil, nil, nil, fmt.Errorf("%s%s: %w", what, e.Path, err)
 	}
 	return e, pool, hosts, nil
+}
+
+// holderUnavailable starts the pool's warning that the connection holder
+// could not be used (runner/transport.go): true of every dstgen call of a
+// `task` run alike, so it is said once per call chain, not per command —
+// the 20 stderr lines an error report quotes are for the failure.
+const holderUnavailable = "dstgen: connection holder unavailable"
+
+// holderWarnOnce passes the pool's diagnostics through, except that the
+// holder-unavailable warning is dropped when this process group (one
+// `task` invocation and every dstgen it runs) already said it: a marker in
+// the user's cache dir holds the group id of the last one that did.
+type holderWarnOnce struct {
+	w      io.Writer
+	marker string // "" = no marker: said once by this process
+	pgid   int
+	// A pool dials its hosts in parallel, and each may hit the holder
+	// before the first failure turns it off: one process says it once.
+	mu   sync.Mutex
+	done bool
+}
+
+func newHolderWarnOnce(w io.Writer) *holderWarnOnce {
+	o := &holderWarnOnce{w: w, pgid: syscall.Getpgrp()}
+	if dir, err := os.UserCacheDir(); err == nil {
+		o.marker = filepath.Join(dir, "dstgen", "holder-warned")
+	}
+	return o
+}
+
+func (o *holderWarnOnce) Write(b []byte) (int, error) {
+	if !bytes.HasPrefix(b, []byte(holderUnavailable)) {
+		return o.w.Write(b)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return len(b), nil
+	}
+	o.done = true
+	if o.marker == "" {
+		return o.w.Write(b)
+	}
+	mine := strconv.Itoa(o.pgid)
+	if last, err := os.ReadFile(o.marker); err == nil && strings.TrimSpace(string(last)) == mine {
+		return len(b), nil
+	}
+	if err := os.MkdirAll(filepath.Dir(o.marker), 0o700); err == nil {
+		// O_NOFOLLOW: the marker is never written through a symlink.
+		if fh, err := os.OpenFile(o.marker, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600); err == nil {
+			_, _ = fh.WriteString(mine + "\n")
+			_ = fh.Close()
+		}
+	}
+	return o.w.Write(b)
 }

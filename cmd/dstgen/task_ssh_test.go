@@ -82,21 +82,32 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 	// so the collected run can be analyzed like a real one.
 	benchCmd := `echo bench-ran > report.txt; ` +
 		`printf '%s\n' '{"name":"e2e","target_rate":10,"duration_s":3,"ops":30,"errors":{"timeout":0},"latency_ms":{"mean":1.5,"p50":1,"p95":2,"p99":3}}' > bench.json; sleep 3`
-	extra := "workdir: " + remote + "\n" +
-		"benchmark:\n  command: " + strconv.Quote(benchCmd) + "\n" +
-		"parameters:\n  bench_host: h1\n"
-	envSrc := k.WriteEnv(t, []*sshtest.Server{srv}, [][]string{{"tallyd", "client"}}, extra)
-	data, err := os.ReadFile(envSrc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "env.yml"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	task := func(name string) (int, string, string) {
+	writeEnv := func(name, benchCmd string) {
 		t.Helper()
-		return runDstgen(t, "", "task", name, "RUN_ID=e2e", "DSTGEN="+bin, "--dir", dir)
+		extra := "workdir: " + remote + "\n" +
+			"benchmark:\n  command: " + strconv.Quote(benchCmd) + "\n" +
+			"parameters:\n  bench_host: h1\n"
+		data, err := os.ReadFile(k.WriteEnv(t, []*sshtest.Server{srv}, [][]string{{"tallyd", "client"}}, extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeEnv("env.yml", benchCmd)
+	// A benchmark that fails after it started: the job's rc and its first
+	// stderr line must reach bench:status and collect.
+	// One that fails at once, like `go run` on a host without the module.
+	writeEnv("env-fail.yml", `echo 'go: go.mod file not found in current directory or any parent directory' >&2; exit 1`)
+	writeEnv("env-late-fail.yml", `echo starting; sleep 2; echo 'boom: disk full on /data' >&2; echo second line >&2; exit 3`)
+
+	task := func(name string, vars ...string) (int, string, string) {
+		t.Helper()
+		if len(vars) == 0 {
+			vars = []string{"RUN_ID=e2e"}
+		}
+		return runDstgen(t, "", append(append([]string{"task", name}, vars...), "DSTGEN="+bin, "--dir", dir)...)
 	}
 	mustTask := func(name, wantOut string) string {
 		t.Helper()
@@ -160,9 +171,15 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 		}
 		return nil
 	})
-	for _, f := range []string{"report.txt", "bench.json", "start_time", "end_time"} {
+	for _, f := range []string{"report.txt", "bench.json", "start_time", "end_time", "bench.params"} {
 		if !found[f] {
 			t.Errorf("collect did not bring back %s (got %v)", f, found)
+		}
+	}
+	// The job's own output lands where the README's tree says.
+	for _, f := range []string{"stdout", "stderr", "rc"} {
+		if _, err := os.Stat(filepath.Join(runDir, "benchmark", "job", f)); err != nil {
+			t.Errorf("collect: the job's %s: %v", f, err)
 		}
 	}
 
@@ -172,7 +189,7 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("task analyze: exit %d\n%s\n%s", code, out, errs)
 	}
-	if !strings.Contains(out, "benchmark_result=pass") {
+	if !strings.Contains(out, "session_verdict=DONE\n") {
 		t.Errorf("task analyze did not run the benchmark analysis:\n%s\n%s", out, errs)
 	}
 	rep, err := os.ReadFile(filepath.Join(runDir, "findings", "report.md"))
@@ -181,5 +198,48 @@ func TestGeneratedBenchWorkflowOverSSH(t *testing.T) {
 	}
 	if !strings.Contains(string(rep), "30") {
 		t.Errorf("report does not show the 30 ops the benchmark reported:\n%s", rep)
+	}
+
+	// A benchmark that fails at once is a failed start (exit 1), with the
+	// job's rc and first stderr line, never "benchmark_started".
+	code, out, errs = task("bench:start", "RUN_ID=e2efail", "ENV_FILE=env-fail.yml")
+	if kv := contractKV(out); code != 1 || strings.Contains(out, "benchmark_started") || kv["rc"] != "1" ||
+		kv["error"] != "go: go.mod file not found in current directory or any parent directory" ||
+		!strings.Contains(errs, "exited 1 at once: go: go.mod file not found") {
+		t.Fatalf("bench:start of a benchmark that fails at once: exit %d (want 1 with benchmark_failed rc=1 error=)\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+
+	// A benchmark that fails 2 s in: started (exit 0), then bench:status
+	// exit 4 with the rc and its first stderr line, and collect exit 1
+	// naming the job's failure and the missing history — never a result.
+	late := []string{"RUN_ID=e2elate", "ENV_FILE=env-late-fail.yml"}
+	if code, out, errs := task("bench:start", late...); code != 0 || !strings.Contains(out, "benchmark_started") {
+		t.Fatalf("bench:start of a benchmark that fails later: exit %d\n%s\n%s", code, out, errs)
+	}
+	var last string
+	for i := 0; ; i++ {
+		code, out, errs := task("bench:status", late...)
+		if code == 1 && i < 40 {
+			time.Sleep(500 * time.Millisecond)
+			continue
+		}
+		if kv := contractKV(out); code != exitBenchFailed || kv["rc"] != "3" || kv["error"] != "boom: disk full on /data" {
+			t.Fatalf("bench:status of a failed benchmark: exit %d (want %d)\nstdout: %s\nstderr: %s", code, exitBenchFailed, out, errs)
+		}
+		last = errs
+		break
+	}
+	if !strings.Contains(last, "exited 3: boom: disk full on /data") {
+		t.Errorf("bench:status's stderr does not name the failure: %q", last)
+	}
+	if code, out, errs := task("bench:stop", late...); code != 0 {
+		t.Fatalf("bench:stop: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = task("collect", late...)
+	if code != 1 || contractKV(out)["history"] != "missing" || !strings.Contains(errs, "job bench-e2elate on h1 exited 3: boom: disk full on /data") || !strings.Contains(errs, "no history") {
+		t.Fatalf("collect of a failed benchmark: exit %d (want 1, naming the job and the missing history)\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "results", "run_e2elate", "benchmark", "job", "stderr")); err != nil || !strings.Contains(string(b), "second line") {
+		t.Errorf("the failed job's stderr was not collected: %v %q", err, b)
 	}
 }
