@@ -40,9 +40,15 @@ func newAnalyzeCmd() *cobra.Command {
 		Short: "Judge a session (verdicts, findings/report.md, report.json, junit.xml, report.html) or a benchmark run",
 		Long: `analyze judges what a run collected.
 
-RESULTS is a results root (the newest session in it is taken), one session
-directory (<plan-slug>/<UTC>/ or run_<YYYYMMDD_HHMMSS>/), or a Real Env Test
-benchmark run. Findings are written to <session>/findings/ (or --out DIR):
+RESULTS is one session directory (<plan-slug>/<UTC>/ or
+run_<YYYYMMDD_HHMMSS>/), a Real Env Test benchmark run, or a results root.
+For a root, the newest session in it is judged and printed as for one
+session; then every other session is judged too (one judged=<dir>
+session_verdict= line each; a session whose findings/report.json is newer
+than its records, histories, logs and metrics keeps that report), and the
+roll-up follows: latest.<ID>=<verdict> session=<dir> per scenario (the
+newest session that ran it), latest.benchmark=<session verdict> for the
+newest benchmark run. The exit code is the newest session's. Findings are written to <session>/findings/ (or --out DIR):
 report.md, <ID>.md per scenario, report.json, verdicts.json, junit.xml,
 report.html; verdicts.json is also copied to <session>/analysis/. When an
 earlier session of the same plan exists, the report shows what changed.
@@ -98,7 +104,6 @@ CSV files.`,
 }
 
 func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
-	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.checkTimeout < 0 {
 		return fmt.Errorf("analyze: --check-timeout %s is negative", f.checkTimeout)
@@ -124,6 +129,41 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
+	j, err := analyzeSession(cmd, dir, p, f, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if !session.IsSession(results) && f.out == "" && !f.asJSON {
+		// A results root: every other session is judged too (or its
+		// report reused when nothing changed since), and each scenario's
+		// latest verdict summed up (docs/report-format.md §1.1).
+		if err := rollUp(cmd, results, dir, j, p, f); err != nil {
+			return err
+		}
+	}
+	if j.verdict == analyze.Done {
+		return nil
+	}
+	return exitcode.New(exitcode.NotSo, nil)
+}
+
+// judged is one session's verdicts as a root's roll-up reads them.
+type judged struct {
+	verdict   analyze.SessionVerdict
+	scenarios []judgedScenario
+	bench     bool
+}
+
+type judgedScenario struct {
+	ID      string
+	Verdict analyze.Verdict
+}
+
+// analyzeSession judges one session (a plan session or a benchmark run),
+// writes its findings and prints its lines to stdout (problems to
+// stderr); the error is one that kept it from being judged at all.
+func analyzeSession(cmd *cobra.Command, dir string, p *plan.Plan, f analyzeFlags, stdout, stderr io.Writer) (judged, error) {
+	ctx := cmd.Context()
 	if bench.IsRunDir(dir) {
 		// A run_<ts> that `task collect` brought back from the benchmark
 		// workflows holds no scenario records: judging it against the
@@ -131,9 +171,10 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		// benchmark analysis, with the plan named as not applicable.
 		if runs, _ := session.RunFiles(dir); len(runs) == 0 {
 			if p != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s has no scenario records (run.json): analyzed as a benchmark run; plan %s not applied\n", dir, f.planFile)
+				fmt.Fprintf(stderr, "note: %s has no scenario records (run.json): analyzed as a benchmark run; plan %s not applied\n", dir, f.planFile)
 			}
-			return analyzeBenchRun(cmd, dir, f)
+			v, err := analyzeBenchRun(cmd, dir, f, stdout, stderr)
+			return judged{verdict: v, bench: true}, err
 		}
 	}
 
@@ -148,10 +189,10 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	rep, aerr := analyze.Analyze(ctx, dir, p, opts)
 	if aerr != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("analyze: interrupted: %w", ctx.Err())
+			return judged{}, fmt.Errorf("analyze: interrupted: %w", ctx.Err())
 		}
 		if rep == nil {
-			return fmt.Errorf("analyze: %w", aerr)
+			return judged{}, fmt.Errorf("analyze: %w", aerr)
 		}
 		// Nothing could be judged: the session is BLOCKED, and says why.
 		rep.SessionVerdict = analyze.Blocked
@@ -164,7 +205,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	opts.HTMLDir = "" // never write into the previous session
 	cmp := previousComparison(cmd, rep, p, opts)
 	if werr := analyze.WriteReport(rep, cmp, out); werr != nil {
-		return reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
+		return judged{}, reportNotWritten(stdout, out, werr, analyze.RenderMarkdown(rep, cmp))
 	}
 	if f.out == "" {
 		// docs/report-format.md §1: verdicts.json also lives in <session>/analysis/.
@@ -180,7 +221,7 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 	if f.asJSON {
 		js, err := analyze.RenderJSON(rep, cmp)
 		if err != nil {
-			return fmt.Errorf("analyze: render report.json: %w", err)
+			return judged{}, fmt.Errorf("analyze: render report.json: %w", err)
 		}
 		stdout.Write(js)
 	} else {
@@ -195,10 +236,11 @@ func runAnalyze(cmd *cobra.Command, results string, f analyzeFlags) error {
 		}
 		fmt.Fprintf(stdout, "report=%s\n", filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if rep.SessionVerdict == analyze.Done {
-		return nil
+	j := judged{verdict: rep.SessionVerdict}
+	for _, sc := range rep.Scenarios {
+		j.scenarios = append(j.scenarios, judgedScenario{ID: sc.ID, Verdict: sc.Verdict})
 	}
-	return exitcode.New(exitcode.NotSo, nil)
+	return j, nil
 }
 
 // previousComparison finds the earlier session of the same plan and
@@ -225,15 +267,14 @@ func previousComparison(cmd *cobra.Command, rep *analyze.Report, p *plan.Plan, o
 	return analyze.Compare(prev, rep)
 }
 
-func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags, stdout, stderr io.Writer) (analyze.SessionVerdict, error) {
 	opts := bench.Options{MaxErrorRate: f.maxErrorRate, CheckTimeout: f.checkTimeout}
 	if err := benchOracle(&opts, dir, f, stderr); err != nil {
-		return err
+		return "", err
 	}
 	b, err := bench.Analyze(cmd.Context(), dir, opts)
 	if err != nil {
-		return fmt.Errorf("analyze: %w", err)
+		return "", fmt.Errorf("analyze: %w", err)
 	}
 	for _, pr := range b.Problems {
 		fmt.Fprintf(stderr, "problem: %s\n", pr)
@@ -243,12 +284,12 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		out = filepath.Join(dir, session.FindingsDir)
 	}
 	if werr := bench.WriteReport(b, out); werr != nil {
-		return reportNotWritten(stdout, out, werr, bench.RenderMarkdown(b))
+		return "", reportNotWritten(stdout, out, werr, bench.RenderMarkdown(b))
 	}
 	if f.asJSON {
 		data, err := bench.RenderJSON(b)
 		if err != nil {
-			return fmt.Errorf("analyze: render report.json: %w", err)
+			return "", fmt.Errorf("analyze: render report.json: %w", err)
 		}
 		stdout.Write(data)
 	} else {
@@ -256,10 +297,7 @@ func analyzeBenchRun(cmd *cobra.Command, dir string, f analyzeFlags) error {
 		// plan session prints it (docs/real-env-test.md §10.4).
 		fmt.Fprintf(stdout, "%s\nsession_verdict=%s\nreport=%s\n", b.Headline, b.SessionVerdict, filepath.Join(out, analyze.ReportMarkdownFile))
 	}
-	if b.SessionVerdict != analyze.Done {
-		return exitcode.New(exitcode.NotSo, nil)
-	}
-	return nil
+	return b.SessionVerdict, nil
 }
 
 // benchOracle decides which checker judges a benchmark run's histories:

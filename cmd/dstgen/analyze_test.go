@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // analyzeFixtures copies analyze/testdata (sessions, plans, benchmark runs)
@@ -271,5 +273,46 @@ func TestAnalyzeBenchRunHistory(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(run, "findings", "report.md"))
 	if err != nil || !strings.Contains(string(md), "p99 (ms)") || !strings.Contains(string(md), "| timeout | 2 |") {
 		t.Errorf("report.md lacks the history's figures: %v\n%.2000s", err, md)
+	}
+}
+
+// TestAnalyzeResultsRootJudgesEverySession: `dstgen analyze <root>` judges
+// the newest session as before, every other one too (judged= lines), and
+// prints each scenario's latest verdict with its session; a second call
+// reuses the reports nothing has changed under, and a session whose
+// history changed is judged again.
+func TestAnalyzeResultsRootJudgesEverySession(t *testing.T) {
+	fx := analyzeFixtures(t)
+	q := filepath.Join(fx, "sessions", "quorumkv-core-guarantees")
+	_, first, stderr := runAnalyzeCLI(t, q)
+	if !strings.Contains(first, "session_verdict=") || strings.Count(first, "\njudged=") != 5 {
+		t.Fatalf("want the newest session's lines and 5 judged= lines:\n%s\n%s", first, stderr)
+	}
+	latest := regexp.MustCompile(`(?m)^latest\.(\S+)=(\S+) session=(\S+)$`).FindAllStringSubmatch(first, -1)
+	sessions := map[string]bool{}
+	var ids []string
+	for _, m := range latest {
+		ids = append(ids, m[1])
+		sessions[filepath.Base(m[3])] = true
+	}
+	if len(latest) == 0 || ids[0] != "S1" || !sessions["20260606T100000Z"] || len(sessions) < 2 {
+		t.Errorf("latest lines %v: want S1 first, from the newest session and older ones", latest)
+	}
+	_, second, _ := runAnalyzeCLI(t, q)
+	if strings.Contains(second, "judged=") || !strings.Contains(second, latest[0][0]) {
+		t.Errorf("second call judged again or changed its roll-up:\n%s", second)
+	}
+	hist := filepath.Join(q, "20260603T100000Z", "artifacts", "S1", "history.jsonl")
+	now := time.Now().Add(time.Minute)
+	if err := os.Chtimes(hist, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, third, _ := runAnalyzeCLI(t, q); strings.Count(third, "judged=") != 1 || !strings.Contains(third, "judged="+filepath.Join(q, "20260603T100000Z")) {
+		t.Errorf("after a history changed, want that session judged again only:\n%s", third)
+	}
+	// A benchmark results root: the newest run's verdict is the latest.
+	_, out, _ := runAnalyzeCLI(t, filepath.Join(fx, "benchruns", "results"))
+	if !regexp.MustCompile(`(?m)^latest\.benchmark=\S+ session=\S+run_`).MatchString(out) {
+		t.Errorf("benchmark root: no latest.benchmark line:\n%s", out)
 	}
 }

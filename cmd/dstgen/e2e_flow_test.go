@@ -124,8 +124,9 @@ func (f *flow) card(scenarios ...string) rootAnalysis {
 	return parseRootAnalysis(t, out)
 }
 
-// rootAnalysis is what `dstgen analyze results/` printed: a verdict line
-// per scenario (its latest run in results/) and the benchmark's result.
+// rootAnalysis is what `dstgen analyze results/` printed: each scenario's
+// latest verdict (latest.<ID>= session=) and the newest benchmark run's
+// (latest.benchmark=).
 type rootAnalysis struct {
 	verdicts map[string]string // scenario id → verdict
 	sessions map[string]string // scenario id → the session dir judged
@@ -133,8 +134,8 @@ type rootAnalysis struct {
 }
 
 var (
-	rootVerdictRE = regexp.MustCompile(`(?m)^verdict\.(\S+)=(\S+)\s+session=(\S+)`)
-	rootBenchRE   = regexp.MustCompile(`(?m)^session_verdict=(\S+)`)
+	rootVerdictRE = regexp.MustCompile(`(?m)^latest\.(S\S+)=(\S+)\s+session=(\S+)`)
+	rootBenchRE   = regexp.MustCompile(`(?m)^latest\.benchmark=(\S+)`)
 )
 
 func parseRootAnalysis(t *testing.T, out string) rootAnalysis {
