@@ -207,9 +207,13 @@ func (r *unitRun) prepare(ctx context.Context) (cluster, placement, []session.Sc
 	run.Timeline.DriverHost = p.driver.Name
 	sched := r.a.Schedule
 	if sched == nil {
-		sched, err = expandSchedule(slug(r.u), r.u.Scenario.Faults, r.a.Seed, r.a.Duration, r.a.MaxFaults)
+		var unfit []string
+		sched, unfit, err = expandSchedule(slug(r.u), r.u.Scenario.Faults, r.a.Seed, r.a.Duration, r.a.MaxFaults)
 		if err != nil {
 			return cl, p, nil, badInput(fmt.Errorf("schedule of %s: %w", r.u.ID(), err))
+		}
+		for _, u := range unfit {
+			r.logf("schedule not_scheduled=%q", u+" (a longer tier runs it)")
 		}
 	}
 	run.Schedule = sched

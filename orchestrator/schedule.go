@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -32,10 +33,12 @@ const maxWindowsPerFault = 10000
 // nemesis's own choices (random targets, partition shapes).
 //
 // maxFaults > 0 keeps only the first maxFaults windows in time order (the
-// tier's fault budget). A time that does not parse, a TODO, a repeat
-// without `every`, `every` shorter than `for`, a first window that does not
-// fit in dur, or an unbounded repeat is an error naming the fault's line.
-func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.Duration, maxFaults int) ([]session.ScheduledFault, error) {
+// tier's fault budget). A fault entry whose first window does not fit in
+// dur is left out and named in unfit — a shorter tier runs the plan's early
+// faults only — unless no window fits at all, which is an error. A time
+// that does not parse, a TODO, a repeat without `every`, `every` shorter
+// than `for`, or an unbounded repeat is an error naming the fault's line.
+func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.Duration, maxFaults int) (_ []session.ScheduledFault, unfit []string, _ error) {
 	type win struct {
 		sf    session.ScheduledFault
 		fault int
@@ -46,7 +49,7 @@ func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.
 		where := fmt.Sprintf("faults[%d] (%s, line %d)", i, f.Nemesis, f.Line)
 		ft, err := timesOf(f, dur)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
 		at, length, every, jitter := ft.at, ft.length, ft.every, ft.jitter
 		n := f.Times
@@ -76,12 +79,12 @@ func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.
 			end := start + length
 			if dur > 0 && end >= dur {
 				if k == 0 {
-					return nil, fmt.Errorf("%s: the window at %s for %s does not end before the run's %s", where, start, length, dur)
+					unfit = append(unfit, fmt.Sprintf("%s: the window at %s for %s does not end before the run's %s", where, start, length, dur))
 				}
 				break
 			}
 			if k == maxWindowsPerFault {
-				return nil, fmt.Errorf("%s: every %s makes more than %d windows in %s", where, every, maxWindowsPerFault, dur)
+				return nil, nil, fmt.Errorf("%s: every %s makes more than %d windows in %s", where, every, maxWindowsPerFault, dur)
 			}
 			prevEnd = end
 			all = append(all, win{sf: session.ScheduledFault{
@@ -100,6 +103,9 @@ func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.
 		}
 		return all[a].rep < all[b].rep
 	})
+	if len(all) == 0 && len(unfit) > 0 {
+		return nil, nil, errors.New(unfit[0])
+	}
 	if maxFaults > 0 && len(all) > maxFaults {
 		all = all[:maxFaults]
 	}
@@ -109,7 +115,7 @@ func expandSchedule(unit string, faults []scenarios.Fault, seed int64, dur time.
 		w.sf.FaultEpoch = fmt.Sprintf("%s-w%d", prefix, i+1)
 		out[i] = w.sf
 	}
-	return out, nil
+	return out, unfit, nil
 }
 
 // faultTime parses one of a fault's times ("120s", "1m30s"); "" is 0.

@@ -34,7 +34,7 @@ func TestScheduleShapes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := expandSchedule("S1", tc.faults, 7, tc.dur, tc.maxFaults)
+			got, _, err := expandSchedule("S1", tc.faults, 7, tc.dur, tc.maxFaults)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,15 +74,15 @@ func TestScheduleDeterministicPerSeed(t *testing.T) {
 		{Nemesis: "partition-minority", Targets: "minority", At: "10s", For: "5s", Every: "30s", Jitter: "10s", Params: map[string]string{"hook": "INPUT"}},
 		{Nemesis: "kill-9", Targets: "random", At: "12s", For: "0s", Every: "25s"},
 	}
-	a, err := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
+	a, _, err := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
+	b, _, _ := expandSchedule("S4/api", faults, 42, 10*time.Minute, 0)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("the same seed gave two schedules")
 	}
-	c, _ := expandSchedule("S4/api", faults, 43, 10*time.Minute, 0)
+	c, _, _ := expandSchedule("S4/api", faults, 43, 10*time.Minute, 0)
 	if reflect.DeepEqual(a, c) {
 		t.Fatal("seeds 42 and 43 gave the same schedule although jitter and picks are drawn from the seed")
 	}
@@ -118,7 +118,7 @@ func TestScheduleNoOverlapOnOneEntry(t *testing.T) {
 	// previous window unless Schedule holds it back.
 	faults := []scenarios.Fault{{Nemesis: "pause", At: "0s", For: "10s", Every: "10s", Jitter: "9s"}}
 	for seed := int64(0); seed < 50; seed++ {
-		got, err := expandSchedule("S2", faults, seed, 5*time.Minute, 0)
+		got, _, err := expandSchedule("S2", faults, seed, 5*time.Minute, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestScheduleErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := expandSchedule("S1", []scenarios.Fault{tc.fault}, 1, tc.dur, 0)
+			_, _, err := expandSchedule("S1", []scenarios.Fault{tc.fault}, 1, tc.dur, 0)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want it to contain %q", err, tc.want)
 			}
@@ -157,8 +157,27 @@ func TestScheduleErrors(t *testing.T) {
 }
 
 func TestScheduleEmpty(t *testing.T) {
-	got, err := expandSchedule("S1", nil, 1, time.Minute, 0)
+	got, _, err := expandSchedule("S1", nil, 1, time.Minute, 0)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("got %v, %v", got, err)
+	}
+}
+
+// A fault entry whose first window does not fit a shorter tier's run is
+// left out and named; the entries that fit are scheduled.
+func TestScheduleLeavesOutWhatDoesNotFit(t *testing.T) {
+	faults := []scenarios.Fault{
+		{Nemesis: "leader-isolation", Targets: "leader", At: "30s", For: "20s", Every: "60s", Line: 9},
+		{Nemesis: "partition-asym", Targets: "leader", At: "60s", For: "20s", Every: "120s", Line: 15},
+	}
+	got, unfit, err := expandSchedule("S1", faults, 1, time.Minute, 1)
+	if err != nil || len(got) != 1 || got[0].Nemesis != "leader-isolation" {
+		t.Fatalf("schedule %+v, %v: want the isolation window only", got, err)
+	}
+	if len(unfit) != 1 || !strings.Contains(unfit[0], "faults[1] (partition-asym, line 15)") {
+		t.Errorf("unfit %q: want the asymmetric partition named", unfit)
+	}
+	if got, _, _ := expandSchedule("S1", faults, 1, 10*time.Minute, 10); len(got) != 10 {
+		t.Errorf("hardening: %d windows, want 10", len(got))
 	}
 }

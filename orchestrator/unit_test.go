@@ -193,7 +193,7 @@ func TestRunUnitReplaysTheScheduleFromASeed(t *testing.T) {
 	if first.Code != codeOK {
 		t.Fatalf("first %d %v", first.Code, first.Err)
 	}
-	again, err := expandSchedule("S1", u.Scenario.Faults, 42, 3*time.Second, 0)
+	again, _, err := expandSchedule("S1", u.Scenario.Faults, 42, 3*time.Second, 0)
 	if err != nil || !reflect.DeepEqual(again, first.Run.Schedule) {
 		t.Fatalf("Schedule(seed 42) = %+v, %v; recorded %+v", again, err, first.Run.Schedule)
 	}
