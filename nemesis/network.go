@@ -709,8 +709,11 @@ func (a *iptablesActive) TargetCheck(ctx context.Context) (*session.Evidence, er
 	}
 	ev := &session.Evidence{
 		Kind:    "iptables_rules",
-		Name:    fmt.Sprintf("%s in %s jumped from %s", comment(a.tag), a.chain, strings.Join(a.hooks, ",")),
-		Before:  json.RawMessage(strconv.Itoa(want)),
+		// Before is the count before the inject (none of this window's
+		// rules existed), After the count found; the name says how many
+		// were expected, so "0→8" reads as "8 rules appeared".
+		Name:    fmt.Sprintf("rules %s in %s (hooked from %s), %d expected", comment(a.tag), a.chain, strings.Join(a.hooks, ", "), want),
+		Before:  json.RawMessage("0"),
 		After:   json.RawMessage(strconv.Itoa(got)),
 		Raw:     strings.Join(raws, "\n"),
 		Verdict: session.SignalChanged,

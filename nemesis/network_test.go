@@ -547,7 +547,7 @@ func TestPartitions(t *testing.T) {
 			if ev.Verdict != wantEv || (wantEv == session.SignalChanged) != (*ev.Delta > 0) {
 				t.Errorf("evidence verdict %s delta %v (raw %s), want %s", ev.Verdict, *ev.Delta, ev.Raw, wantEv)
 			}
-			if tc == nil || tc.Kind != "iptables_rules" || tc.Verdict != wantTC || string(tc.Before) != string(tc.After) {
+			if tc == nil || tc.Kind != "iptables_rules" || tc.Verdict != wantTC || string(tc.Before) != "0" || !strings.HasSuffix(tc.Name, ", "+string(tc.After)+" expected") {
 				t.Errorf("target check = %+v, want iptables_rules %s with every rule found", tc, wantTC)
 			}
 			if err := a.Heal(ctx); err != nil {

@@ -197,7 +197,7 @@ func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf sessio
 		cancel()
 	}
 	rec.w.Landed = landed(rec.w)
-	r.logf("window=%s healed injector=%s victim=%s", sf.FaultEpoch, verdictOf(rec.w.InjectorEvidence), verdictOf(rec.w.VictimEvidence))
+	r.logf("window=%s landed=%s injector_evidence=%s victim_evidence=%s; healed", sf.FaultEpoch, yesNo(rec.w.Landed), verdictOf(rec.w.InjectorEvidence), verdictOf(rec.w.VictimEvidence))
 	return nil
 }
 
@@ -359,4 +359,11 @@ func windowsOn(wins []windowRec, conv func(int64) int64) []session.FaultWindow {
 		out = append(out, w)
 	}
 	return out
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

@@ -426,7 +426,7 @@ func fillCaps(hc *HostCaps, kv map[string]string) {
 		{"netem", "netem", "tc.version", "added a netem qdisc on " + orNot(kv["netem.where"], "a throwaway netns or dummy link")},
 		{"htb", "htb", "tc.version", "added an htb qdisc on " + orNot(kv["netem.where"], "a throwaway netns or dummy link")},
 		{"faketime", "faketime", "faketime.version", "faketime -f +1d date shifted the clock (libc programs only; not Go)"},
-		{"systemd", "systemctl", "systemctl.version", "PID 1 is systemd in this network namespace and systemctl is-system-running answered " + orNot(kv["systemd.state"], "nothing")},
+		{"systemd", "systemctl", "systemctl.version", "checked: is PID 1 systemd in this network namespace, then systemctl is-system-running (it answered " + orNot(kv["systemd.state"], "nothing") + ")"},
 		{"docker", "docker", "docker.version", "docker info"},
 		{"podman", "podman", "podman.version", "podman info"},
 	} {

@@ -103,7 +103,7 @@ scenario would be INCONCLUSIVE-env); 2 bad input, or a host refused us
 			}
 			var bins []string
 			if p != nil {
-				bins = capability.RequirementBinaries(p.EnvReqs)
+				bins = append(capability.RequirementBinaries(p.EnvReqs), samplerTools...)
 			}
 			caps := runner.Probe(cmd.Context(), pool, hosts, bins...)
 			var rows []capability.ReqRow
@@ -171,6 +171,9 @@ scenario would be INCONCLUSIVE-env); 2 bad input, or a host refused us
 				if n := unknownReqs(rows); n != "" {
 					fmt.Fprintln(w, "confirm by hand (no probe covers it): "+n)
 				}
+				if n := missingSamplers(caps); n != "" {
+					fmt.Fprintln(w, "note: "+n)
+				}
 				if matrixDir != "" {
 					fmt.Fprintf(w, "matrix: %s\n", filepath.Join(matrixDir, matrixFile))
 				} else if !verbose {
@@ -208,6 +211,43 @@ func sutCaps(e *env.Env, caps []runner.HostCaps) []runner.HostCaps {
 		}
 	}
 	return out
+}
+
+// samplerTools are what scripts/collect-metrics.sh samples with; none is
+// required (docs/real-env-test.md §8).
+var samplerTools = []string{"vmstat", "iostat", "mpstat"}
+
+// missingSamplers says which hosts lack which sampler tools and what the
+// benchmark report loses; "" when every reachable host has them all.
+func missingSamplers(caps []runner.HostCaps) string {
+	byTools := map[string][]string{}
+	var order []string
+	for _, h := range caps {
+		if !h.Reachable {
+			continue
+		}
+		var lack []string
+		for _, t := range samplerTools {
+			if c, ok := h.Cap(runner.BinaryCap(t)); ok && !c.Present {
+				lack = append(lack, t)
+			}
+		}
+		if len(lack) > 0 {
+			k := strings.Join(lack, ", ")
+			if _, seen := byTools[k]; !seen {
+				order = append(order, k)
+			}
+			byTools[k] = append(byTools[k], h.Host)
+		}
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, "no "+k+" on "+strings.Join(byTools[k], ","))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": benchmark metrics lack those figures (vmstat: CPU and memory; iostat: disk; mpstat: per-CPU) — apt-get install procps sysstat"
 }
 
 // unknownReqs names, once each, the requirements no probe decided.

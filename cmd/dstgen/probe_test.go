@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,5 +207,24 @@ func TestProbeCLISummaryAndDisabled(t *testing.T) {
 	}
 	if code, text, errOut := runCLI(t, "probe", "--env", only, "--plan", planPath); code != 0 || !strings.Contains(text, "its scenarios not selected") {
 		t.Errorf("only S4 selected: code %d out %q err %q; want exit 0", code, text, errOut)
+	}
+}
+
+// Hosts without the samplers' tools are one note naming them and what the
+// benchmark report loses; hosts with them all, or unreachable, say nothing.
+func TestMissingSamplers(t *testing.T) {
+	hc := func(name string, reachable bool, missing ...string) runner.HostCaps {
+		h := runner.HostCaps{Host: name, Reachable: reachable}
+		for _, tool := range samplerTools {
+			h.Caps = append(h.Caps, runner.Cap{Name: runner.BinaryCap(tool), Present: !slices.Contains(missing, tool)})
+		}
+		return h
+	}
+	if got := missingSamplers([]runner.HostCaps{hc("h1", true), hc("h2", false, "iostat")}); got != "" {
+		t.Errorf("all there: %q", got)
+	}
+	got := missingSamplers([]runner.HostCaps{hc("h1", true, "iostat", "mpstat"), hc("h2", true), hc("h3", true, "iostat", "mpstat")})
+	if !strings.HasPrefix(got, "no iostat, mpstat on h1,h3: ") || !strings.Contains(got, "sysstat") {
+		t.Errorf("got %q", got)
 	}
 }
