@@ -708,7 +708,7 @@ func (a *iptablesActive) TargetCheck(ctx context.Context) (*session.Evidence, er
 		return nil, fmt.Errorf("target check for %s: %w", a.epoch, err)
 	}
 	ev := &session.Evidence{
-		Kind:    "iptables_rules",
+		Kind: "iptables_rules",
 		// Before is the count before the inject (none of this window's
 		// rules existed), After the count found; the name says how many
 		// were expected, so "0→8" reads as "8 rules appeared".
