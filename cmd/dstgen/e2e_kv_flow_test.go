@@ -26,7 +26,8 @@ func TestKVCardFlow(t *testing.T) {
 	ra := f.card("S1", "S2")
 	for _, id := range []string{"S1", "S2"} {
 		if v := ra.verdicts[id]; v != "PASS-smoke" {
-			t.Errorf("%s: verdict %q, want PASS-smoke (the stale-read bug is off)", id, v)
+			rep := analyzeReport(t, f.dstgen, absIn(f.dir, ra.sessions[id]))
+			t.Errorf("%s: verdict %q, want PASS-smoke (the stale-read bug is off); %s", id, v, js(scenarioOf(rep, id)["reasons"]))
 		}
 		f.checkersRan(ra.sessions[id], id, "linearizability")
 	}
