@@ -416,6 +416,9 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 			f.For = dur(m[1], m[2])
 		}
 		amend(&f, clause)
+		if f.Nemesis == "partition-asym" && asymOutRE.MatchString(clause) {
+			f.Params = map[string]string{"direction": "out"}
+		}
 		out = append(out, f)
 	}
 	// §7.M names the nemesis authoritatively; prefer it for the first fault
@@ -447,6 +450,11 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 	}
 	return out
 }
+
+// asymOutRE is a one-way partition the other way round from the nemesis's
+// default: the targets' own traffic is lost ("its peers hear nothing from
+// it", "drops what it sends", "outbound dropped").
+var asymOutRE = regexp.MustCompile(`(?i)\bhears?\s+nothing\s+from\s+(?:it|them)\b|\bdrops?\s+(?:what|everything)\s+(?:it|they)\s+sends?\b|\b(?:outgoing|outbound)\s+(?:\w+\s+)?(?:is\s+|are\s+)?dropped\b|\bcan(?:not|'t)\s+send\b`)
 
 func amend(f *scenarios.Fault, clause string) {
 	if m := everyRE.FindStringSubmatch(clause); m != nil {

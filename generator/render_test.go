@@ -72,6 +72,8 @@ func TestFaultsFor(t *testing.T) {
 				{Nemesis: "kill-9", Targets: "leader", At: "45s", For: "0s", Times: 1}}},
 		{"asymmetric leader isolation", "asymmetric partition isolating current leader at T+30s for 20s", "",
 			[]scenarios.Fault{{Nemesis: "partition-asym", Targets: "leader", At: "30s", For: "20s"}}},
+		{"asymmetric, the leader's own traffic lost", "asymmetric partition of the current leader (its peers hear nothing from it, and it still hears them) at T+60s for 20s", "",
+			[]scenarios.Fault{{Nemesis: "partition-asym", Targets: "leader", At: "60s", For: "20s", Params: map[string]string{"direction": "out"}}}},
 		{"minutes", "partition the minority at T+2min for 1.5 min", "",
 			[]scenarios.Fault{{Nemesis: "partition-minority", Targets: "minority", At: "120s", For: "90s"}}},
 		// A count without a period cannot be scheduled: the period is a

@@ -68,7 +68,8 @@ func networkNemeses() []Nemesis {
 	}
 	return []Nemesis{
 		mk("partition-full", "full partition between the targets and the rest of the cluster, both ways", shapeFull),
-		mk("partition-asym", "the targets drop what they receive from the rest (INPUT only); they can still send", shapeAsym),
+		mk("partition-asym", "one way only: the targets drop what they receive from the rest (direction=in, the default) or what they send it (direction=out)", shapeAsym,
+			"direction=in: in (the targets are deaf to the rest) or out (the rest hears nothing from the targets)"),
 		mk("partition-minority", "a minority (the targets when they are a proper minority, else chosen by the seed) cut off from the majority, both ways", shapeMinority),
 		mk("partition-majority", "the minority/majority split, and the majority also drops what the clients send it", shapeMajority),
 		mk("leader-isolation", "the target (the live leader) cut off from its peers, both ways; clients still reach it", shapeLeader),
@@ -218,10 +219,18 @@ func shapeAsym(f Fault, ips ipSet) ([]hostRules, error) {
 	if len(t) == 0 || len(rest) == 0 {
 		return nil, fmt.Errorf("needs targets that are a non-empty proper subset of the cluster (%d targets, %d cluster hosts)", len(f.Targets), len(f.Cluster))
 	}
+	in := true
+	switch d := f.Params["direction"]; d {
+	case "", "in":
+	case "out":
+		in = false
+	default:
+		return nil, fmt.Errorf("direction %q: want in (the targets drop what they receive) or out (what they send)", d)
+	}
 	p := newPlan()
 	for _, x := range t {
 		for _, y := range rest {
-			p.add(x, dropRule{in: true, addr: ips[y.Name]})
+			p.add(x, dropRule{in: in, addr: ips[y.Name]})
 		}
 	}
 	return p.list(), nil

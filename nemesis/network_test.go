@@ -394,6 +394,10 @@ func TestPartitions(t *testing.T) {
 		{nemesis: "partition-asym", targets: []string{"h1"}, cut: func(s, d string) bool {
 			return d == "h1" && in(s, cn...)
 		}},
+		// direction=out: the rest hears nothing from h1, h1 hears them.
+		{nemesis: "partition-asym", targets: []string{"h1"}, params: map[string]string{"direction": "out"}, cut: func(s, d string) bool {
+			return s == "h1" && in(d, cn...)
+		}},
 		{nemesis: "leader-isolation", targets: []string{"h3"}, cut: func(s, d string) bool {
 			return in(s, cn...) && in(d, cn...) && (s == "h3") != (d == "h3")
 		}},
@@ -642,6 +646,7 @@ func TestPartitionBadInput(t *testing.T) {
 		{"partition-bridge", Fault{Cluster: five[:2]}, "at least 3 hosts"},
 		{"partition-minority", Fault{Cluster: five[:1]}, "at least 2 hosts"},
 		{"partition-asym", Fault{Epoch: "../x", Targets: five[:1], Cluster: five}, "fault epoch"},
+		{"partition-asym", Fault{Targets: five[:1], Cluster: five, Params: map[string]string{"direction": "both"}}, `direction "both"`},
 		{"partition-full", Fault{Targets: []Host{{Host: env.Host{Name: "h1", Address: "fd00::1"}}}, Cluster: []Host{{Host: env.Host{Name: "h1", Address: "fd00::1"}}, five[1]}}, "not IPv4"},
 	}
 	for _, c := range cases {

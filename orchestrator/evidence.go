@@ -62,8 +62,9 @@ func (r *unitRun) withWorkloadEnv(script string) string {
 
 // landingOf is the fault's victim signal, or the default: with a leader
 // query, a leader change for leader-isolation and for a kill, restart or
-// one-way partition of the leader (what those do to a cluster that works);
-// else the history.
+// outbound one-way partition (direction=out) of the leader — what those do
+// to a cluster that works; a leader that only goes deaf may keep its
+// followers and its title — else the history.
 func (r *unitRun) landingOf(f scenarios.Fault) scenarios.Landing {
 	if f.Landing != nil {
 		return *f.Landing
@@ -71,7 +72,8 @@ func (r *unitRun) landingOf(f scenarios.Fault) scenarios.Landing {
 	if r.u.Scenario.LeaderQuery != "" {
 		switch {
 		case f.Nemesis == "leader-isolation",
-			f.Targets == "leader" && (f.Nemesis == "kill-9" || f.Nemesis == "kill-term" || f.Nemesis == "restart" || f.Nemesis == "partition-asym"):
+			f.Targets == "leader" && (f.Nemesis == "kill-9" || f.Nemesis == "kill-term" || f.Nemesis == "restart"),
+			f.Targets == "leader" && f.Nemesis == "partition-asym" && f.Params["direction"] == "out":
 			return scenarios.Landing{LeaderChange: true}
 		}
 	}

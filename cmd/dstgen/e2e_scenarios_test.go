@@ -508,7 +508,7 @@ func hardeningVariant(t *testing.T, sut string) string {
 	for _, r := range [][2]string{
 		{"- **Hardening budget:** 3 nodes, 10 min, 10 faults, 3 seeds", "- **Hardening budget:** 3 nodes, 40 s, 2 faults, 3 seeds"},
 		{"at T+30s for 20s; repeat every 60s; asymmetric partition", "at T+5s for 8s; repeat every 30s; asymmetric partition"},
-		{"and can still send) at T+60s for 20s; repeat every 120s", "and can still send) at T+20s for 8s; repeat every 30s"},
+		{"and it still hears them) at T+60s for 20s; repeat every 120s", "and it still hears them) at T+20s for 8s; repeat every 30s"},
 	} {
 		if !strings.Contains(text, r[0]) {
 			t.Fatalf("the example plan no longer says %q", r[0])

@@ -145,7 +145,7 @@ func TestProbeMatrixGolden(t *testing.T) {
 func TestProbeCLISummaryAndDisabled(t *testing.T) {
 	envPath, _, _, _ := jobCLIEnv(t, 1)
 	planPath := filepath.Join("..", "..", "plan", "testdata", "quorumkv-core-guarantees.md")
-	code, out, errOut := runCLI(t, "probe", "--env", envPath, "--plan", planPath, "--json")
+	code, out, _ := runCLI(t, "probe", "--env", envPath, "--plan", planPath, "--json")
 	var res struct{ Summary capability.CapSummary }
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Summary.Missing == 0 {
 		t.Fatalf("probe as the unprivileged user: code %d summary %+v %v; want something missing", code, res.Summary, err)
