@@ -129,3 +129,44 @@ func TestPartitionNeverCutsDstgensOwnSSH(t *testing.T) {
 		t.Errorf("heal over SSH: %v", err)
 	}
 }
+
+// A healed fault's timer never touches the next injection of the same
+// epoch: right after a heal, an undo script appears again under the same
+// name, first without a lease (the new fault is still being applied),
+// then with a lease that has run out but names another injection. The
+// old timer, still asleep when the heal removed its files, must end
+// rather than run that script (it did, and the re-injected partition lost
+// rules half-way through its apply).
+func TestDeadmanOfAHealedFaultLeavesTheNextAlone(t *testing.T) {
+	hosts, x := newCluster(t, 2)
+	ctx := context.Background()
+	for _, withLease := range []bool{false, true} {
+		f := Fault{Epoch: "S1-w1", Session: "20261202T000000Z", Nemesis: "partition-full",
+			Targets: hosts[:1], Cluster: hosts, Lease: time.Second}
+		a, err := mustNemesis(t, "partition-full").Inject(ctx, x, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h := hosts[0]
+		u := undoPath(h.Workdir, f.tag(), undoKindIptables)
+		marker := filepath.Join(h.Workdir, "ran")
+		script := "mkdir -p " + filepath.Dir(u) + " && echo 'touch " + marker + "' > " + u
+		if withLease {
+			script += " && echo '1 someone-else' > " + u + leaseSuffix
+		}
+		if _, err := x.Run(ctx, h.Host, script); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2500 * time.Millisecond) // past the old timer's tick and lease
+		out, err := x.Run(ctx, h.Host, "rm -f "+u+" "+u+leaseSuffix+"; [ -f "+marker+" ] && echo ran; rm -f "+marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(out) == "ran" {
+			t.Errorf("lease written=%v: the healed fault's dead-man timer ran the next injection's undo script", withLease)
+		}
+	}
+}

@@ -122,25 +122,30 @@ func leaseOf(f Fault) int {
 // fault's evidence, it costs no round trip of its own.
 func renewScript(h Host, tag, kind string, lease int) string {
 	l := shell.Quote(undoPath(h.Workdir, tag, kind) + leaseSuffix)
-	return fmt.Sprintf("[ -f %s ] && echo $(( $(date +%%s) + %d )) > %s\n", l, lease, l)
+	return fmt.Sprintf("[ -f %[1]s ] && read -r _ t < %[1]s && echo \"$(( $(date +%%s) + %[2]d )) $t\" > %[1]s\n", l, lease)
 }
 
 // deadmanScript starts the dead-man timer of one fault on a host: a
 // detached process (one simple command, every fd redirected, so the SSH
 // session does not wait for it) that runs the fault's undo script once
 // the lease has run out without a renewal, and exits as soon as the undo
-// script is gone (healed). Its loop is bounded (maxDeadmanTicks).
+// script or its lease is gone (healed). Its loop is bounded
+// (maxDeadmanTicks).
+//
+// The lease file reads "<deadline> <token>", the token this injection's
+// own: a timer whose fault was healed can still be asleep when the same
+// epoch is injected again (a rerun, heal then re-inject), and the new
+// undo script exists before its lease is written. Without the token that
+// old timer would read no deadline and run the new fault's undo half-way
+// through its apply; with it, a lease that is missing or names another
+// token ends the old timer instead.
 func deadmanScript(h Host, tag, kind string, lease int) string {
 	u := undoPath(h.Workdir, tag, kind)
-	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do [ -f "$1" ] || exit 0; d=$(cat "$2" 2>/dev/null || echo 0); [ "$(date +%%s)" -ge "$d" ] && break; sleep 1; i=$((i+1)); done; [ -f "$1" ] && sh "$1" && rm -f "$1" "$2"`, maxDeadmanTicks)
-	return renewScriptForce(u+leaseSuffix, lease) +
+	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do [ -f "$1" ] || exit 0; read -r d t < "$2" 2>/dev/null || exit 0; [ "$t" = "$3" ] || exit 0; [ "$(date +%%s)" -ge "$d" ] && break; sleep 1; i=$((i+1)); done; [ -f "$1" ] && sh "$1" && rm -f "$1" "$2"`, maxDeadmanTicks)
+	return "tok=$$.$(date +%s%N)\n" +
+		fmt.Sprintf("echo \"$(( $(date +%%s) + %d )) $tok\" > %s\n", lease, shell.Quote(u+leaseSuffix)) +
 		"S=; command -v setsid >/dev/null 2>&1 && S=setsid\n" +
-		fmt.Sprintf("$S nohup sh -c %s dstgen-deadman %s %s </dev/null >/dev/null 2>&1 &\n", shell.Quote(loop), shell.Quote(u), shell.Quote(u+leaseSuffix))
-}
-
-// renewScriptForce writes a lease lease seconds from now.
-func renewScriptForce(lease string, secs int) string {
-	return fmt.Sprintf("echo $(( $(date +%%s) + %d )) > %s\n", secs, shell.Quote(lease))
+		fmt.Sprintf("$S nohup sh -c %s dstgen-deadman %s %s \"$tok\" </dev/null >/dev/null 2>&1 &\n", shell.Quote(loop), shell.Quote(u), shell.Quote(u+leaseSuffix))
 }
 
 // Removed is one thing HealAll took away.
