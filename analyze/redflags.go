@@ -104,13 +104,28 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
 			stepNS := int64(step * 1e9)
-			// The interval the run ended in is cut short by the end (the
+			// The intervals the run started and ended in are cut short
+			// by the start (the first op came inside it: clients of a
+			// shared workload start a moment apart, and their clocks
+			// are mapped onto the control's) and by the end (the
 			// workload stopped inside it), not by a stall.
 			if lo := r.Workload.LastOpNS; lo != nil && iv.StartNS+stepNS > *lo && iv.StartNS <= *lo && iv.Ops > 0 {
 				if planned > 0 && rate < floor {
 					cut = true
 				}
 				continue
+			}
+			// The first is judged by the part it covers, or not at all
+			// when that is under half an interval (too few ops to tell).
+			if fo := r.Workload.FirstOpNS; fo != nil && iv.StartNS < *fo && *fo < iv.StartNS+stepNS && iv.Ops > 0 {
+				covered := float64(iv.StartNS+stepNS-*fo) / 1e9
+				if covered < step/2 {
+					if planned > 0 && rate < floor {
+						cut = true
+					}
+					continue
+				}
+				rate = float64(iv.Ops) / covered
 			}
 			if iv.Ops == 0 || (planned > 0 && rate < floor) {
 				// An interval is active when an op was invoked in it or
@@ -142,7 +157,7 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 			excuse += fmt.Sprintf(" (%d interval(s) with no op invoked but ops in flight throughout: clients waiting, not stalled)", blocked)
 		}
 		if cut {
-			excuse += " (the last interval, cut short by the end of the run, not judged)"
+			excuse += " (the first or last interval, cut short by the run's start or end, not judged)"
 		}
 		if undeclared {
 			excuse += " (the history's header declares no op_timeout_ns, so an op with an unknown outcome counts in flight only at its invoke: docs/driver-contract.md §3.1)"

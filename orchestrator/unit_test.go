@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -498,4 +499,54 @@ func findJob(t *testing.T, w *fakeWorld, host string) string {
 	}
 	t.Fatalf("no workload job on %s", host)
 	return ""
+}
+
+// Without a quiesce command, a run with faults on a SUT dstgen deployed
+// is called back to nominal only once deploy's own check (every member
+// running, sut.health) passes after the last heal, and not when it never
+// does within the bound; a SUT it did not deploy records no recovery.
+func TestRunUnitRecoveryFromTheDeployCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		deployed bool
+		checkErr func(int) error
+		want     *bool
+		evidence string
+	}{
+		{"back after two failed checks", true, func(n int) error {
+			if n >= 2 && n <= 3 { // call 1 is the pre-flight
+				return errors.New("deploy check: the SUT is not running on h2=failed")
+			}
+			return nil
+		}, new(true), "the SUT's deploy check"},
+		{"never back", true, func(n int) error {
+			if n >= 2 {
+				return errors.New("deploy check: health of h2 (sut) failed: not synced")
+			}
+			return nil
+		}, new(false), "health of h2 (sut) failed"},
+		{"not deployed by dstgen", false, nil, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newFakeWorld(t, 3)
+			w.deployed, w.checkErr = tc.deployed, tc.checkErr
+			o := testOrchestrator(t, w)
+			out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+			if out.Err != nil {
+				t.Fatalf("outcome %d %v", out.Code, out.Err)
+			}
+			run, err := session.LoadRun(out.RunPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch rc := run.Recovery; {
+			case tc.want == nil && rc != nil:
+				t.Errorf("recovery %+v, want none recorded", rc)
+			case tc.want != nil && rc == nil:
+				t.Errorf("no recovery recorded, want nominal=%v", *tc.want)
+			case tc.want != nil && (rc.Nominal != *tc.want || !strings.Contains(rc.Evidence, tc.evidence)):
+				t.Errorf("recovery %+v, want nominal=%v with %q", rc, *tc.want, tc.evidence)
+			}
+		})
+	}
 }

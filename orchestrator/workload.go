@@ -255,49 +255,62 @@ func (r *unitRun) exitedAtOnce(ctx context.Context, p placement) (string, int, b
 }
 
 // quiesce waits for scenario.quiesce.command to exit 0, bounded by its
-// timeout, and returns when it held (control wall ns; 0 = not seen);
-// without one, the workload's end is the gate.
+// timeout, and returns when it held (control wall ns; 0 = not seen).
+// Without one, a run with faults on a SUT dstgen deployed waits for what
+// deploy calls up (every member running, env.yml's sut.health passing),
+// so that "back to nominal" is observed rather than assumed
+// (docs/dst-run.md §7 step 9); with neither, the workload's end is the
+// gate and no recovery is recorded.
 func (r *unitRun) quiesce(ctx context.Context, cl cluster, p placement, started time.Time, wins []windowRec) int64 {
 	q := r.u.Scenario.Quiesce
-	if q == nil || q.Command == "" {
-		return 0
-	}
 	timeout := r.o.b.quiesce
-	if q.Timeout != "" {
+	if q != nil && q.Timeout != "" {
 		if d, err := time.ParseDuration(q.Timeout); err == nil && d > 0 {
 			timeout = d
 		}
 	}
-	hosts := cl.sut[:min(1, len(cl.sut))]
-	if q.All {
-		hosts = cl.sut
-	}
-	if len(hosts) == 0 {
-		hosts = p.clients[:1]
+	var check func(ctx context.Context) error
+	what := "quiesce command"
+	switch {
+	case q != nil && q.Command != "":
+		hosts := cl.sut[:min(1, len(cl.sut))]
+		if q.All {
+			hosts = cl.sut
+		}
+		if len(hosts) == 0 {
+			hosts = p.clients[:1]
+		}
+		check = func(ctx context.Context) error {
+			for _, h := range hosts {
+				if _, err := r.o.hosts.Run(ctx, h.Host, r.withWorkloadEnv(q.Command)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case len(wins) > 0 && r.o.sut.Deployed():
+		what = "the SUT's deploy check (every member running, sut.health)"
+		check = r.o.sut.Check
+	default:
+		return 0
 	}
 	deadline := time.Now().Add(timeout)
 	var last string
 	for i := 0; i < 10000 && ctx.Err() == nil; i++ {
-		okAll := true
-		for _, h := range hosts {
-			qctx, cancel := r.bounded(ctx, time.Until(deadline)+time.Second)
-			_, err := r.o.hosts.Run(qctx, h.Host, r.withWorkloadEnv(q.Command))
-			cancel()
-			if err != nil {
-				okAll, last = false, err.Error()
-				break
-			}
-		}
-		if okAll {
-			r.rec.run.Recovery = &session.Recovery{Nominal: true, Evidence: fmt.Sprintf("quiesce command exited 0 after %s", time.Since(time.Unix(0, lastRevert(started, wins))).Round(time.Millisecond))}
+		qctx, cancel := r.bounded(ctx, time.Until(deadline)+time.Second)
+		err := check(qctx)
+		cancel()
+		if err == nil {
+			r.rec.run.Recovery = &session.Recovery{Nominal: true, Evidence: fmt.Sprintf("%s passed %s after the last heal", what, time.Since(time.Unix(0, lastRevert(started, wins))).Round(time.Millisecond))}
 			r.logf("quiesce nominal=true")
 			return time.Now().UnixNano()
 		}
+		last = err.Error()
 		if time.Now().After(deadline) || wait.Sleep(ctx, r.o.b.poll) != nil {
 			break
 		}
 	}
-	r.rec.run.Recovery = &session.Recovery{Nominal: false, Evidence: fmt.Sprintf("quiesce command did not exit 0 within %s: %s", timeout, last)}
+	r.rec.run.Recovery = &session.Recovery{Nominal: false, Evidence: fmt.Sprintf("%s did not pass within %s: %s", what, timeout, last)}
 	r.logf("quiesce nominal=false")
 	return 0
 }

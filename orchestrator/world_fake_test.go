@@ -53,6 +53,9 @@ type fakeWorld struct {
 	clockEnd    time.Duration                // the offset Clock measures after the run
 	lostOps     int                          // the driver counts this many ops its history lacks
 	noBinary    map[string]bool              // Probe finds these binaries on no host
+	deployed    bool                         // Deployed says yes
+	checkErr    func(call int) error         // Check's answer on its call-th call (nil func: up)
+	checks      int                          // Check calls so far
 }
 
 type fakeCall struct {
@@ -374,8 +377,16 @@ func (w *fakeWorld) Hosts(map[string]string) []nemesis.Host {
 }
 
 func (w *fakeWorld) Modes(context.Context) map[string]string { return nil }
-func (w *fakeWorld) Deployed() bool                          { return false }
-func (w *fakeWorld) Check(context.Context) error             { return nil }
+func (w *fakeWorld) Deployed() bool                          { return w.deployed }
+func (w *fakeWorld) Check(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.checks++
+	if w.checkErr == nil {
+		return nil
+	}
+	return w.checkErr(w.checks)
+}
 func (w *fakeWorld) Render(_, text, _ string) (string, error) {
 	return text, nil
 }
