@@ -506,9 +506,10 @@ func hardeningVariant(t *testing.T, sut string) string {
 	}
 	text := string(b)
 	for _, r := range [][2]string{
+		{"- **Smoke budget:** 3 nodes, 60 s, 1 fault, 1 seed", "- **Smoke budget:** 3 nodes, 30 s, 1 fault, 1 seed"},
 		{"- **Hardening budget:** 3 nodes, 10 min, 10 faults, 3 seeds", "- **Hardening budget:** 3 nodes, 40 s, 2 faults, 3 seeds"},
-		{"at T+30s for 20s; repeat every 60s; asymmetric partition", "at T+5s for 8s; repeat every 30s; asymmetric partition"},
-		{"and it still hears them) at T+60s for 20s; repeat every 120s", "and it still hears them) at T+20s for 8s; repeat every 30s"},
+		{"at T+30s for 20s; repeat every 60s; asymmetric partition", "at T+5s for 12s; repeat every 30s; asymmetric partition"},
+		{"and it still hears them) at T+60s for 20s; repeat every 120s", "and it still hears them) at T+22s for 8s; repeat every 30s"},
 	} {
 		if !strings.Contains(text, r[0]) {
 			t.Fatalf("the example plan no longer says %q", r[0])
