@@ -8,6 +8,7 @@ import (
 
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
+	"github.com/dstgen/dstgen/internal/wait"
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -45,6 +46,28 @@ func (r *unitRun) leaderOf(cl cluster) func(context.Context) (string, error) {
 			}
 		}
 		return "", fmt.Errorf("leader query: no leader named by a majority of the %d SUT hosts: %s", len(cl.sut), strings.Join(said, "; "))
+	}
+}
+
+// leaderUntil is leaderOf asked again, every poll, until it names a
+// leader or ctx ends; the last answer's error is returned then.
+func (r *unitRun) leaderUntil(cl cluster) func(context.Context) (string, error) {
+	leader := r.leaderOf(cl)
+	return func(ctx context.Context) (string, error) {
+		var last error
+		for i := 0; i < 1000; i++ {
+			l, err := leader(ctx)
+			if err == nil {
+				return l, nil
+			}
+			if last == nil || ctx.Err() == nil {
+				last = err // an answer cut by the deadline says less than the one before
+			}
+			if ctx.Err() != nil || wait.Sleep(ctx, r.o.b.poll) != nil {
+				break
+			}
+		}
+		return "", last
 	}
 }
 

@@ -550,3 +550,28 @@ func TestRunUnitRecoveryFromTheDeployCheck(t *testing.T) {
 		})
 	}
 }
+
+// Target "leader" asked while no majority names one (an election under
+// way right after a heal) is asked again until one does, instead of
+// failing the unit: here no host names a leader until the second
+// second boundary after the first query (the run's pre-flight), which
+// the window at 1 s meets.
+func TestRunUnitLeaderTargetWaitsOutAnElection(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	f := markerFault("1s", "1s")
+	f.Targets = "leader"
+	u := unitOf(f)
+	u.Scenario.LeaderQuery = `t0=$(cat "$DSTGEN_WORKDIR/t0" 2>/dev/null) || { t0=$(date +%s); echo "$t0" > "$DSTGEN_WORKDIR/t0"; }; if [ "$(date +%s)" -ge $((t0+2)) ]; then echo h1; else echo "no leader yet" >&2; exit 1; fi`
+	out := o.RunUnit(context.Background(), u, attemptIn(o, 7, 4*time.Second))
+	if out.Code != codeOK || out.Err != nil {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	run, err := session.LoadRun(out.RunPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.FaultWindows) != 1 || !slices.Equal(run.FaultWindows[0].Targets, []string{"h1"}) {
+		t.Errorf("windows %+v, want one on the leader h1", run.FaultWindows)
+	}
+}

