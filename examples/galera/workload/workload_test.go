@@ -229,7 +229,9 @@ func TestParseList(t *testing.T) {
 }
 
 func TestIntersect(t *testing.T) {
-	m := func(s string) map[string]json.RawMessage { return map[string]json.RawMessage{"ids": json.RawMessage(s)} }
+	m := func(s string) map[string]json.RawMessage {
+		return map[string]json.RawMessage{"ids": json.RawMessage(s)}
+	}
 	got := intersect([]map[string]json.RawMessage{m("[3,1,2,2]"), m("[2,3,4]"), m("[1,2,3]")}, "ids")
 	if string(got) != "[2,3]" {
 		t.Errorf("intersect = %s, want [2,3]", got)
