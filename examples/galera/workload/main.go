@@ -45,7 +45,7 @@
 //	-seed                DSTGEN_SEED         seed; 0 or unset: a stable hash of the run id
 //	-duration            DSTGEN_DURATION_S   run length (flag: Go duration; variable: seconds); default 10s
 //	-rate                DSTGEN_RATE         target ops/s over all clients; 0: as fast as they go
-//	-mode                DSTGEN_MODE         append (default) or durability; anything else exits 2
+//	-mode                DSTGEN_MODE         append (default; also list-append, txn, mixed) or durability (also insert); anything else exits 2
 //	-keys                DSTGEN_DATASET      append mode's key count (default 5)
 //	-rotate                                  append mode: a fresh set of keys this often on the wall clock (default 5s; 0: never)
 //	-scenario, -tier     DSTGEN_SCENARIO, DSTGEN_TIER   into the history header
@@ -161,8 +161,11 @@ func (w *workload) Setup(d *driver.Config) error {
 		src = "DSTGEN_MODE"
 	}
 	switch m := strings.ToLower(strings.TrimSpace(d.Mode)); m {
-	case modeAppend, modeDurability:
-		w.mode = m
+	case modeAppend, "list-append", "txn", "mixed":
+		// mixed is env.yml's default benchmark mode: reads and appends.
+		w.mode = modeAppend
+	case modeDurability, "insert":
+		w.mode = modeDurability
 	default:
 		return fmt.Errorf("%s %q: unknown mode (want %s or %s)", src, d.Mode, modeAppend, modeDurability)
 	}

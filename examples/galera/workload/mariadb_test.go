@@ -275,6 +275,21 @@ func TestOnMariaDB(t *testing.T) {
 		if rep := checkAt(t, out, checker.RepeatableRead); rep.Result.Outcome != checker.Valid {
 			t.Fatalf("second run: %v %+v", rep.Result.Outcome, rep.Result.Anomalies)
 		}
+		// The append mode's dump: the run's lists only, one replica.
+		final := filepath.Join(t.TempDir(), "final.json")
+		if code, stderr := s.runDriver(t, "ser-2", nil, "-final-only", "-final", final); code != 0 || !strings.Contains(stderr, "converged=true") {
+			t.Fatalf("-final-only exit %d: %s", code, stderr)
+		}
+		fs := loadFinal(t, final)
+		if len(fs.Keys) == 0 || len(fs.Replicas[s.addr]) != len(fs.Keys) {
+			t.Fatalf("dump %+v", fs)
+		}
+		for k, v := range fs.Keys {
+			var list []int64
+			if !strings.HasPrefix(k, "dstgen/ser-2/k") || json.Unmarshal(v, &list) != nil || len(list) == 0 {
+				t.Fatalf("dump key %s = %s: want a non-empty list of the second run", k, v)
+			}
+		}
 	})
 	t.Run("wrong_password_fails_every_op_definitely", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "pw")

@@ -91,6 +91,7 @@ func TestSetupRejectsBadInput(t *testing.T) {
 		{[]string{"-endpoints", "h:99999"}, nil, "h:99999"},
 		{[]string{"-endpoints", " , "}, nil, "no endpoint"},
 		{nil, map[string]string{"DSTGEN_SUT_HOSTS": "10.0.0.1"}, ""}, // ok: the contract's hosts
+		{nil, map[string]string{"DSTGEN_MODE": "mixed"}, ""},         // ok: env.yml's default benchmark mode is append
 	} {
 		t.Run(strings.Join(tc.args, " ")+fmt.Sprint(tc.env), func(t *testing.T) {
 			_, _, _, err := configure(t, tc.args, tc.env)
