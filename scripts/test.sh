@@ -2,8 +2,8 @@
 # Runs dstgen's whole test suite. Installs what the tests need when it is
 # missing (a fresh CI machine has none of it): OpenSSH sshd, iptables,
 # iproute2, etcd, shellcheck, chromium (the headless browser test of
-# `dstgen serve`) from Debian; go-task and staticcheck via
-# `go install`. Real-part tests (sshd, network namespaces, iptables) need
+# `dstgen serve`), mariadb-server (the Galera example's driver test)
+# from Debian; go-task and staticcheck via `go install`. Real-part tests (sshd, network namespaces, iptables) need
 # root; as non-root they skip with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
 command -v pgrep >/dev/null 2>&1 || need_apt+=(procps)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "==> apt-get install ${need_apt[*]}"
