@@ -51,6 +51,8 @@ func TestPushCollectCLI(t *testing.T) {
 		}
 	}
 	one := t.TempDir()
+	// A name beside the workdir that nothing else makes (not /tmp/x).
+	escape := filepath.Base(wd) + "-escape"
 	code, _, _ = runCLI(t, "collect", "h1", "a/small.txt", "--into", one, "--env", envPath)
 	if _, err := os.Stat(filepath.Join(one, "small.txt")); code != 0 || err != nil {
 		t.Errorf("single-host collect lands directly in DIR: code %d, %v", code, err)
@@ -65,7 +67,7 @@ func TestPushCollectCLI(t *testing.T) {
 		{"collect no --into", []string{"collect", "h1", "a"}, 2},
 		{"collect missing remote", []string{"collect", "h1", "nope", "--into", one}, 2},
 		{"push missing local", []string{"push", "h1", filepath.Join(src, "nope"), "a"}, 2},
-		{"push climbing dir", []string{"push", "h1", filepath.Join(src, "small.txt"), "../x"}, 2},
+		{"push climbing dir", []string{"push", "h1", filepath.Join(src, "small.txt"), "../" + escape}, 2},
 		{"push unknown target", []string{"push", "zz", filepath.Join(src, "small.txt"), "a"}, 2},
 		{"push too few args", []string{"push", "h1", "a"}, 2},
 	}
@@ -75,7 +77,7 @@ func TestPushCollectCLI(t *testing.T) {
 			t.Errorf("%s: code %d want %d (%q %q)", tc.name, code, tc.code, out, errOut)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(wd, "..", "x")); err == nil {
+	if _, err := os.Stat(filepath.Join(wd, "..", escape)); err == nil {
 		t.Error("push wrote outside the workdir")
 	}
 }
