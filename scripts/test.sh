@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs dstgen's whole test suite. Installs what the tests need when it is
 # missing (a fresh CI machine has none of it): OpenSSH sshd, iptables,
-# iproute2, etcd, shellcheck, chromium (the headless browser test of
+# iproute2, etcd, MariaDB + Galera + rsync (examples/galera), shellcheck, chromium (the headless browser test of
 # `dstgen serve`) from Debian; go-task and staticcheck via
 # `go install`. Real-part tests (sshd, network namespaces, iptables) need
 # root; as non-root they skip with a reason.
@@ -17,6 +17,9 @@ command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
+[ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+[ -e /usr/lib/galera/libgalera_smm.so ] || need_apt+=(galera-4)
+command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v pgrep >/dev/null 2>&1 || need_apt+=(procps)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ "${#need_apt[@]}" -gt 0 ]; then
