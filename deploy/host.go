@@ -19,7 +19,7 @@ func (d *Deployer) Mode(ctx context.Context, h Host) (string, error) { return d.
 
 // StartHost starts the SUT on one host (its unit or its job) without
 // waiting for health: what a nemesis uses to bring a killed member back.
-func (d *Deployer) StartHost(ctx context.Context, h Host) error { return d.startHost(ctx, h) }
+func (d *Deployer) StartHost(ctx context.Context, h Host) error { return d.startHost(ctx, h, false) }
 
 // PIDFile is the pid file of the SUT's job on h (empty under systemd,
 // where the unit's MainPID says it).

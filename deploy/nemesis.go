@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"time"
+
 	"github.com/dstgen/dstgen/nemesis"
 )
 
@@ -11,6 +13,7 @@ import (
 // data dir.
 func (d *Deployer) NemesisHosts(modes map[string]string) []nemesis.Host {
 	out := make([]nemesis.Host, 0, len(d.Hosts))
+	var members []nemesis.Host
 	for _, h := range d.Hosts {
 		nh := nemesis.Host{Host: h.Host, Workdir: h.Workdir}
 		if h.RunsSUT {
@@ -20,7 +23,15 @@ func (d *Deployer) NemesisHosts(modes map[string]string) []nemesis.Host {
 				mode = RunSystemd
 			}
 			if h.Command != "" {
-				nh.SUT.StartScript = d.startScript(h, mode)
+				nh.SUT.StartScript = d.startScript(h, mode, false)
+			}
+			if d.Env.SUT.Bootstrap != nil {
+				b := &nemesis.Bootstrap{StartScript: d.startScript(h, mode, true), Rank: h.Rank,
+					Ready: time.Duration(d.Env.SUT.ReadyTimeoutS) * time.Second}
+				for _, hc := range h.Health {
+					b.Health = append(b.Health, hc.Command)
+				}
+				nh.SUT.Bootstrap = b
 			}
 			if mode == RunSystemd {
 				nh.SUT.Unit = d.Unit()
@@ -30,6 +41,14 @@ func (d *Deployer) NemesisHosts(modes map[string]string) []nemesis.Host {
 			}
 		}
 		out = append(out, nh)
+		if nh.SUT != nil && nh.SUT.Bootstrap != nil {
+			members = append(members, nh)
+		}
+	}
+	// Every member sees the whole cluster (the shared *Bootstrap of each
+	// copy points at the same slice).
+	for _, m := range members {
+		m.SUT.Bootstrap.Cluster = members
 	}
 	return out
 }

@@ -63,9 +63,14 @@ type Host struct {
 	RunsSUT bool     // the host has a role of sut.roles
 	Configs []Config // SUT hosts only
 	Command string   // SUT hosts only: sut.command rendered
-	Binary  string   // SUT hosts only: sut.install.binary rendered
-	Version string   // SUT hosts only: sut.install.version rendered
-	Health  []Health // one per role of the host that declares one
+	// Init, BootstrapCommand and Rank are sut.init, sut.bootstrap.command
+	// and sut.bootstrap.rank rendered (SUT hosts only; "" = not set).
+	Init             string
+	BootstrapCommand string
+	Rank             string
+	Binary           string   // SUT hosts only: sut.install.binary rendered
+	Version          string   // SUT hosts only: sut.install.version rendered
+	Health           []Health // one per role of the host that declares one
 }
 
 // Prepare renders every host's configs, SUT command and health commands.
@@ -120,6 +125,9 @@ func prepareSUT(e *env.Env, dh *Host, sources []string) error {
 		dst        *string
 	}{
 		{"sut.command", e.SUT.Command, &dh.Command},
+		{"sut.init", e.SUT.Init, &dh.Init},
+		{"sut.bootstrap.command", bootstrapField(e, func(b *env.Bootstrap) string { return b.Command }), &dh.BootstrapCommand},
+		{"sut.bootstrap.rank", bootstrapField(e, func(b *env.Bootstrap) string { return b.Rank }), &dh.Rank},
 		{"sut.install.binary", e.SUT.Install.Binary, &dh.Binary},
 		{"sut.install.version", e.SUT.Install.Version, &dh.Version},
 	} {
@@ -158,6 +166,14 @@ func prepareSUT(e *env.Env, dh *Host, sources []string) error {
 		dh.Configs = append(dh.Configs, Config{Template: name, Dest: dest, Data: []byte(data)})
 	}
 	return nil
+}
+
+// bootstrapField is one field of sut.bootstrap, "" when it is not set.
+func bootstrapField(e *env.Env, f func(*env.Bootstrap) string) string {
+	if e.SUT.Bootstrap == nil {
+		return ""
+	}
+	return f(e.SUT.Bootstrap)
 }
 
 // installedName is the file name a template is installed under: its base

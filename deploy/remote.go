@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/internal/bootorder"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/internal/wait"
@@ -34,6 +35,10 @@ type Deployer struct {
 	// PollEvery is the interval of the bounded waits (package install,
 	// readiness); 0 = 1 s.
 	PollEvery time.Duration
+	// BootstrapFrom names the member that must bootstrap when Start finds
+	// no member running (sut.bootstrap; "" = the highest rank). It is
+	// refused, with the reason, unless its rank is the highest.
+	BootstrapFrom string
 
 	mu sync.Mutex
 }
@@ -330,15 +335,78 @@ func (d *Deployer) mode(ctx context.Context, h Host) (string, error) {
 
 // Start starts the SUT on every SUT host where it is not running, then
 // waits, bounded by sut.ready_timeout_s, until every health command
-// answers.
+// answers. With sut.bootstrap the start is ordered (Ordered): the
+// bootstrap member first, the others once it is healthy.
 func (d *Deployer) Start(ctx context.Context) error {
-	if err := d.each(ctx, SUTHosts(d.Hosts), d.startHost); err != nil {
+	if d.Env.SUT.Bootstrap != nil {
+		var all []string
+		for _, h := range SUTHosts(d.Hosts) {
+			all = append(all, h.Name)
+		}
+		if _, err := d.Ordered(ctx, all); err != nil {
+			return err
+		}
+		return d.WaitHealthy(ctx)
+	}
+	if err := d.each(ctx, SUTHosts(d.Hosts), func(ctx context.Context, h Host) error { return d.startHost(ctx, h, false) }); err != nil {
 		return err
 	}
 	return d.WaitHealthy(ctx)
 }
 
-func (d *Deployer) startHost(ctx context.Context, h Host) error {
+// Ordered brings up the SUT members named in want that do not run, by
+// the rule of sut.bootstrap (internal/bootorder, docs/env-yml.md §7.1):
+// nobody bootstraps while a member runs; when none runs, the highest
+// ranked member (or Deployer.BootstrapFrom, checked against the ranks)
+// starts with sut.bootstrap.command, and the others start with
+// sut.command once its health commands pass. It prints the choice and
+// every rank read, and returns what it did.
+func (d *Deployer) Ordered(ctx context.Context, want []string) (bootorder.Result, error) {
+	hs := SUTHosts(d.Hosts)
+	ms := make([]bootorder.Member, len(hs))
+	for i, h := range hs {
+		ms[i] = bootorder.Member{Name: h.Name, Want: slices.Contains(want, h.Name)}
+	}
+	res, err := bootorder.Start(ctx, ms, d.BootstrapFrom, bootorder.Ops{
+		Running: func(ctx context.Context, i int) (bool, error) {
+			st, err := d.hostStatus(ctx, hs[i])
+			return st.State == "running", err
+		},
+		Healthy: func(ctx context.Context, i int) bool {
+			ok, _ := d.healthOnce(ctx, hs[i])
+			return ok
+		},
+		Rank: func(ctx context.Context, i int) bootorder.Rank {
+			out, err := d.Run(ctx, hs[i], bootorder.RankScript(hs[i].Rank))
+			r := bootorder.ParseScript(hs[i].Name, out, err)
+			d.printf("host=%s rank=%s", hs[i].Name, shell.Quote(r.String()))
+			return r
+		},
+		Start: func(ctx context.Context, i int, bootstrap bool) error { return d.startHost(ctx, hs[i], bootstrap) },
+		WaitHealthy: func(ctx context.Context, i int) error {
+			return d.waitHostHealthy(ctx, hs[i])
+		},
+	})
+	boot := res.Bootstrapped
+	if boot == "" {
+		boot = "none"
+	}
+	if res.Why != "" || err == nil {
+		d.printf("sut_order=%s bootstrap=%s why=%s joined=%s", orderWord(err), boot, shell.Quote(res.Why), strings.Join(res.Joined, ","))
+	}
+	return res, err
+}
+
+func orderWord(err error) string {
+	if err != nil {
+		return "failed"
+	}
+	return "done"
+}
+
+// startHost starts the SUT on h with sut.command, or, for the bootstrap
+// member, sut.bootstrap.command; the same job or unit either way.
+func (d *Deployer) startHost(ctx context.Context, h Host, bootstrap bool) error {
 	if h.Command == "" {
 		return fmt.Errorf("sut.command is empty in %s: nothing to start", d.Env.Path)
 	}
@@ -346,9 +414,15 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 	if err != nil {
 		return err
 	}
+	role := ""
+	if bootstrap {
+		role = " as=bootstrap"
+	} else if d.Env.SUT.Bootstrap != nil {
+		role = " as=join"
+	}
 	switch mode {
 	case RunSystemd:
-		out, err := d.Run(ctx, h, d.startScript(h, mode))
+		out, err := d.Run(ctx, h, d.startScript(h, mode, bootstrap))
 		if err != nil {
 			return fmt.Errorf("start %s: %w", d.unit(), err)
 		}
@@ -357,9 +431,9 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 		if kv["already"] == "1" {
 			state = "already-running"
 		}
-		d.printf("host=%s sut=%s mode=systemd unit=%s pid=%s", h.Name, state, d.unit(), kv["pid"])
+		d.printf("host=%s sut=%s mode=systemd unit=%s pid=%s%s", h.Name, state, d.unit(), kv["pid"], role)
 	default:
-		st, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), d.jobArgv(h))
+		st, err := runner.StartJob(ctx, d.Pool, h.Host, h.Workdir, d.jobID(), d.jobArgv(h, bootstrap))
 		if err != nil {
 			return fmt.Errorf("start job %s: %w", d.jobID(), err)
 		}
@@ -367,29 +441,57 @@ func (d *Deployer) startHost(ctx context.Context, h Host) error {
 		if st.Already {
 			state = "already-running"
 		}
-		d.printf("host=%s sut=%s mode=job job=%s pid=%d", h.Name, state, d.jobID(), st.PID)
+		d.printf("host=%s sut=%s mode=job job=%s pid=%d%s", h.Name, state, d.jobID(), st.PID, role)
 	}
 	return nil
 }
 
-func (d *Deployer) jobArgv(h Host) []string { return []string{"sh", "-c", h.Command} }
+// jobArgv is the SUT's process on h: sut.command (or, as the bootstrap
+// member, sut.bootstrap.command), after sut.init when the data dir is
+// empty. The init runs inside the supervised process, so it is bounded
+// by the health wait rather than one 30 s round trip, and every way the
+// SUT is started — deploy, heal, a nemesis's undo — runs it.
+func (d *Deployer) jobArgv(h Host, bootstrap bool) []string {
+	return []string{"sh", "-c", d.shellCommand(h, bootstrap)}
+}
+
+func (d *Deployer) shellCommand(h Host, bootstrap bool) string {
+	cmd := h.Command
+	if bootstrap && h.BootstrapCommand != "" {
+		cmd = h.BootstrapCommand
+	}
+	if h.Init == "" {
+		return cmd
+	}
+	dd := shell.Quote(h.Facts.DataDir)
+	return `if [ -z "$(ls -A ` + dd + ` 2>/dev/null)" ]; then echo "dstgen: data dir "` + dd + `" is empty: running sut.init" >&2; sh -c ` + shell.Quote(h.Init) + ` || { echo "dstgen: sut.init failed (exit $?)" >&2; exit 1; }; fi
+` + cmd
+}
 
 // startScript is the shell text that starts the SUT on h in mode, the one
 // way deploy starts it: a transient systemd unit (after stopping the units
-// sut.stop_units names), or dstgen job sut-<name>. A kill's undo script
-// holds it, so `dstgen heal` restarts a SUT dstgen killed the same way.
-func (d *Deployer) startScript(h Host, mode string) string {
+// sut.stop_units names), or dstgen job sut-<name>; as the bootstrap member
+// when bootstrap is set. A kill's undo script holds it, so `dstgen heal`
+// restarts a SUT dstgen killed the same way. With sut.bootstrap the unit
+// does not restart itself (Restart=no): an automatic restart cannot follow
+// the ordering rule, and a bootstrap member restarted with its bootstrap
+// command while the others run would start a second cluster.
+func (d *Deployer) startScript(h Host, mode string, bootstrap bool) string {
 	if mode != RunSystemd {
-		return runner.JobStartScript(h.Workdir, d.jobID(), d.jobArgv(h))
+		return runner.JobStartScript(h.Workdir, d.jobID(), d.jobArgv(h, bootstrap))
 	}
 	var stops strings.Builder
 	for _, u := range d.Env.SUT.StopUnits {
 		fmt.Fprintf(&stops, "if systemctl is-active --quiet %[1]s; then $SUDO systemctl stop %[1]s && echo stopped_unit=%[1]s; fi\n", shell.Quote(u))
 	}
+	restart := "--property=Restart=on-failure --property=RestartSec=2"
+	if d.Env.SUT.Bootstrap != nil {
+		restart = "--property=Restart=no"
+	}
 	u := shell.Quote(d.unit())
 	return asRoot + stops.String() + `if systemctl is-active --quiet ` + u + `; then echo already=1; else
 $SUDO systemctl reset-failed ` + u + ` 2>/dev/null
-$SUDO systemd-run --quiet --unit=` + u + ` --property=Restart=on-failure --property=RestartSec=2 --working-directory=` + shell.Quote(h.Workdir) + ` sh -c ` + shell.Quote(h.Command) + ` || exit $?
+$SUDO systemd-run --quiet --unit=` + u + ` ` + restart + ` --working-directory=` + shell.Quote(h.Workdir) + ` sh -c ` + shell.Quote(d.shellCommand(h, bootstrap)) + ` || exit $?
 fi
 echo pid=$(systemctl show -p MainPID --value ` + u + `)`
 }
@@ -444,57 +546,65 @@ func (d *Deployer) Status(ctx context.Context) ([]Status, error) {
 	hs := SUTHosts(d.Hosts)
 	out := make([]Status, len(hs))
 	err := d.each(ctx, hs, func(ctx context.Context, h Host) error {
-		i := indexOf(hs, h.Name)
-		mode, err := d.mode(ctx, h)
+		s, err := d.hostStatus(ctx, h)
 		if err != nil {
 			return err
 		}
-		s := Status{Host: h.Name, Mode: mode}
-		if mode == RunSystemd {
-			u := shell.Quote(d.unit())
-			o, err := d.Run(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
-			if err != nil {
-				return err
-			}
-			kv := keyValues(o)
-			s.PID, _ = strconv.Atoi(kv["pid"])
-			switch kv["state"] {
-			case "active", "activating", "reloading":
-				s.State = "running"
-			case "failed":
-				s.State = "failed"
-			default:
-				s.State = "stopped"
-			}
-			s.Detail = kv["state"]
-		} else {
-			st, err := runner.JobStatusOf(ctx, d.Pool, h.Host, h.Workdir, d.jobID())
-			if err != nil {
-				return err
-			}
-			s.PID, s.Detail = st.PID, st.Status
-			switch st.Status {
-			case runner.StatusRunning:
-				s.State = "running"
-			case runner.StatusAbsent:
-				s.State = "stopped"
-			case runner.StatusFinished:
-				// Ended by a stop (ours, or a job stop): stopped, not a
-				// crash; ended on its own: failed, with its exit code.
-				s.State = "failed"
-				if st.Stopped != "" {
-					s.State, s.Detail = "stopped", "stopped by "+st.Stopped
-				} else if st.RC != nil {
-					s.Detail = "exited rc=" + strconv.Itoa(*st.RC)
-				}
-			default: // lost: started and gone without an exit code
-				s.State = "failed"
-			}
-		}
-		out[i] = s
+		out[indexOf(hs, h.Name)] = s
 		return nil
 	})
 	return out, err
+}
+
+// hostStatus is Status of one SUT host.
+func (d *Deployer) hostStatus(ctx context.Context, h Host) (Status, error) {
+	mode, err := d.mode(ctx, h)
+	if err != nil {
+		return Status{}, err
+	}
+	s := Status{Host: h.Name, Mode: mode}
+	if mode == RunSystemd {
+		u := shell.Quote(d.unit())
+		o, err := d.Run(ctx, h, `echo state=$(systemctl is-active `+u+` 2>/dev/null); echo pid=$(systemctl show -p MainPID --value `+u+` 2>/dev/null)`)
+		if err != nil {
+			return Status{}, err
+		}
+		kv := keyValues(o)
+		s.PID, _ = strconv.Atoi(kv["pid"])
+		switch kv["state"] {
+		case "active", "activating", "reloading":
+			s.State = "running"
+		case "failed":
+			s.State = "failed"
+		default:
+			s.State = "stopped"
+		}
+		s.Detail = kv["state"]
+		return s, nil
+	}
+	st, err := runner.JobStatusOf(ctx, d.Pool, h.Host, h.Workdir, d.jobID())
+	if err != nil {
+		return Status{}, err
+	}
+	s.PID, s.Detail = st.PID, st.Status
+	switch st.Status {
+	case runner.StatusRunning:
+		s.State = "running"
+	case runner.StatusAbsent:
+		s.State = "stopped"
+	case runner.StatusFinished:
+		// Ended by a stop (ours, or a job stop): stopped, not a
+		// crash; ended on its own: failed, with its exit code.
+		s.State = "failed"
+		if st.Stopped != "" {
+			s.State, s.Detail = "stopped", "stopped by "+st.Stopped
+		} else if st.RC != nil {
+			s.Detail = "exited rc=" + strconv.Itoa(*st.RC)
+		}
+	default: // lost: started and gone without an exit code
+		s.State = "failed"
+	}
+	return s, nil
 }
 
 // RestartFailed starts the SUT again on every SUT host of only (all
@@ -513,12 +623,37 @@ func (d *Deployer) RestartFailed(ctx context.Context, only []string) ([]Status, 
 	}
 	var restarted []Status
 	var errs []error
+	if d.Env.SUT.Bootstrap != nil {
+		// The same rule as deploy's start: join while a member runs,
+		// bootstrap from the highest rank when none does.
+		var want []string
+		byHost := map[string]Status{}
+		for _, st := range sts {
+			if st.State == "failed" && (len(only) == 0 || slices.Contains(only, st.Host)) {
+				want = append(want, st.Host)
+				byHost[st.Host] = st
+			}
+		}
+		if len(want) == 0 {
+			return nil, nil
+		}
+		res, err := d.Ordered(ctx, want)
+		for _, n := range append([]string{res.Bootstrapped}, res.Joined...) {
+			if st, ok := byHost[n]; ok {
+				restarted = append(restarted, st)
+			}
+		}
+		if err != nil {
+			return restarted, fmt.Errorf("restart the SUT in order: %w", err)
+		}
+		return restarted, nil
+	}
 	for _, st := range sts {
 		if st.State != "failed" || len(only) > 0 && !slices.Contains(only, st.Host) {
 			continue
 		}
 		h := d.Hosts[indexOf(d.Hosts, st.Host)]
-		if err := d.startHost(ctx, h); err != nil {
+		if err := d.startHost(ctx, h, false); err != nil {
 			errs = append(errs, fmt.Errorf("%s: restart the SUT: %w", st.Host, err))
 			continue
 		}
@@ -584,12 +719,52 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 				d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), shell.Quote(r.Output))
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("not healthy after %s: %s", limit, strings.Join(bad, ", "))
+				return fmt.Errorf("not healthy after %s: %s", limit, strings.Join(bad, "; "))
 			}
 			return nil
 		}
 		if err := wait.Sleep(ctx, d.every()); err != nil {
 			return err
+		}
+	}
+}
+
+// healthOnce runs h's health commands once: all passed, and the first
+// failure (its role and what it printed) otherwise.
+func (d *Deployer) healthOnce(ctx context.Context, h Host) (bool, HealthResult) {
+	for _, hc := range h.Health {
+		out, err := d.Run(ctx, h, "sh -c "+shell.Quote(hc.Command)+" 2>&1")
+		r := HealthResult{Host: h.Name, Role: hc.Role, OK: err == nil, Output: oneline.Fold(oneline.First(out))}
+		if err != nil {
+			if r.Output == "" {
+				r.Output = oneline.Fold(err.Error())
+			}
+			return false, r
+		}
+	}
+	return true, HealthResult{Host: h.Name, OK: true}
+}
+
+// waitHostHealthy polls h's health commands until they pass, bounded by
+// sut.ready_timeout_s; the error names the member and what its health
+// command printed last.
+func (d *Deployer) waitHostHealthy(ctx context.Context, h Host) error {
+	limit := time.Duration(d.Env.SUT.ReadyTimeoutS) * time.Second
+	if limit <= 0 {
+		limit = 60 * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		ok, r := d.healthOnce(ctx, h)
+		if ok {
+			d.printf("host=%s health=ok", h.Name)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not healthy after %s: the health command of role %s printed last: %s", limit, r.Role, shell.Quote(r.Output))
+		}
+		if err := wait.Sleep(ctx, d.every()); err != nil {
+			return fmt.Errorf("wait for health: %w (the health command of role %s printed last: %s)", err, r.Role, shell.Quote(r.Output))
 		}
 	}
 }
@@ -621,7 +796,7 @@ func failing(res []HealthResult) []string {
 	var bad []string
 	for _, r := range res {
 		if !r.OK {
-			bad = append(bad, r.Host+" ("+r.Role+": "+r.Output+")")
+			bad = append(bad, r.Host+" (the health command of role "+r.Role+" printed last: "+shell.Quote(r.Output)+")")
 		}
 	}
 	return bad

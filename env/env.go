@@ -102,11 +102,20 @@ type SUT struct {
 	Roles []string `yaml:"roles"` // hosts with one of these roles run the SUT; deploy touches no other
 	// Run is how the SUT process is supervised: auto (systemd when the
 	// host has it, else a dstgen job), systemd (a transient unit) or job.
-	Run     string   `yaml:"run"`
-	Install Install  `yaml:"install"`
-	Command string   `yaml:"command"`  // the SUT's foreground command on one host
-	DataDir string   `yaml:"data_dir"` // the SUT's real data dir; clean:data wipes it
-	Configs []Config `yaml:"configs"`
+	Run     string  `yaml:"run"`
+	Install Install `yaml:"install"`
+	Command string  `yaml:"command"`  // the SUT's foreground command on one host
+	DataDir string  `yaml:"data_dir"` // the SUT's real data dir; clean:data wipes it
+	// Init runs on a member, inside its start, before its command when
+	// its data dir is empty (e.g. mariadb-install-db): a per-host
+	// template; "" = nothing to initialise.
+	Init string `yaml:"init"`
+	// Bootstrap makes every start of the SUT ordered (docs/env-yml.md
+	// §7.1): when no member runs, the highest ranked one starts first with
+	// Bootstrap.Command and the others join once it is healthy; nil = the
+	// members start side by side.
+	Bootstrap *Bootstrap `yaml:"bootstrap"`
+	Configs   []Config   `yaml:"configs"`
 	// Health is one command per role that exits 0 when the SUT answers
 	// on this host ("" = no check for that role).
 	Health map[string]string `yaml:"health"`
@@ -115,6 +124,20 @@ type SUT struct {
 	StopUnits []string `yaml:"stop_units"`
 	// ReadyTimeoutS bounds how long deploy waits for health after start.
 	ReadyTimeoutS int `yaml:"ready_timeout_s"`
+}
+
+// Bootstrap is sut.bootstrap: how the first member of a cluster that
+// must be bootstrapped (a Galera cluster, a replica set) starts, and how
+// dstgen picks that member. Both are per-host templates.
+type Bootstrap struct {
+	// Command is the bootstrap member's foreground command (e.g. mariadbd
+	// --wsrep-new-cluster); the other members run sut.command.
+	Command string `yaml:"command"`
+	// Rank runs on every member while none runs and prints one line: an
+	// integer, optionally followed by a note (the highest bootstraps, ties
+	// to the first in hosts order), or "refuse: <reason>" when this member
+	// must not bootstrap; a non-zero exit refuses too.
+	Rank string `yaml:"rank"`
 }
 
 // Install is what deploy installs on a SUT host and how it verifies it.

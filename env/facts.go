@@ -48,6 +48,10 @@ type Facts struct {
 type SUTFacts struct {
 	Name  string
 	Roles []string
+	// Members are the hosts that run the SUT (those of sut.roles, every
+	// host when it is empty), in env.yml order: a cluster address lists
+	// them, a health check counts them.
+	Members []HostFacts
 }
 
 // HostWorkdir is h's work dir: its own, or the top-level one.
@@ -74,6 +78,9 @@ func (e *Env) FactsFor(h Host) (Facts, error) {
 		for _, r := range o.Roles {
 			f.Roles[r] = append(f.Roles[r], hf)
 		}
+	}
+	for _, o := range e.SUTHosts() {
+		f.SUT.Members = append(f.SUT.Members, e.hostFacts(o))
 	}
 	maps.Copy(f.Vars, e.Parameters)
 	maps.Copy(f.Vars, h.Vars)

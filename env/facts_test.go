@@ -100,3 +100,18 @@ func TestWorkloadEnvDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestFactsSUTMembers(t *testing.T) {
+	e, err := Parse("env.yml", []byte("hosts:\n  - {name: m1, address: 10.0.0.1, roles: [db]}\n  - {name: c1, address: 10.0.0.9, roles: [client]}\n  - {name: m2, address: 10.0.0.2, roles: [db]}\nsut:\n  roles: [db]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.FactsFor(e.Hosts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Render("t", "gcomm://{{ range $i, $m := .SUT.Members }}{{ if $i }},{{ end }}{{ $m.Address }}{{ end }} n={{ len .SUT.Members }}", f)
+	if err != nil || got != "gcomm://10.0.0.1,10.0.0.2 n=2" {
+		t.Errorf("render = %q, %v", got, err)
+	}
+}

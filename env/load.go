@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -832,6 +833,9 @@ func (l *loader) sut(e *Env) error {
 	case u.ReadyTimeoutS < 0:
 		return l.errf(l.line("sut", "ready_timeout_s"), "sut.ready_timeout_s must not be negative")
 	}
+	if err := l.bootstrap(e); err != nil {
+		return err
+	}
 	var err error
 	if u.Install.Artifact, err = l.path(e, u.Install.Artifact, l.line("sut", "install", "artifact")); err != nil {
 		return err
@@ -853,6 +857,45 @@ func (l *loader) sut(e *Env) error {
 		if !st.Mode().IsRegular() {
 			return l.errf(tl, "sut.configs[%d].template %s is not a regular file", i, c.Template)
 		}
+	}
+	return nil
+}
+
+// bootstrap checks sut.bootstrap: an ordered start needs both of its
+// commands, sut.command for the members that join, and a health command
+// for every SUT role, since the others start only once the bootstrap
+// member answers.
+func (l *loader) bootstrap(e *Env) error {
+	u := &e.SUT
+	b := u.Bootstrap
+	if b == nil {
+		return nil
+	}
+	ln := l.line("sut", "bootstrap")
+	if strings.TrimSpace(b.Command) == "" {
+		return l.errf(l.line("sut", "bootstrap", "command"), "sut.bootstrap.command is empty: it starts the first member (e.g. mariadbd --wsrep-new-cluster)")
+	}
+	if strings.TrimSpace(b.Rank) == "" {
+		return l.errf(l.line("sut", "bootstrap", "rank"), "sut.bootstrap.rank is empty: dstgen compares the members before one bootstraps (a command printing an integer per member; the highest bootstraps)")
+	}
+	if strings.TrimSpace(u.Command) == "" {
+		return l.errf(ln, "sut.bootstrap needs sut.command: the command the other members start with to join the bootstrap member")
+	}
+	var roles []string
+	for _, h := range e.SUTHosts() {
+		for _, r := range h.Roles {
+			if (len(u.Roles) == 0 || slices.Contains(u.Roles, r)) && !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
+		}
+	}
+	for _, r := range roles {
+		if strings.TrimSpace(u.Health[r]) == "" {
+			return l.errf(ln, "sut.bootstrap needs a sut.health command for role %q: the other members start only once the bootstrap member answers it", r)
+		}
+	}
+	if len(roles) == 0 {
+		return l.errf(ln, "sut.bootstrap: no SUT host has a role, so no sut.health command can say the bootstrap member answers")
 	}
 	return nil
 }

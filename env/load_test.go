@@ -497,3 +497,39 @@ func TestDuplicateAddress(t *testing.T) {
 		})
 	}
 }
+
+// sut.bootstrap is refused at load, with its line, unless an ordered
+// start can run: both commands, sut.command, a health command per role.
+func TestBootstrapValidation(t *testing.T) {
+	const hosts = "hosts:\n  - {name: a, address: b, roles: [db]}\n  - {name: c, address: d, roles: [db, client]}\n"
+	const good = "sut:\n  roles: [db]\n  command: db\n  bootstrap:\n    command: db --new\n    rank: cat seqno\n  health:\n    db: db-ping\n"
+	for _, c := range []struct{ name, in, want string }{
+		{"good", hosts + good, ""},
+		{"null bootstrap", hosts + "sut:\n  command: db\n  bootstrap: null\n", ""},
+		{"init only", hosts + "sut:\n  command: db\n  init: db-init\n", ""},
+		{"empty command", hosts + "sut:\n  roles: [db]\n  command: db\n  bootstrap:\n    rank: cat seqno\n  health: {db: ping}\n", "env.yml:7: sut.bootstrap.command is empty"},
+		{"empty rank", hosts + "sut:\n  roles: [db]\n  command: db\n  bootstrap:\n    command: db --new\n    rank: ' '\n  health: {db: ping}\n", "env.yml:9: sut.bootstrap.rank is empty"},
+		{"no sut.command", hosts + "sut:\n  roles: [db]\n  bootstrap:\n    command: db --new\n    rank: r\n  health: {db: ping}\n", "env.yml:6: sut.bootstrap needs sut.command"},
+		{"no health", hosts + "sut:\n  roles: [db]\n  command: db\n  bootstrap:\n    command: db --new\n    rank: r\n", `env.yml:7: sut.bootstrap needs a sut.health command for role "db"`},
+		{"health of another role only", hosts + "sut:\n  roles: [db]\n  command: db\n  bootstrap: {command: x, rank: r}\n  health: {client: ping}\n", `env.yml:7: sut.bootstrap needs a sut.health command for role "db"`},
+		{"every host is SUT: every role needs health", hosts + "sut:\n  command: db\n  bootstrap: {command: x, rank: r}\n  health: {db: ping}\n", `env.yml:6: sut.bootstrap needs a sut.health command for role "client"`},
+		{"typo", hosts + "sut:\n  command: db\n  bootstrap: {comand: x, rank: r}\n", `env.yml:6: unknown key "sut.bootstrap.comand"`},
+		{"not a mapping", hosts + "sut:\n  command: db\n  bootstrap: mariadbd --wsrep-new-cluster\n", "env.yml:6: sut.bootstrap: expected a mapping"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := Parse("env.yml", []byte(c.in))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if c.name == "good" && (e.SUT.Bootstrap == nil || e.SUT.Bootstrap.Command != "db --new" || e.SUT.Bootstrap.Rank != "cat seqno") {
+					t.Errorf("bootstrap = %+v", e.SUT.Bootstrap)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line starting %q", err, c.want)
+			}
+		})
+	}
+}

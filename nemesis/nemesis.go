@@ -68,6 +68,25 @@ type SUT struct {
 	// kill arms it, guarded by "not running", as its undo script, so a
 	// heal — or `dstgen heal` after a crash — brings the SUT back.
 	StartScript string
+	// Bootstrap is set for a SUT whose members start in order
+	// (sut.bootstrap): a restart of this member follows bootorder's rule
+	// over Bootstrap.Cluster instead of StartScript alone.
+	Bootstrap *Bootstrap
+}
+
+// Bootstrap is what an ordered restart needs of one member.
+type Bootstrap struct {
+	// StartScript starts this member as the bootstrap member (its job or
+	// unit running sut.bootstrap.command).
+	StartScript string
+	Rank        string   // sut.bootstrap.rank rendered for this member
+	Health      []string // its sut.health commands, rendered
+	// Ready bounds the wait for the bootstrap member's health.
+	Ready time.Duration
+	// Cluster is every SUT member (this one included), in env.yml
+	// order, each with its own SUT and Bootstrap: the rule looks at all
+	// of them, whichever hosts a heal was given.
+	Cluster []Host
 }
 
 // Fault is one window to inject, with its targets already resolved.

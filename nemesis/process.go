@@ -360,7 +360,15 @@ func (k killNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, error
 	for _, t := range ts {
 		// The way back is on the host before the SUT is killed: a crash of
 		// dstgen between the two leaves something `dstgen heal` restarts.
-		if t.h.SUT.StartScript != "" {
+		switch {
+		case ordered([]Host{t.h}):
+			// Restarted in order by the heal (or HealAll), never by a
+			// script of this host alone (ordered.go).
+			if err := armUndo(ctx, x, t.h, f.tag(), orderedUndoKind, orderedUndo(t.h)); err != nil {
+				return a, fmt.Errorf("%s: %w", k.id, err)
+			}
+			t.armed = true
+		case t.h.SUT.StartScript != "":
 			if err := armUndo(ctx, x, t.h, f.tag(), restartUndoKind, restartUndo(t.h.SUT)); err != nil {
 				return a, fmt.Errorf("%s: %w", k.id, err)
 			}
@@ -463,6 +471,13 @@ func (a *killActive) TargetCheck(ctx context.Context) (*session.Evidence, error)
 // healed at once, each within its own bound, so one slow start does not
 // starve the others; the restart undo of a healed target is removed.
 func (a *killActive) Heal(ctx context.Context) error {
+	hs := make([]Host, len(a.targets))
+	for i, t := range a.targets {
+		hs[i] = t.h
+	}
+	if ordered(hs) {
+		return a.healOrdered(ctx, hs)
+	}
 	errs := make([]error, len(a.targets))
 	var wg sync.WaitGroup
 	for i, t := range a.targets {
@@ -483,6 +498,34 @@ func (a *killActive) Heal(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// healOrdered is Heal for a SUT that starts in order: the targets that
+// run none are restarted together by the bootstrap rule (after a kill of
+// every member, the highest ranked bootstraps and the others join once it
+// is healthy), then each must show a new pid; the undo scripts are
+// removed, not run (they only mark the member for HealAll).
+func (a *killActive) healOrdered(ctx context.Context, hs []Host) error {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderedBound(hs)+startWait)
+	defer cancel()
+	if _, err := orderedRestart(tctx, a.x, hs); err != nil {
+		return fmt.Errorf("%s heal: %w", a.id, err)
+	}
+	var errs []error
+	for _, t := range a.targets {
+		cur, err := waitNewPID(tctx, a.x, t.h, t.old)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s heal: %w", a.id, err))
+			continue
+		}
+		t.now = cur
+		if t.armed {
+			if err := Unguard(tctx, a.x, t.h, a.epoch, orderedUndoKind); err != nil {
+				errs = append(errs, fmt.Errorf("%s heal: %w", a.id, err))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -517,6 +560,20 @@ func (restartNemesis) Inject(ctx context.Context, x Exec, f Fault) (Active, erro
 		}
 		if !t.exited {
 			return a, fmt.Errorf("restart on %s: pid %d still running %s after SIGTERM", t.h.Name, t.old.PID, killWait)
+		}
+		if ordered([]Host{t.h}) {
+			// Joins the members that run; the last member of a cluster
+			// restarted alone bootstraps again (its rank is read first).
+			tctx, cancel := context.WithTimeout(ctx, orderedBound([]Host{t.h}))
+			_, err = orderedRestart(tctx, x, []Host{t.h})
+			if err == nil {
+				t.now, err = waitNewPID(tctx, x, t.h, t.old)
+			}
+			cancel()
+			if err != nil {
+				return a, fmt.Errorf("restart: %w", err)
+			}
+			continue
 		}
 		if t.now, err = restartSUT(ctx, x, t.h, t.old); err != nil {
 			return a, fmt.Errorf("restart: %w", err)

@@ -148,6 +148,67 @@ func deadmanScript(h Host, tag, kind string, lease int) string {
 		fmt.Sprintf("$S nohup sh -c %s dstgen-deadman %s %s \"$tok\" </dev/null >/dev/null 2>&1 &\n", shell.Quote(loop), shell.Quote(u), shell.Quote(u+leaseSuffix))
 }
 
+// healOrdered restarts, by the bootstrap rule, the members whose undo
+// scripts HealAll listed as ordered (pending[i] for hosts[i]) and removes
+// those scripts once their members run; a member without the ordering
+// (env.yml no longer says sut.bootstrap) gets the guarded plain restart.
+func healOrdered(ctx context.Context, x Exec, hosts []Host, pending [][]string) ([]Removed, error) {
+	var down, plain []Host
+	var errs []string
+	for i, h := range hosts {
+		if len(pending[i]) == 0 {
+			continue
+		}
+		switch {
+		case ordered([]Host{h}):
+			down = append(down, h)
+		case h.SUT != nil && h.SUT.StartScript != "":
+			plain = append(plain, h)
+		default:
+			errs = append(errs, fmt.Sprintf("%s: undo %s: the SUT has no start command dstgen can run", h.Name, strings.Join(pending[i], ", ")))
+		}
+	}
+	ok := map[string]string{}
+	if len(down) > 0 {
+		tctx, cancel := context.WithTimeout(ctx, orderedBound(down)+startWait)
+		what, err := orderedRestart(tctx, x, down)
+		cancel()
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			for _, h := range down {
+				ok[h.Name] = what
+			}
+		}
+	}
+	for _, h := range plain {
+		if _, err := x.Run(ctx, h.Host, restartUndo(h.SUT)); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: restart the SUT: %v", h.Name, err))
+			continue
+		}
+		ok[h.Name] = "restarted without ordering"
+	}
+	var out []Removed
+	for i, h := range hosts {
+		what, done := ok[h.Name]
+		if !done {
+			continue
+		}
+		for _, name := range pending[i] {
+			p := shell.Quote(path.Join(undoDir(h.Workdir), name+".sh"))
+			if _, err := x.Run(ctx, h.Host, "rm -f "+p+" "+shell.Quote(path.Join(undoDir(h.Workdir), name+".sh"+leaseSuffix))); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: remove undo %s: %v", h.Name, name, err))
+				continue
+			}
+			out = append(out, Removed{Host: h.Name, What: "undo " + name + " (" + what + ")"})
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
 // Removed is one thing HealAll took away.
 type Removed struct {
 	Host string
@@ -178,7 +239,9 @@ func sweepScript(h Host, list bool, keep []string) string {
 	if list {
 		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] && echo \"left undo $(basename \"$f\" .sh)\"; done\n", dir)
 	} else {
-		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; %sif sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir, skip)
+		// An ordered restart's undo is the caller's to carry out, over
+		// the whole cluster (ordered.go): listed, not run.
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; %scase \"$f\" in *.%s.sh) echo \"ordered $(basename \"$f\" .sh)\"; continue;; esac; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir, skip, orderedUndoKind)
 	}
 	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
 	// first (-w waits for the xtables lock).
@@ -272,6 +335,7 @@ func HealAll(ctx context.Context, x Exec, hosts []Host, keep ...string) ([]Remov
 		errs    []string
 	}
 	res := make([]result, len(hosts))
+	pending := make([][]string, len(hosts)) // ordered undo tags per host
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Add(1)
@@ -279,7 +343,9 @@ func HealAll(ctx context.Context, x Exec, hosts []Host, keep ...string) ([]Remov
 			defer wg.Done()
 			stdout, err := x.Run(ctx, h.Host, healAllScript(h, keep))
 			for _, line := range strings.Split(stdout, "\n") {
-				if what, ok := strings.CutPrefix(line, "removed "); ok {
+				if name, ok := strings.CutPrefix(line, "ordered "); ok {
+					pending[i] = append(pending[i], name)
+				} else if what, ok := strings.CutPrefix(line, "removed "); ok {
 					res[i].removed = append(res[i].removed, Removed{Host: h.Name, What: what})
 				} else if what, ok := strings.CutPrefix(line, "failed "); ok {
 					res[i].errs = append(res[i].errs, fmt.Sprintf("%s: %s did not succeed", h.Name, what))
@@ -297,6 +363,11 @@ func HealAll(ctx context.Context, x Exec, hosts []Host, keep ...string) ([]Remov
 	wg.Wait()
 	var out []Removed
 	var errs []string
+	rm, err := healOrdered(ctx, x, hosts, pending)
+	out = append(out, rm...)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
 	for _, r := range res {
 		out = append(out, r.removed...)
 		errs = append(errs, r.errs...)

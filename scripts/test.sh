@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs dstgen's whole test suite. Installs what the tests need when it is
 # missing (a fresh CI machine has none of it): OpenSSH sshd, iptables,
-# iproute2, etcd, shellcheck, chromium (the headless browser test of
-# `dstgen serve`), mariadb-server (the Galera example's driver test)
-# from Debian; go-task and staticcheck via `go install`. Real-part tests (sshd, network namespaces, iptables) need
+# iproute2, etcd, MariaDB + Galera + rsync (examples/galera), shellcheck, chromium (the headless browser test of
+# `dstgen serve`) from Debian; go-task and staticcheck via
+# `go install`. Real-part tests (sshd, network namespaces, iptables) need
 # root; as non-root they skip with a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +17,11 @@ command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
+[ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+[ -e /usr/lib/galera/libgalera_smm.so ] || need_apt+=(galera-4)
+command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v pgrep >/dev/null 2>&1 || need_apt+=(procps)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
-command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "==> apt-get install ${need_apt[*]}"

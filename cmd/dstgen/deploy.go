@@ -23,12 +23,14 @@ var deploySteps = []string{"install", "configure", "driver", "start"}
 // reach the rendered templates (.Benchmark) and the driver contract.
 type deployFlags struct {
 	runnerFlags
-	set []string
+	set       []string
+	bootstrap string
 }
 
 func (f *deployFlags) register(cmd *cobra.Command) {
 	f.runnerFlags.register(cmd)
 	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a benchmark value for this call: rate=N, duration=S, mode=M, dataset=D, seed=N (repeatable)")
+	cmd.Flags().StringVar(&f.bootstrap, "bootstrap-from", "", "with sut.bootstrap: the member that bootstraps when none runs (refused, with the reason, unless its rank is the highest)")
 }
 
 // openDeployer loads env.yml, applies --set, renders every host and opens
@@ -48,7 +50,17 @@ func (f *deployFlags) openDeployer(out io.Writer) (*deploy.Deployer, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: out}, nil
+	if f.bootstrap != "" {
+		if e.SUT.Bootstrap == nil {
+			pool.Close()
+			return nil, fmt.Errorf("--bootstrap-from %s: %s has no sut.bootstrap (its members start side by side)", f.bootstrap, e.Path)
+		}
+		if !slices.ContainsFunc(deploy.SUTHosts(hs), func(h deploy.Host) bool { return h.Name == f.bootstrap }) {
+			pool.Close()
+			return nil, fmt.Errorf("--bootstrap-from %q is not a SUT host of %s", f.bootstrap, e.Path)
+		}
+	}
+	return &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: out, BootstrapFrom: f.bootstrap}, nil
 }
 
 // applySets applies --set key=value overrides to the benchmark section.

@@ -1,0 +1,290 @@
+// Package deploy holds the Galera example's deploy files; this test brings
+// a real 3-member MariaDB Galera cluster up on a dstgen testbed through
+// dstgen's deploy path, from an env.yml like a user's.
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dstgen/dstgen/deploy"
+	"github.com/dstgen/dstgen/env"
+	"github.com/dstgen/dstgen/nemesis"
+	"github.com/dstgen/dstgen/runner"
+	"github.com/dstgen/dstgen/testbed"
+	"github.com/dstgen/dstgen/testsupport/sshtest"
+)
+
+// sutYAML is the sut: block of examples/galera/README.md ("Deploy"), with
+// the repository's files named by absolute path (EXAMPLE).
+const sutYAML = `
+sut:
+  name: galera
+  roles: [galera]
+  run: job
+  install: {binary: /usr/sbin/mariadbd, version: "/usr/sbin/mariadbd --version"}
+  data_dir: "{{ .Host.Workdir }}/data/mysql"
+  configs:
+    - template: EXAMPLE/deploy/galera.cnf.tmpl
+    - template: EXAMPLE/scripts/start.sh
+    - template: EXAMPLE/scripts/rank.sh
+    - template: EXAMPLE/scripts/healthy.sh
+  init: mariadb-install-db --defaults-file={{ .Host.Workdir }}/etc/galera.cnf --user=mysql --skip-test-db
+  command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf
+  bootstrap:
+    command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf --wsrep-new-cluster
+    rank: sh {{ .Host.Workdir }}/etc/rank.sh {{ .Host.Workdir }}/etc/galera.cnf
+  health:
+    galera: sh {{ .Host.Workdir }}/etc/healthy.sh {{ .Host.Workdir }}/etc/galera.cnf {{ len .SUT.Members }}
+  ready_timeout_s: 90
+`
+
+func requireGalera(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces of the testbed)")
+	}
+	for _, f := range []string{"/usr/sbin/mariadbd", "/usr/bin/mariadb", "/usr/bin/mariadb-install-db", "/usr/lib/galera/libgalera_smm.so", "/usr/bin/rsync"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("%s missing (apt-get install mariadb-server galera-4 rsync): %v", f, err)
+		}
+	}
+}
+
+// sql runs a statement on member i through its socket (namespaces share
+// the filesystem, so the control node reaches it).
+func sql(t *testing.T, st *testbed.State, i int, q string) string {
+	t.Helper()
+	out, err := exec.Command("mariadb", "--defaults-file="+filepath.Join(st.Hosts[i].Workdir, "etc", "galera.cnf"),
+		"--connect-timeout=5", "-N", "-B", "-e", q).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %s: %v: %s", st.Hosts[i].Name, q, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestGaleraOrderedDeployKillAndHeal: deploy bootstraps h1 (all ranks
+// equal, fresh) and the others join: 3 Synced, cluster size 3. A member
+// killed with kill-9 comes back through `dstgen heal --all`'s path
+// (HealAll + RestartFailed) by joining, with IST. h1 killed, then h2 and
+// h3: a bootstrap from h1 (less advanced) is refused with the ranks, and
+// the heal bootstraps from h2 (the highest seqno, the first of the tie)
+// with no row lost. Teardown leaves no mariadbd and no namespace.
+func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
+	requireGalera(t)
+	sshtest.LockNet(t)
+	if err := testbed.CheckTools(exec.LookPath); err != nil {
+		t.Skip("testbed:", err)
+	}
+	example, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir (mode 0700): mariadbd runs as mysql, which must
+	// reach the data dirs below it.
+	dir, err := os.MkdirTemp("", "dstgen-galera-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tbDir := filepath.Join(dir, "tb")
+	var seen []int // every SUT pid the test saw, checked gone at the end
+	upped := false
+	t.Cleanup(func() {
+		defer os.RemoveAll(dir)
+		if _, err := testbed.Down(context.Background(), tbDir); err != nil {
+			t.Errorf("testbed down: %v", err)
+		}
+		if !upped {
+			return // another testbed holds the subnet: its namespaces are not ours
+		}
+		for _, p := range seen {
+			if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("pid %d still there after testbed down (kill 0: %v)", p, err)
+			}
+		}
+		if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "dstgen-tb-") {
+			t.Errorf("namespaces left after testbed down:\n%s", out)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	start := time.Now()
+	up, err := testbed.Up(ctx, testbed.Config{Dir: tbDir, N: 4, Roles: []string{"galera", "galera", "galera", "client"}, DataMiB: 256})
+	if err != nil {
+		t.Fatalf("testbed up: %v", err)
+	}
+	upped = true
+	st := up.State
+	y, err := testbed.EnvYAML(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envPath := filepath.Join(dir, "env.yml")
+	if err := os.WriteFile(envPath, append(y, strings.ReplaceAll(sutYAML, "EXAMPLE", example)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := env.Load(envPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := deploy.Prepare(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := runner.NewPool(e, runner.Options{})
+	defer pool.Close()
+	var out bytes.Buffer
+	d := &deploy.Deployer{Env: e, Pool: pool, Hosts: hs, Out: &out}
+	for _, step := range []func(context.Context) error{d.Install, d.Configure, d.Start} {
+		if err := step(ctx); err != nil {
+			t.Fatalf("%v\noutput:\n%s", err, out.String())
+		}
+	}
+	t.Logf("deploy: %s", time.Since(start))
+	want := func(what string) {
+		t.Helper()
+		for _, r := range d.Health(ctx) {
+			if !r.OK || !strings.Contains(r.Output, "wsrep_local_state_comment=Synced wsrep_cluster_size=3") {
+				t.Fatalf("%s: %s health %v: %s", what, r.Host, r.OK, r.Output)
+			}
+		}
+		sts, err := d.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sts {
+			seen = append(seen, s.PID)
+		}
+	}
+	want("after deploy")
+	for _, w := range []string{"host=h1 rank='-1 (fresh: empty data dir)'", "sut_order=done bootstrap=h1", "as=bootstrap", "host=h2 sut=started mode=job job=sut-galera"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("deploy output lacks %q:\n%s", w, out.String())
+		}
+	}
+	sql(t, st, 0, "CREATE DATABASE dstgen; CREATE TABLE dstgen.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO dstgen.t (v) VALUES (1),(2),(3)")
+
+	x := runner.Shell{Pool: pool}
+	nh := d.NemesisHosts(nil)
+	cluster := nemesis.SUTOnly(nh)
+	k9, err := nemesis.Lookup("kill-9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill := func(epoch string, idx ...int) {
+		t.Helper()
+		var targets []nemesis.Host
+		for _, i := range idx {
+			targets = append(targets, cluster[i])
+		}
+		if _, err := k9.Inject(ctx, x, nemesis.Fault{Epoch: epoch, Nemesis: "kill-9", Targets: targets, Cluster: cluster}); err != nil {
+			t.Fatalf("kill-9 %v: %v", idx, err)
+		}
+	}
+	// heal is `dstgen heal --all` (cmd/dstgen/heal.go): HealAll, then
+	// RestartFailed.
+	heal := func() []nemesis.Removed {
+		t.Helper()
+		removed, err := nemesis.HealAll(ctx, x, nh)
+		if err != nil {
+			t.Fatalf("heal: %v", err)
+		}
+		if _, err := d.RestartFailed(ctx, nil); err != nil {
+			t.Fatalf("restart failed: %v\n%s", err, out.String())
+		}
+		if err := d.WaitHealthy(ctx); err != nil {
+			t.Fatalf("after heal: %v", err)
+		}
+		return removed
+	}
+
+	// One member: it joins the two that run, by IST.
+	start = time.Now()
+	kill("w1", 1)
+	sql(t, st, 0, "INSERT INTO dstgen.t (v) VALUES (4),(5)")
+	removed := heal()
+	t.Logf("kill-9 h2 + heal: %s, removed %v", time.Since(start), removed)
+	if len(removed) != 1 || !strings.Contains(removed[0].What, "undo w1.restart-ordered") || !strings.Contains(removed[0].What, "runs and is healthy: nobody bootstraps") {
+		t.Errorf("heal removed %+v; want h2's ordered undo, restarted by joining", removed)
+	}
+	want("after kill-9 h2 and heal")
+	if log, err := os.ReadFile(filepath.Join(st.Hosts[1].Workdir, "jobs", "sut-galera", "stderr")); err != nil || !strings.Contains(string(log), "IST received") {
+		t.Errorf("h2 did not rejoin by IST (%v); its log:\n%s", err, tail(log))
+	}
+
+	// The whole cluster, h1 first: h2 and h3 commit more before they die.
+	start = time.Now()
+	kill("w2", 0)
+	sql(t, st, 1, "INSERT INTO dstgen.t (v) VALUES (6),(7),(8)")
+	kill("w3", 1, 2)
+	out.Reset()
+	d.BootstrapFrom = "h1"
+	_, err = d.Ordered(ctx, []string{"h1", "h2", "h3"})
+	d.BootstrapFrom = ""
+	if err == nil || !strings.Contains(err.Error(), "bootstrap from h1 refused: its rank") || !strings.Contains(err.Error(), "< h2's") {
+		t.Fatalf("bootstrap from the less advanced h1 = %v; want a refusal naming h2's rank\n%s", err, out.String())
+	}
+	t.Logf("refused: %v", err)
+	if sts, _ := d.Status(ctx); sts[0].State == "running" {
+		t.Fatalf("the refused bootstrap started h1 anyway: %+v", sts[0])
+	}
+	removed = heal()
+	t.Logf("kill-9 all + heal: %s, removed %v", time.Since(start), removed)
+	var why string
+	for _, r := range removed {
+		why += r.Host + ": " + r.What + "\n"
+	}
+	if len(removed) != 3 || !strings.Contains(why, "h2 has the highest rank") {
+		t.Errorf("heal after the whole cluster died: %s; want the bootstrap from h2", why)
+	}
+	want("after kill-9 of every member and heal")
+	for i := range 3 {
+		if n := sql(t, st, i, "SELECT COUNT(*) FROM dstgen.t"); n != "8" {
+			t.Errorf("%s holds %s rows, want 8 (no commit lost)", st.Hosts[i].Name, n)
+		}
+	}
+	sts, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sts {
+		if err := syscall.Kill(s.PID, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s: pid %d still there after stop", s.Host, s.PID)
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(pgrepCount(tbDir))); err == nil && n != 0 {
+		t.Errorf("%d mariadbd processes of this testbed left after stop", n)
+	}
+}
+
+func pgrepCount(dir string) string {
+	out, _ := exec.Command("pgrep", "-c", "-f", "mariadbd --defaults-file="+dir).Output()
+	if len(out) == 0 {
+		return "0"
+	}
+	return string(out)
+}
+
+func tail(b []byte) string {
+	s := string(b)
+	if len(s) > 3000 {
+		s = s[len(s)-3000:]
+	}
+	return fmt.Sprint(s)
+}
