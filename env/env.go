@@ -102,10 +102,10 @@ type SUT struct {
 	Roles []string `yaml:"roles"` // hosts with one of these roles run the SUT; deploy touches no other
 	// Run is how the SUT process is supervised: auto (systemd when the
 	// host has it, else a dstgen job), systemd (a transient unit) or job.
-	Run     string   `yaml:"run"`
-	Install Install  `yaml:"install"`
-	Command string   `yaml:"command"`  // the SUT's foreground command on one host
-	DataDir string   `yaml:"data_dir"` // the SUT's real data dir; clean:data wipes it
+	Run     string  `yaml:"run"`
+	Install Install `yaml:"install"`
+	Command string  `yaml:"command"`  // the SUT's foreground command on one host
+	DataDir string  `yaml:"data_dir"` // the SUT's real data dir; clean:data wipes it
 	// Init runs on a member, inside its start, before its command when
 	// its data dir is empty (e.g. mariadb-install-db): a per-host
 	// template; "" = nothing to initialise.
@@ -115,7 +115,7 @@ type SUT struct {
 	// Bootstrap.Command and the others join once it is healthy; nil = the
 	// members start side by side.
 	Bootstrap *Bootstrap `yaml:"bootstrap"`
-	Configs []Config `yaml:"configs"`
+	Configs   []Config   `yaml:"configs"`
 	// Health is one command per role that exits 0 when the SUT answers
 	// on this host ("" = no check for that role).
 	Health map[string]string `yaml:"health"`
@@ -138,6 +138,10 @@ type Bootstrap struct {
 	// to the first in hosts order), or "refuse: <reason>" when this member
 	// must not bootstrap; a non-zero exit refuses too.
 	Rank string `yaml:"rank"`
+	// Health is the bootstrap member's health command while it is the
+	// only member (a Galera node is Synced in a cluster of 1, which the
+	// cluster's sut.health refuses); "" = sut.health of its roles.
+	Health string `yaml:"health"`
 }
 
 // Install is what deploy installs on a SUT host and how it verifies it.
