@@ -26,7 +26,7 @@ func (d *Deployer) NemesisHosts(modes map[string]string) []nemesis.Host {
 				nh.SUT.StartScript = d.startScript(h, mode, false)
 			}
 			if d.Env.SUT.Bootstrap != nil {
-				b := &nemesis.Bootstrap{StartScript: d.startScript(h, mode, true), Rank: h.Rank,
+				b := &nemesis.Bootstrap{StartScript: d.startScript(h, mode, true), Rank: h.Rank, First: h.BootstrapHealth,
 					Ready: time.Duration(d.Env.SUT.ReadyTimeoutS) * time.Second}
 				for _, hc := range h.Health {
 					b.Health = append(b.Health, hc.Command)

@@ -68,6 +68,7 @@ type Host struct {
 	Init             string
 	BootstrapCommand string
 	Rank             string
+	BootstrapHealth  string   // sut.bootstrap.health rendered ("" = Health)
 	Binary           string   // SUT hosts only: sut.install.binary rendered
 	Version          string   // SUT hosts only: sut.install.version rendered
 	Health           []Health // one per role of the host that declares one
@@ -128,6 +129,7 @@ func prepareSUT(e *env.Env, dh *Host, sources []string) error {
 		{"sut.init", e.SUT.Init, &dh.Init},
 		{"sut.bootstrap.command", bootstrapField(e, func(b *env.Bootstrap) string { return b.Command }), &dh.BootstrapCommand},
 		{"sut.bootstrap.rank", bootstrapField(e, func(b *env.Bootstrap) string { return b.Rank }), &dh.Rank},
+		{"sut.bootstrap.health", bootstrapField(e, func(b *env.Bootstrap) string { return b.Health }), &dh.BootstrapHealth},
 		{"sut.install.binary", e.SUT.Install.Binary, &dh.Binary},
 		{"sut.install.version", e.SUT.Install.Version, &dh.Version},
 	} {

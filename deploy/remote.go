@@ -384,7 +384,11 @@ func (d *Deployer) Ordered(ctx context.Context, want []string) (bootorder.Result
 		},
 		Start: func(ctx context.Context, i int, bootstrap bool) error { return d.startHost(ctx, hs[i], bootstrap) },
 		WaitHealthy: func(ctx context.Context, i int) error {
-			return d.waitHostHealthy(ctx, hs[i])
+			h := hs[i]
+			if h.BootstrapHealth != "" {
+				h.Health = []Health{{Role: "bootstrap", Command: h.BootstrapHealth}}
+			}
+			return d.waitHostHealthy(ctx, h)
 		},
 	})
 	boot := res.Bootstrapped
@@ -464,8 +468,7 @@ func (d *Deployer) shellCommand(h Host, bootstrap bool) string {
 		return cmd
 	}
 	dd := shell.Quote(h.Facts.DataDir)
-	return `if [ -z "$(ls -A ` + dd + ` 2>/dev/null)" ]; then echo "dstgen: data dir "` + dd + `" is empty: running sut.init" >&2; sh -c ` + shell.Quote(h.Init) + ` || { echo "dstgen: sut.init failed (exit $?)" >&2; exit 1; }; fi
-` + cmd
+	return `if [ -z "$(ls -A ` + dd + ` 2>/dev/null)" ]; then echo "dstgen: data dir "` + dd + `" is empty: running sut.init" >&2; sh -c ` + shell.Quote(h.Init) + ` || { echo "dstgen: sut.init failed (exit $?)" >&2; exit 1; }; fi; ` + cmd
 }
 
 // startScript is the shell text that starts the SUT on h in mode, the one

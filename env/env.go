@@ -138,6 +138,10 @@ type Bootstrap struct {
 	// to the first in hosts order), or "refuse: <reason>" when this member
 	// must not bootstrap; a non-zero exit refuses too.
 	Rank string `yaml:"rank"`
+	// Health is the bootstrap member's health command while it is the
+	// only member (a Galera node is Synced in a cluster of 1, which the
+	// cluster's sut.health refuses); "" = sut.health of its roles.
+	Health string `yaml:"health"`
 }
 
 // Install is what deploy installs on a SUT host and how it verifies it.

@@ -81,6 +81,9 @@ type Bootstrap struct {
 	StartScript string
 	Rank        string   // sut.bootstrap.rank rendered for this member
 	Health      []string // its sut.health commands, rendered
+	// First is sut.bootstrap.health, the check of this member while it is
+	// the only one ("" = Health).
+	First string
 	// Ready bounds the wait for the bootstrap member's health.
 	Ready time.Duration
 	// Cluster is every SUT member (this one included), in env.yml

@@ -65,8 +65,12 @@ func orderedRestart(ctx context.Context, x Exec, down []Host) (string, error) {
 	for i, h := range cluster {
 		ms[i] = bootorder.Member{Name: h.Name, Want: slices.ContainsFunc(down, func(d Host) bool { return d.Name == h.Name })}
 	}
-	healthOnce := func(ctx context.Context, h Host) (bool, string) {
-		for _, c := range h.SUT.Bootstrap.Health {
+	healthOnce := func(ctx context.Context, h Host, first bool) (bool, string) {
+		cmds := h.SUT.Bootstrap.Health
+		if first && h.SUT.Bootstrap.First != "" {
+			cmds = []string{h.SUT.Bootstrap.First}
+		}
+		for _, c := range cmds {
 			out, err := x.Run(ctx, h.Host, "sh -c "+shell.Quote(c)+" 2>&1")
 			if err != nil {
 				o := oneline.Fold(oneline.First(out))
@@ -84,7 +88,7 @@ func orderedRestart(ctx context.Context, x Exec, down []Host) (string, error) {
 			return p != nil, err
 		},
 		Healthy: func(ctx context.Context, i int) bool {
-			ok, _ := healthOnce(ctx, cluster[i])
+			ok, _ := healthOnce(ctx, cluster[i], false)
 			return ok
 		},
 		Rank: func(ctx context.Context, i int) bootorder.Rank {
@@ -111,7 +115,7 @@ func orderedRestart(ctx context.Context, x Exec, down []Host) (string, error) {
 			}
 			deadline := time.Now().Add(limit)
 			for {
-				ok, last := healthOnce(ctx, h)
+				ok, last := healthOnce(ctx, h, true)
 				if ok {
 					return nil
 				}

@@ -84,7 +84,7 @@ func needSUT(h Host, id string) error {
 func lookupScript(s *SUT) string {
 	var b strings.Builder
 	b.WriteString(pstatFn)
-	b.WriteString(`show() { s=$(pstat "$1"); case "$s" in ''|Z*) return 0;; esac; printf '%s %s %s\n' "$1" "$s" "$(tr '\0' ' ' < /proc/$1/cmdline 2>/dev/null | cut -c1-200)"; }` + "\n")
+	b.WriteString(`show() { s=$(pstat "$1"); case "$s" in ''|Z*) return 0;; esac; printf '%s %s %s\n' "$1" "$s" "$(tr '\0\n' '  ' < /proc/$1/cmdline 2>/dev/null | cut -c1-200)"; }` + "\n")
 	switch {
 	case s.PIDFile != "":
 		fmt.Fprintf(&b, "f=%s\n[ -r \"$f\" ] || exit 0\np=$(tr -dc 0-9 < \"$f\")\n[ -n \"$p\" ] && show \"$p\"\nexit 0\n", shell.Quote(s.PIDFile))

@@ -259,7 +259,11 @@ func Start(ctx context.Context, ms []Member, force string, ops Ops) (Result, err
 		if force != "" {
 			return res, fmt.Errorf("bootstrap from %s refused: the SUT runs on %s; a second bootstrap would start a second cluster", force, names(ms, up))
 		}
-		res.Why = names(ms, up) + " runs: nobody bootstraps, the others join"
+		verb := " runs"
+		if len(up) > 1 {
+			verb = " run"
+		}
+		res.Why = names(ms, up) + verb + ": nobody bootstraps, the others join"
 		for _, i := range up {
 			if ops.Healthy(ctx, i) {
 				res.Why = ms[i].Name + " runs and is healthy: nobody bootstraps, the others join"

@@ -39,11 +39,12 @@ sut:
     - template: EXAMPLE/scripts/start.sh
     - template: EXAMPLE/scripts/rank.sh
     - template: EXAMPLE/scripts/healthy.sh
-  init: mariadb-install-db --defaults-file={{ .Host.Workdir }}/etc/galera.cnf --user=mysql --skip-test-db
+  init: mariadb-install-db --defaults-file={{ .Host.Workdir }}/etc/galera.cnf --skip-test-db
   command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf
   bootstrap:
     command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf --wsrep-new-cluster
     rank: sh {{ .Host.Workdir }}/etc/rank.sh {{ .Host.Workdir }}/etc/galera.cnf
+    health: sh {{ .Host.Workdir }}/etc/healthy.sh {{ .Host.Workdir }}/etc/galera.cnf 1
   health:
     galera: sh {{ .Host.Workdir }}/etc/healthy.sh {{ .Host.Workdir }}/etc/galera.cnf {{ len .SUT.Members }}
   ready_timeout_s: 90
@@ -63,12 +64,12 @@ func requireGalera(t *testing.T) {
 
 // sql runs a statement on member i through its socket (namespaces share
 // the filesystem, so the control node reaches it).
-func sql(t *testing.T, st *testbed.State, i int, q string) string {
+func sql(t *testing.T, workdirs []string, i int, q string) string {
 	t.Helper()
-	out, err := exec.Command("mariadb", "--defaults-file="+filepath.Join(st.Hosts[i].Workdir, "etc", "galera.cnf"),
+	out, err := exec.Command("mariadb", "--defaults-file="+filepath.Join(workdirs[i], "etc", "galera.cnf"),
 		"--connect-timeout=5", "-N", "-B", "-e", q).CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %s: %v: %s", st.Hosts[i].Name, q, err, out)
+		t.Fatalf("h%d: %s: %v: %s", i+1, q, err, out)
 	}
 	return strings.TrimSpace(string(out))
 }
@@ -82,58 +83,36 @@ func sql(t *testing.T, st *testbed.State, i int, q string) string {
 // with no row lost. Teardown leaves no mariadbd and no namespace.
 func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 	requireGalera(t)
-	sshtest.LockNet(t)
-	if err := testbed.CheckTools(exec.LookPath); err != nil {
-		t.Skip("testbed:", err)
-	}
 	example, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not t.TempDir (mode 0700): mariadbd runs as mysql, which must
-	// reach the data dirs below it.
-	dir, err := os.MkdirTemp("", "dstgen-galera-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tbDir := filepath.Join(dir, "tb")
-	var seen []int // every SUT pid the test saw, checked gone at the end
-	upped := false
-	t.Cleanup(func() {
-		defer os.RemoveAll(dir)
-		if _, err := testbed.Down(context.Background(), tbDir); err != nil {
-			t.Errorf("testbed down: %v", err)
-		}
-		if !upped {
-			return // another testbed holds the subnet: its namespaces are not ours
-		}
-		for _, p := range seen {
-			if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("pid %d still there after testbed down (kill 0: %v)", p, err)
-			}
-		}
-		if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "dstgen-tb-") {
-			t.Errorf("namespaces left after testbed down:\n%s", out)
-		}
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	up, err := testbed.Up(ctx, testbed.Config{Dir: tbDir, N: 4, Roles: []string{"galera", "galera", "galera", "client"}, DataMiB: 256})
-	if err != nil {
-		t.Fatalf("testbed up: %v", err)
+	var hostsYAML []byte
+	var seen []int // every SUT pid the test saw, checked gone at the end
+	var workdirs []string
+	if os.Getenv("DSTGEN_GALERA_HOSTS") == "loopback" {
+		// The same test on sshds bound to 127.0.1.1-4 of the loopback
+		// (every Galera listener binds its member's address), for a
+		// machine whose testbed subnet is taken by another testbed.
+		hostsYAML, workdirs = loopbackHosts(t)
+	} else {
+		hostsYAML, workdirs = testbedHosts(t, ctx, &seen)
 	}
-	upped = true
-	st := up.State
-	y, err := testbed.EnvYAML(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	envPath := filepath.Join(dir, "env.yml")
-	if err := os.WriteFile(envPath, append(y, strings.ReplaceAll(sutYAML, "EXAMPLE", example)...), 0o600); err != nil {
+	t.Logf("hosts up: %s", time.Since(start))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, wd := range workdirs[:3] {
+			b, _ := os.ReadFile(filepath.Join(wd, "jobs", "sut-galera", "stderr"))
+			t.Logf("h%d's SUT stderr, last lines:\n%s", i+1, tail(b))
+		}
+	})
+	envPath := filepath.Join(t.TempDir(), "env.yml")
+	if err := os.WriteFile(envPath, append(hostsYAML, strings.ReplaceAll(sutYAML, "EXAMPLE", example)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e, err := env.Load(envPath)
@@ -175,7 +154,7 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 			t.Errorf("deploy output lacks %q:\n%s", w, out.String())
 		}
 	}
-	sql(t, st, 0, "CREATE DATABASE dstgen; CREATE TABLE dstgen.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO dstgen.t (v) VALUES (1),(2),(3)")
+	sql(t, workdirs, 0, "CREATE DATABASE dstgen; CREATE TABLE dstgen.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO dstgen.t (v) VALUES (1),(2),(3)")
 
 	x := runner.Shell{Pool: pool}
 	nh := d.NemesisHosts(nil)
@@ -214,21 +193,21 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 	// One member: it joins the two that run, by IST.
 	start = time.Now()
 	kill("w1", 1)
-	sql(t, st, 0, "INSERT INTO dstgen.t (v) VALUES (4),(5)")
+	sql(t, workdirs, 0, "INSERT INTO dstgen.t (v) VALUES (4),(5)")
 	removed := heal()
 	t.Logf("kill-9 h2 + heal: %s, removed %v", time.Since(start), removed)
-	if len(removed) != 1 || !strings.Contains(removed[0].What, "undo w1.restart-ordered") || !strings.Contains(removed[0].What, "runs and is healthy: nobody bootstraps") {
+	if len(removed) != 1 || !strings.Contains(removed[0].What, "undo w1.restart-ordered") || !strings.Contains(removed[0].What, "h1, h3 run: nobody bootstraps") {
 		t.Errorf("heal removed %+v; want h2's ordered undo, restarted by joining", removed)
 	}
 	want("after kill-9 h2 and heal")
-	if log, err := os.ReadFile(filepath.Join(st.Hosts[1].Workdir, "jobs", "sut-galera", "stderr")); err != nil || !strings.Contains(string(log), "IST received") {
+	if log, err := os.ReadFile(filepath.Join(workdirs[1], "jobs", "sut-galera", "stderr")); err != nil || !strings.Contains(string(log), "IST received") {
 		t.Errorf("h2 did not rejoin by IST (%v); its log:\n%s", err, tail(log))
 	}
 
 	// The whole cluster, h1 first: h2 and h3 commit more before they die.
 	start = time.Now()
 	kill("w2", 0)
-	sql(t, st, 1, "INSERT INTO dstgen.t (v) VALUES (6),(7),(8)")
+	sql(t, workdirs, 1, "INSERT INTO dstgen.t (v) VALUES (6),(7),(8)")
 	kill("w3", 1, 2)
 	out.Reset()
 	d.BootstrapFrom = "h1"
@@ -252,8 +231,8 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 	}
 	want("after kill-9 of every member and heal")
 	for i := range 3 {
-		if n := sql(t, st, i, "SELECT COUNT(*) FROM dstgen.t"); n != "8" {
-			t.Errorf("%s holds %s rows, want 8 (no commit lost)", st.Hosts[i].Name, n)
+		if n := sql(t, workdirs, i, "SELECT COUNT(*) FROM dstgen.t"); n != "8" {
+			t.Errorf("h%d holds %s rows, want 8 (no commit lost)", i+1, n)
 		}
 	}
 	sts, err := d.Status(ctx)
@@ -268,9 +247,87 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 			t.Errorf("%s: pid %d still there after stop", s.Host, s.PID)
 		}
 	}
-	if n, err := strconv.Atoi(strings.TrimSpace(pgrepCount(tbDir))); err == nil && n != 0 {
+	if n, err := strconv.Atoi(strings.TrimSpace(pgrepCount(workdirs[0]))); err == nil && n != 0 {
 		t.Errorf("%d mariadbd processes of this testbed left after stop", n)
 	}
+}
+
+// testbedHosts brings up the 4-host testbed (3 galera + client) and
+// returns its env.yml hosts and the members' work dirs; Down in cleanup
+// must leave no SUT pid of seen and no namespace.
+func testbedHosts(t *testing.T, ctx context.Context, seen *[]int) ([]byte, []string) {
+	t.Helper()
+	sshtest.LockNet(t)
+	if err := testbed.CheckTools(exec.LookPath); err != nil {
+		t.Skip("testbed:", err)
+	}
+	// Not t.TempDir (mode 0700): mariadbd runs as mysql, which must
+	// reach the data dirs below it.
+	dir, err := os.MkdirTemp("", "dstgen-galera-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tbDir := filepath.Join(dir, "tb")
+	upped := false
+	t.Cleanup(func() {
+		defer os.RemoveAll(dir)
+		if _, err := testbed.Down(context.Background(), tbDir); err != nil {
+			t.Errorf("testbed down: %v", err)
+		}
+		if !upped {
+			return // another testbed holds the subnet: its namespaces are not ours
+		}
+		for _, p := range *seen {
+			if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("pid %d still there after testbed down (kill 0: %v)", p, err)
+			}
+		}
+		if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "dstgen-tb-") {
+			t.Errorf("namespaces left after testbed down:\n%s", out)
+		}
+	})
+	up, err := testbed.Up(ctx, testbed.Config{Dir: tbDir, N: 4, Roles: []string{"galera", "galera", "galera", "client"}, DataMiB: 256})
+	if err != nil {
+		t.Fatalf("testbed up: %v", err)
+	}
+	upped = true
+	y, err := testbed.EnvYAML(up.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wds []string
+	for _, h := range up.State.Hosts {
+		wds = append(wds, h.Workdir)
+	}
+	return y, wds
+}
+
+// loopbackHosts starts 4 sshds on 127.0.1.1-4 (work dirs of their own)
+// and returns the env.yml hosts of them, roles as testbedHosts'.
+func loopbackHosts(t *testing.T) ([]byte, []string) {
+	t.Helper()
+	keys := sshtest.NewKeys(t)
+	var srvs []*sshtest.Server
+	var wds []string
+	for i := range 4 {
+		srvs = append(srvs, sshtest.Start(t, keys, sshtest.Options{Addr: fmt.Sprintf("127.0.1.%d", i+1)}))
+		wds = append(wds, sshtest.Workdir(t))
+	}
+	keys.Trust(t, srvs...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ssh: {user: %s, key: %s, known_hosts: %s, config: none}\nhosts:\n", sshtest.User, keys.Key, keys.KnownHosts)
+	for i, s := range srvs {
+		role := "galera"
+		if i == 3 {
+			role = "client"
+		}
+		// The login user is not root here: mariadbd runs as it.
+		fmt.Fprintf(&b, "  - {name: h%d, address: %s, port: %d, roles: [%s], workdir: %s, vars: {galera_user: %s}}\n", i+1, s.Host, s.Port, role, wds[i], sshtest.User)
+	}
+	return []byte(b.String()), wds
 }
 
 func pgrepCount(dir string) string {
@@ -283,8 +340,8 @@ func pgrepCount(dir string) string {
 
 func tail(b []byte) string {
 	s := string(b)
-	if len(s) > 3000 {
-		s = s[len(s)-3000:]
+	if len(s) > 1500 {
+		s = s[len(s)-1500:]
 	}
 	return fmt.Sprint(s)
 }

@@ -11,11 +11,17 @@
 # from InnoDB (it runs InnoDB's crash recovery, as Galera's own
 # galera_recovery does, and needs the member stopped).
 set -u
+# mariadbd is in /usr/sbin, not on a non-root login PATH.
+PATH=$PATH:/usr/sbin:/sbin
 cnf=${1:?usage: rank.sh CNF}
 cnf_get() { awk -v k="$1" '{ sub(/#.*/, "") } $1 == k && $2 == "=" { sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t]+$/, ""); print; exit }' "$cnf"; }
 [ -r "$cnf" ] || { echo "refuse: cannot read $cnf"; exit 0; }
 dd=$(cnf_get datadir)
 run=$(dirname "$(cnf_get pid-file)")
+u=$(cnf_get user)
+[ -n "$u" ] || u=mysql
+# own PATH: hand PATH to the server's user (only root can, and must).
+own() { [ "$(id -u)" != 0 ] || chown "$u:" "$1"; }
 g=$dd/grastate.dat
 if [ -z "$(ls -A "$dd" 2>/dev/null)" ]; then
 	echo "-1 fresh: empty data dir"
@@ -34,7 +40,7 @@ if [ "$seqno" != -1 ]; then
 	exit 0
 fi
 [ -e "$dd/ibdata1" ] || { echo "refuse: the data dir holds no InnoDB files and grastate.dat no seqno"; exit 0; }
-install -d -o mysql -g mysql "$run" 2>/dev/null || mkdir -p "$run"
+mkdir -p "$run" && own "$run"
 log=$run/wsrep-recover.log
 rm -f "$log"
 if ! mariadbd --defaults-file="$cnf" --wsrep-recover --log-error="$log" >/dev/null 2>&1; then
