@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/atomicfile"
 )
 
 // finalState is the final-state dump in the file format the no-lost-ack
@@ -227,8 +228,8 @@ func dumpFinal(ctx context.Context, cfg *config) (finalState, dumpReport, error)
 	return fs, rep, nil
 }
 
-// writeFinal writes the dump to path atomically (a temp file renamed into
-// place), so a run killed mid-write leaves no half dump.
+// writeFinal writes the dump to path atomically (internal/atomicfile),
+// so a run killed mid-write leaves no half dump.
 func writeFinal(path string, fs finalState) error {
 	b, err := json.MarshalIndent(fs, "", " ")
 	if err != nil {
@@ -239,12 +240,8 @@ func writeFinal(path string, fs finalState) error {
 			return fmt.Errorf("create final-state directory: %w", err)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write final state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return errors.Join(fmt.Errorf("write final state: %w", err), os.Remove(tmp))
 	}
 	return nil
 }

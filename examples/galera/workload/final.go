@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/dstgen/dstgen/internal/atomicfile"
 )
 
 // finalState is the final-state dump in the format the no-lost-ack and
@@ -235,8 +237,8 @@ func intersect(members []map[string]json.RawMessage, k string) json.RawMessage {
 	return b
 }
 
-// writeFinal writes the dump to path atomically (a temp file renamed into
-// place), so a run killed mid-write leaves no half dump.
+// writeFinal writes the dump to path atomically (internal/atomicfile),
+// so a run killed mid-write leaves no half dump.
 func writeFinal(path string, fs finalState) error {
 	b, err := json.MarshalIndent(fs, "", " ")
 	if err != nil {
@@ -247,12 +249,8 @@ func writeFinal(path string, fs finalState) error {
 			return fmt.Errorf("create final-state directory: %w", err)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write final state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return errors.Join(fmt.Errorf("write final state: %w", err), os.Remove(tmp))
 	}
 	return nil
 }
