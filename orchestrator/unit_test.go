@@ -562,7 +562,10 @@ func TestRunUnitLeaderTargetWaitsOutAnElection(t *testing.T) {
 	f := markerFault("1s", "1s")
 	f.Targets = "leader"
 	u := unitOf(f)
-	u.Scenario.LeaderQuery = `t0=$(cat "$DSTGEN_WORKDIR/t0" 2>/dev/null) || { t0=$(date +%s); echo "$t0" > "$DSTGEN_WORKDIR/t0"; }; if [ "$(date +%s)" -ge $((t0+2)) ]; then echo h1; else echo "no leader yet" >&2; exit 1; fi`
+	// Each host's first two answers are "no leader yet" (an election under
+	// way), its third names h1: counted per host in its working directory,
+	// so a single query at planning time fails, whatever the timing.
+	u.Scenario.LeaderQuery = `n=$(cat asked 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > asked; if [ "$n" -ge 3 ]; then echo h1; else echo "no leader yet" >&2; exit 1; fi`
 	out := o.RunUnit(context.Background(), u, attemptIn(o, 7, 4*time.Second))
 	if out.Code != codeOK || out.Err != nil {
 		t.Fatalf("outcome %d %v", out.Code, out.Err)
