@@ -253,6 +253,7 @@ func (r *unitRun) stages(ctx context.Context) error {
 		// Nothing dstgen deploys: the workload talks to what is there.
 		r.logf("deploy-check skipped: env.yml has no sut.command")
 	} else if err := r.o.sut.Check(ctx); err != nil {
+		err = fmt.Errorf("%w; run `task deploy` first", err)
 		r.rec.run.MissingCapability = &session.MissingCapability{Requirement: "sut running", Reason: err.Error()}
 		return notRun(err)
 	}

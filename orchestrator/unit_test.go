@@ -553,9 +553,7 @@ func TestRunUnitRecoveryFromTheDeployCheck(t *testing.T) {
 
 // Target "leader" asked while no majority names one (an election under
 // way right after a heal) is asked again until one does, instead of
-// failing the unit: here no host names a leader until the second
-// second boundary after the first query (the run's pre-flight), which
-// the window at 1 s meets.
+// failing the unit.
 func TestRunUnitLeaderTargetWaitsOutAnElection(t *testing.T) {
 	w := newFakeWorld(t, 3)
 	o := testOrchestrator(t, w)

@@ -118,11 +118,13 @@ func (s deployed) Render(name, text, host string) (string, error) {
 }
 
 // deployCheck requires the SUT up on its hosts (dstgen sut status; the
-// health commands where env.yml has them): no silent deploy.
+// health commands where env.yml has them): no silent deploy. It says what
+// it found; the advice is the caller's (before a run: deploy first; as
+// recovery after a heal: the SUT did not come back).
 func deployCheck(ctx context.Context, d *deploy.Deployer) error {
 	sts, err := d.Status(ctx)
 	if err != nil {
-		return fmt.Errorf("deploy check: %w; run `task deploy` first", err)
+		return fmt.Errorf("deploy check: %w", err)
 	}
 	var down []string
 	for _, s := range sts {
@@ -131,11 +133,11 @@ func deployCheck(ctx context.Context, d *deploy.Deployer) error {
 		}
 	}
 	if len(down) > 0 {
-		return fmt.Errorf("deploy check: the SUT is not running on %s; run `task deploy` first", strings.Join(down, ", "))
+		return fmt.Errorf("deploy check: the SUT is not running on %s", strings.Join(down, ", "))
 	}
 	for _, h := range d.Health(ctx) {
 		if !h.OK {
-			return fmt.Errorf("deploy check: health of %s (%s) failed: %s; run `task deploy` first", h.Host, h.Role, h.Output)
+			return fmt.Errorf("deploy check: health of %s (%s) failed: %s", h.Host, h.Role, h.Output)
 		}
 	}
 	return nil
