@@ -223,24 +223,7 @@ func restartSUT(ctx context.Context, x Exec, h Host, old *proc) (*proc, error) {
 	if _, err := x.Run(ctx, h.Host, h.SUT.StartScript); err != nil {
 		return nil, fmt.Errorf("%s: restart the SUT: %w", h.Name, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, startWait)
-	defer cancel()
-	t := time.NewTicker(startPoll)
-	defer t.Stop()
-	for {
-		cur, err := lookupSUT(ctx, x, h)
-		if err == nil && cur != nil && (cur.PID != old.PID || cur.Start != old.Start) {
-			return cur, nil
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return nil, fmt.Errorf("%s: wait for the restarted SUT: %w", h.Name, err)
-			}
-			return nil, fmt.Errorf("%s: restarted the SUT but %s shows no new process within %s", h.Name, locator(h.SUT), startWait)
-		case <-t.C:
-		}
-	}
+	return waitNewPID(ctx, x, h, old)
 }
 
 // hostEv is one target's share of a fault's evidence.

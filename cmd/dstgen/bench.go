@@ -544,16 +544,7 @@ func benchVerdictOfCollect(w, stderr io.Writer, into, job, host string, res []ru
 		}
 		problems = append(problems, missing)
 	}
-	code := exitcode.OK
-	for _, r := range res {
-		switch r.Status {
-		case runner.FileOK:
-		case runner.FileMismatch:
-			code = max(code, exitcode.NotSo)
-		default:
-			code = exitcode.BadInput
-		}
-	}
+	code := filesCode(res)
 	if len(problems) > 0 {
 		code = max(code, exitcode.NotSo)
 		for _, p := range problems[:len(problems)-1] {

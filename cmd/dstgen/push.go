@@ -88,6 +88,20 @@ func printFiles(w io.Writer, asJSON bool, res []runner.FileResult) error {
 // filesExit: 2 when any file was rejected or failed to transfer (bad input
 // or environment), else 1 when any failed sha256 verification, else 0.
 func filesExit(res []runner.FileResult) error {
+	code := filesCode(res)
+	if len(res) == 0 {
+		return exitcode.New(exitcode.BadInput, errors.New("no files transferred"))
+	}
+	if code == exitcode.OK {
+		return nil
+	}
+	return exitcode.New(code, nil)
+}
+
+// filesCode is the exit code of a transfer's results: 2 when any file was
+// rejected or failed to transfer, else 1 when any failed sha256
+// verification, else 0.
+func filesCode(res []runner.FileResult) int {
 	code := exitcode.OK
 	for _, r := range res {
 		switch r.Status {
@@ -98,13 +112,7 @@ func filesExit(res []runner.FileResult) error {
 			code = exitcode.BadInput
 		}
 	}
-	if len(res) == 0 {
-		return exitcode.New(exitcode.BadInput, errors.New("no files transferred"))
-	}
-	if code == exitcode.OK {
-		return nil
-	}
-	return exitcode.New(code, nil)
+	return code
 }
 
 // workdirGroup is the hosts that share one work dir.
