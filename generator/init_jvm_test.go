@@ -115,3 +115,38 @@ func TestInitRefusesABadSUTTemplate(t *testing.T) {
 		}
 	}
 }
+
+// The generated README's Configuration section keeps the env.yml table and
+// what it says about it together: the benchmark keys follow the table, not
+// a paragraph about hosts without systemd.
+func TestReadmeConfigurationTableNotSplit(t *testing.T) {
+	res := mustInit(t, InitOptions{SUT: sutWithPlan(t), Yes: true})
+	data, err := os.ReadFile(filepath.Join(res.Out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := string(data)
+	i := strings.Index(sec, "## Configuration\n")
+	if i < 0 {
+		t.Fatal("no Configuration section")
+	}
+	sec = sec[i:]
+	sec = sec[:strings.Index(sec, "\n### ")]
+	lines := strings.Split(sec, "\n")
+	last := -1
+	for j, l := range lines {
+		if strings.HasPrefix(l, "| ") {
+			last = j
+		}
+	}
+	var next string
+	for _, l := range lines[last+1:] {
+		if strings.TrimSpace(l) != "" {
+			next = l
+			break
+		}
+	}
+	if last < 0 || !strings.HasPrefix(next, "Key benchmark parameters:") {
+		t.Errorf("after the Configuration table comes %q, want the benchmark keys", next)
+	}
+}
