@@ -150,3 +150,28 @@ func TestReadmeConfigurationTableNotSplit(t *testing.T) {
 		t.Errorf("after the Configuration table comes %q, want the benchmark keys", next)
 	}
 }
+
+// Issue 23 item 6: the generated Taskfile offers the whole-plan run and
+// lets run:scenario add to a named session.
+func TestTaskfileOffersRunAllAndNamedSessions(t *testing.T) {
+	res := mustInit(t, InitOptions{SUT: sutWithPlan(t), Yes: true})
+	data, err := os.ReadFile(filepath.Join(res.Out, "Taskfile.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := string(data)
+	i := strings.Index(tf, "\n  run:all:\n")
+	j := strings.Index(tf, "\n  run:scenario:\n")
+	if i < 0 || j < 0 {
+		t.Fatalf("Taskfile lacks run:all or run:scenario")
+	}
+	if all := tf[i:j]; !strings.Contains(all, " run --all ") || !strings.Contains(all, "--session {{shellQuote .SESSION}}") {
+		t.Errorf("run:all: %s", all)
+	}
+	if sc := tf[j:]; !strings.Contains(sc[:strings.Index(sc, "\n\n")], "{{if .SESSION}} --session {{shellQuote .SESSION}}{{end}}") {
+		t.Errorf("run:scenario does not pass SESSION: %s", sc[:strings.Index(sc, "\n\n")])
+	}
+	if !strings.Contains(tf, "SESSION: '{{.SESSION}}'") {
+		t.Error("the per-scenario tasks do not pass SESSION on")
+	}
+}

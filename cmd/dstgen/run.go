@@ -27,6 +27,7 @@ type runFlags struct {
 	detach        bool
 	scenariosPath string
 	out           string
+	session       string // --session NAME
 	rerun         bool
 	healFirst     bool
 	child         bool // hidden: this process is the detached run
@@ -47,7 +48,10 @@ and victim evidence per window, heal (always, also on SIGINT/SIGTERM),
 quiesce, stop, collect, fault_epoch stamping, run.json (docs/dst-run.md §7).
 
 The session goes to --out as given, else <dir of scenarios.yml>/results/
-<plan-slug>/<UTC stamp>/. --rerun repeats the unit's latest run with its
+<plan-slug>/<UTC stamp>/. --session NAME adds to the named session
+results/<plan-slug>/NAME/ instead (its first run creates it; a unit run
+again there replaces its earlier record), so runs of one scenario at a
+time are judged as one session by ` + "`dstgen analyze`" + `. --rerun repeats the unit's latest run with its
 seed and recorded schedule into that session's artifacts/<ID>/rerun-<k>/.
 --detach returns at once; follow with ` + "`dstgen run status`" + ` and stop with
 ` + "`dstgen run stop`" + `.
@@ -66,6 +70,7 @@ error), 2 bad input (unknown id, a TODO, unknown nemesis, malformed file).`,
 	fl.BoolVar(&f.detach, "detach", false, "run in the background and return at once (status: dstgen run status)")
 	fl.StringVar(&f.scenariosPath, "scenarios", "scenarios.yml", "scenarios.yml to read")
 	fl.StringVar(&f.out, "out", "", "session directory to write (used as given)")
+	fl.StringVar(&f.session, "session", "", "add to the named session results/<plan-slug>/NAME (created by its first run), so one scenario at a time still makes one session")
 	fl.BoolVar(&f.healFirst, "heal-first", false, "heal what an earlier run left on the hosts before starting (default: refuse to start on faulted hosts)")
 	fl.BoolVar(&f.rerun, "rerun", false, "repeat the unit's latest run with the same seed and fault schedule (records re_run_of)")
 	fl.BoolVar(&f.child, "detached-child", false, "internal: this process is a detached run")
@@ -83,7 +88,7 @@ func resultsRoot(scenariosPath string) string {
 
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
-	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Checkpoint: f.checkpoint, HealFirst: f.healFirst}
+	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Session: f.session, Checkpoint: f.checkpoint, HealFirst: f.healFirst}
 	if len(args) > 1 {
 		return errors.New("run: want exactly one ID (S1, S4/api) or --all")
 	}
