@@ -387,13 +387,18 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 	var remote, bounds []string
 	for _, lr := range attemptedRuns(u.runs) {
 		if len(lr.results) > 0 {
+			// Ops consumed are the history's: two checkers over one
+			// history read the same ops, so a run counts the most any of
+			// them read, never their sum. Anomalies are each checker's own.
+			most := 0
 			for _, res := range lr.results {
-				consumed += res.OpsConsumed
+				most = max(most, res.OpsConsumed)
 				anomalies += len(res.Anomalies)
 				for _, t := range res.Thresholds {
 					bounds = append(bounds, res.Checker+" "+t)
 				}
 			}
+			consumed += most
 			n++
 			continue
 		}

@@ -234,13 +234,24 @@ func loadEnv(t *testing.T, envYAML, tmplName, tmpl string) *env.Env {
 	return e
 }
 
+// A config template that names an unknown fact or a role no host has
+// stops deploy at the template's file:line before any host is touched,
+// also where the engine alone would render nothing (index on a missing
+// role) or never look (a branch not taken).
 func TestPrepareNamesTheTemplateLine(t *testing.T) {
-	e := loadEnv(t, "hosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: c1, address: 127.0.0.2, roles: [client]}\n"+
-		"sut:\n  roles: [db]\n  command: db --config {{ .Host.Workdir }}/etc/member.conf\n  configs:\n    - template: member.conf.tmpl\n",
-		"member.conf.tmpl", "name: {{ .Host.Name }}\nurl: http://{{ .Host.Adress }}:1\n")
-	_, err := Prepare(e)
-	if err == nil || !strings.Contains(err.Error(), "member.conf.tmpl:2: unknown value .Host.Adress") {
-		t.Fatalf("Prepare error = %v, want the template's file:line and the unknown value", err)
+	for _, c := range []struct{ tmpl, want string }{
+		{"name: {{ .Host.Name }}\nurl: http://{{ .Host.Adress }}:1\n", "member.conf.tmpl:2: unknown value .Host.Adress"},
+		{"a\n{{ range .Roles.zk }}server={{ .Address }}{{ end }}\n", `member.conf.tmpl:2: unknown role "zk" (.Roles.zk)`},
+		{"a\nb\n{{ range index .Roles \"zk\" }}server={{ .Address }}{{ end }}\n", `member.conf.tmpl:3: unknown role "zk" (index .Roles "zk"): no host has it (roles: client, db)`},
+		{"{{ if eq .Host.Name \"nobody\" }}\n{{ .Host.Ordinal.zk }}{{ end }}\n", `member.conf.tmpl:2: unknown role "zk" (.Host.Ordinal.zk)`},
+	} {
+		e := loadEnv(t, "hosts:\n  - {name: m1, address: 127.0.0.1, roles: [db]}\n  - {name: c1, address: 127.0.0.2, roles: [client]}\n"+
+			"sut:\n  roles: [db]\n  command: db --config {{ .Host.Workdir }}/etc/member.conf\n  configs:\n    - template: member.conf.tmpl\n",
+			"member.conf.tmpl", c.tmpl)
+		_, err := Prepare(e)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("template %q: Prepare error = %v, want one line with %q", c.tmpl, err, c.want)
+		}
 	}
 }
 

@@ -23,6 +23,10 @@ type HostFacts struct {
 	Workdir string
 	Roles   []string
 	Vars    map[string]any // the host's own vars: (parameters are in Facts.Vars)
+	// Ordinal is the host's 1-based position within each of its roles, in
+	// env.yml order: the member number quorum systems want (server.N=,
+	// myid, node-id), the same on every host that renders it.
+	Ordinal map[string]int
 }
 
 // Facts is the data every per-host template sees: the SUT's config
@@ -31,6 +35,7 @@ type HostFacts struct {
 //
 //	{{ .Host.Name }} {{ .Host.Address }} {{ .Host.Workdir }}
 //	{{ range .Roles.etcd }}{{ .Name }}={{ .Address }}{{ end }}
+//	{{ .Host.Ordinal.etcd }}  1-based position of this host among the etcd hosts
 //	{{ .Vars.client_port }}   parameters, overridden by the host's vars
 //	{{ .DataDir }}            sut.data_dir rendered for this host
 //	{{ .Benchmark.Rate }}     benchmark.* (after overrides)
@@ -63,8 +68,19 @@ func (e *Env) HostWorkdir(h Host) string {
 }
 
 func (e *Env) hostFacts(h Host) HostFacts {
-	return HostFacts{Name: h.Name, Address: h.Address, Port: h.Port, Workdir: e.HostWorkdir(h),
-		Roles: slices.Clone(h.Roles), Vars: maps.Clone(h.Vars)}
+	hf := HostFacts{Name: h.Name, Address: h.Address, Port: h.Port, Workdir: e.HostWorkdir(h),
+		Roles: slices.Clone(h.Roles), Vars: maps.Clone(h.Vars), Ordinal: map[string]int{}}
+	for _, r := range h.Roles {
+		for _, o := range e.Hosts {
+			if slices.Contains(o.Roles, r) {
+				hf.Ordinal[r]++
+			}
+			if o.Name == h.Name {
+				break
+			}
+		}
+	}
+	return hf
 }
 
 // FactsFor returns the template data of host h. DataDir is rendered from
@@ -127,7 +143,18 @@ var tmplLineRE = regexp.MustCompile(`^template: ([^:]*):(\d+)(?::\d+)?: (?:execu
 // engine dstgen init uses) and shellQuote on f. An unknown field or map key is an error,
 // never "<no value>": "NAME:LINE: unknown value .Host.Nme: ...", so the
 // person editing the template sees which line to fix.
+//
+// Before it runs, the template is checked as CheckTemplate does, against
+// the roles of f (none when f has no Roles map): a role no host has, or a
+// fact misspelt in a branch this host does not take, is an error too.
 func Render(name, text string, f Facts) (string, error) {
+	var roles []string
+	if f.Roles != nil {
+		roles = slices.Collect(maps.Keys(f.Roles))
+	}
+	if _, err := CheckTemplate(name, text, roles); err != nil {
+		return "", err
+	}
 	funcs := templates.Funcs()
 	// shellQuote makes a value one shell word: a host var or parameter that
 	// ends up in sut.command or a health command is not to be trusted.

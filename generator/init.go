@@ -130,6 +130,11 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 		return nil, err
 	}
 	res.Profile = prof
+	// Before any question: a template deploy would refuse is not worth
+	// answering questions about.
+	if err := checkSUTTemplates(prof, res.Plan); err != nil {
+		return nil, err
+	}
 
 	switch {
 	case o.Yes:

@@ -6,6 +6,8 @@
 // docs/scenarios-yml.md); the rendered file repeats it in its header comment.
 package generator
 
+import "github.com/dstgen/dstgen/env"
+
 // Profile is what the scanner learned about a SUT (docs/real-env-test.md §2.4).
 // Every finding cites the file it came from (repo-relative path).
 type Profile struct {
@@ -85,6 +87,12 @@ type Config struct {
 	// DataDir is a literal data-dir / data_dir value the file sets: the
 	// SUT's real data dir, which clean:data must wipe.
 	DataDir string `json:"data_dir,omitempty" yaml:"data_dir,omitempty"`
+	// Roles are the roles the template names (.Roles.R, index .Roles "R",
+	// .Host.Ordinal.R), in the order it names them.
+	Roles []string `json:"roles,omitempty" yaml:"roles,omitempty"`
+
+	roleRefs []env.TemplateRole // each with its line
+	problem  error              // the template's first bad reference, at its line
 }
 
 // Tool is a piece of the SUT's existing test toolbox.

@@ -351,7 +351,7 @@ func fillService(m *model, p *Profile) {
 	m.UnitFile = u.File
 	m.UnitBase = path.Base(u.File)
 	m.UploadFiles = append([]string{u.File}, m.UploadFiles...)
-	m.ServiceTarget = "role:" + roleOf(u.Name)
+	m.ServiceTarget = "role:" + sutRole(p)
 	for _, r := range u.Requires {
 		if strings.HasSuffix(r, ".service") && r != u.Name {
 			m.Dependencies = append(m.Dependencies, r)
@@ -360,6 +360,41 @@ func fillService(m *model, p *Profile) {
 			m.UsesContainers = true
 		}
 	}
+}
+
+// templateRole is the role the SUT's own config templates name first
+// besides the client: the role their author wrote (.Roles.zk), which wins
+// over a name derived from the unit's file name unless the templates name
+// that one too. Another role they name is an error (checkSUTTemplates).
+// It returns "" and no source when they name none.
+func templateRole(p *Profile) (role, source string) {
+	unit := ""
+	if len(p.Units) > 0 {
+		unit = roleOf(p.Units[0].Name)
+	}
+	for _, c := range p.Configs {
+		for _, r := range c.roleRefs {
+			if r.Role == unit {
+				return "", ""
+			}
+			if r.Role != "client" && role == "" {
+				role, source = r.Role, fmt.Sprintf("%s:%d", c.File, r.Line)
+			}
+		}
+	}
+	return role, source
+}
+
+// sutRole is the role of the hosts that run the SUT: the one its templates
+// name, else the first unit's name, else "server".
+func sutRole(p *Profile) string {
+	if r, _ := templateRole(p); r != "" {
+		return r
+	}
+	if len(p.Units) > 0 {
+		return roleOf(p.Units[0].Name)
+	}
+	return "server"
 }
 
 func roleOf(unit string) string {
@@ -390,17 +425,29 @@ func hostsFor(p *Profile, pl *plan.Plan) ([]hostModel, string) {
 	next := func() string { a := fmt.Sprintf("192.0.2.%d", addr); addr++; return a }
 	roles := []string{}
 	why := map[string]string{}
-	for _, u := range p.Units {
+	tr, tsrc := templateRole(p)
+	for i, u := range p.Units {
 		r := roleOf(u.Name)
+		if i == 0 && tr != "" {
+			r = tr
+		}
 		if _, ok := why[r]; ok {
 			continue
 		}
 		roles = append(roles, r)
 		why[r] = fmt.Sprintf("role %s: runs %s (%s)", r, u.Name, u.File)
+		if i == 0 && tr != "" {
+			why[r] = fmt.Sprintf("role %s (named by %s): runs %s (%s)", r, tsrc, u.Name, u.File)
+		}
 	}
 	if len(roles) == 0 {
-		roles = []string{"server"}
-		why["server"] = "role server: runs " + p.Name + " (no systemd unit found; role name is a default)"
+		r := "server"
+		why[r] = "role server: runs " + p.Name + " (no systemd unit found; role name is a default)"
+		if tr != "" {
+			r = tr
+			why[r] = fmt.Sprintf("role %s: runs %s (named by %s)", r, p.Name, tsrc)
+		}
+		roles = []string{r}
 	}
 	for i, r := range roles {
 		n := 1

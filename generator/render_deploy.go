@@ -6,9 +6,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 )
@@ -34,6 +36,7 @@ type sutModel struct {
 
 type sutConfigModel struct {
 	Template string // relative to testing/
+	Dest     string // where deploy installs it: <workdir>/etc/<target>
 	Source   string // SUT-relative, for the comment
 	Static   bool   // no template actions: the same file on every host
 }
@@ -63,11 +66,12 @@ const maxEnvDeployArtifacts = 8
 // fillSUT derives the sut: section and the workload driver. It runs after
 // fillBuild and fillService, whose results it reads.
 func fillSUT(m *model, p *Profile, pl *plan.Plan) {
-	s := sutModel{Name: sutName(m.Project), Role: "server", Why: map[string]string{}}
+	s := sutModel{Name: sutName(m.Project), Role: sutRole(p), Why: map[string]string{}}
 	if strings.HasPrefix(m.ServiceTarget, "role:") {
 		s.Role = strings.TrimPrefix(m.ServiceTarget, "role:")
 	}
 	var exec, unitFile string
+	interp := false // the unit runs an interpreter (java, python…) with the SUT as its argument
 	if len(p.Units) > 0 {
 		u := p.Units[0]
 		exec, unitFile = u.ExecStart, u.File
@@ -78,7 +82,7 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 	// example copy of the same file.
 	byTarget := map[string]int{}
 	for _, c := range p.Configs {
-		cm := sutConfigModel{Template: path.Join(m.SUTRel, c.File), Source: c.File, Static: !c.Templated}
+		cm := sutConfigModel{Template: path.Join(m.SUTRel, c.File), Dest: "{{ .Host.Workdir }}/etc/" + c.Target, Source: c.File, Static: !c.Templated}
 		if i, ok := byTarget[c.Target]; ok {
 			if c.Templated && s.Configs[i].Static {
 				s.Configs[i] = cm
@@ -119,11 +123,16 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 			}
 		}
 		s.Command, s.Why["command"] = strings.Join(words, " "), unitFile+" ExecStart, reading its config from this host's work dir"
-		if strings.HasPrefix(words[0], "/") || s.Artifact != "" {
-			s.Binary, s.Why["binary"] = words[0], unitFile+" ExecStart"
-			if s.Artifact == "" {
-				s.Version = words[0] + " --version"
+		switch {
+		case interpreters[path.Base(words[0])] && s.Artifact == "":
+			// java -cp … MainClass: the interpreter is not the SUT, and
+			// its --version is not the SUT's version.
+			interp = true
+			if jar := jarOf(words); jar != "" {
+				s.Binary, s.Why["binary"] = jar, unitFile+" ExecStart (the jar it runs; "+path.Base(words[0])+" is its interpreter)"
 			}
+		case strings.HasPrefix(words[0], "/") || s.Artifact != "":
+			s.Binary, s.Why["binary"] = words[0], unitFile+" ExecStart"
 		}
 	} else if len(m.Artifacts) > 0 {
 		a := m.Artifacts[0]
@@ -161,6 +170,18 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 			}
 		}
 	}
+	// The installed version: a package's own (the SUT's, whatever runs
+	// it), else the binary's --version; never an interpreter's.
+	switch {
+	case s.Package != "" && s.Artifact == "":
+		pkg := strings.Fields(s.Package)[0]
+		s.Version = "dpkg-query -W -f '${Version}' " + pkg + " 2>/dev/null || rpm -q --qf '%{VERSION}-%{RELEASE}' " + pkg
+		s.Why["version"] = "the package " + pkg + " (" + s.Why["package"] + ")"
+	case interp:
+		s.Why["version"] = unitFile + " runs an interpreter: name the SUT's package in install.package, or a command that prints the SUT's version"
+	case s.Binary != "" && s.Artifact == "" && strings.HasPrefix(s.Binary, "/"):
+		s.Version, s.Why["version"] = s.Binary+" --version", unitFile+" ExecStart"
+	}
 	m.SUT = s
 	for _, a := range p.DeployArtifacts {
 		if a.Kind != "systemd" && len(m.DeployArtifacts) < maxEnvDeployArtifacts {
@@ -168,6 +189,54 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 		}
 	}
 	fillDriver(m, p, pl)
+}
+
+// checkSUTTemplates refuses what `dstgen deploy` would refuse in the
+// SUT's own config templates, at init already and at the template's line:
+// a value that is no template fact, or a role no host of env.example.yml
+// has (a server list over .Roles.zk renders empty when the hosts are
+// "zookeeper").
+func checkSUTTemplates(p *Profile, pl *plan.Plan) error {
+	hosts, _ := hostsFor(p, pl)
+	var roles []string
+	for _, h := range hosts {
+		for _, r := range h.Roles {
+			if !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
+		}
+	}
+	slices.Sort(roles)
+	for _, c := range p.Configs {
+		if c.problem != nil {
+			return c.problem
+		}
+		for _, r := range c.roleRefs {
+			if !slices.Contains(roles, r.Role) {
+				return fileline.Errorf(c.File, r.Line, "unknown role %q: no host init proposes has it (roles: %s); the SUT's templates may name one role besides client, which the SUT's hosts then carry",
+					r.Role, strings.Join(roles, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// interpreters run the SUT rather than being it: a unit that starts one
+// names the SUT in its arguments (a jar, a main class, a script).
+var interpreters = map[string]bool{
+	"java": true, "python": true, "python3": true, "node": true, "ruby": true, "perl": true,
+	"php": true, "dotnet": true, "sh": true, "bash": true, "erl": true, "beam.smp": true,
+}
+
+// jarOf is the jar a `java … -jar FILE` line runs, "" for a class path
+// and main class (no single file is the SUT then).
+func jarOf(words []string) string {
+	for i, w := range words {
+		if w == "-jar" && i+1 < len(words) && !strings.ContainsAny(words[i+1], "$*{") {
+			return words[i+1]
+		}
+	}
+	return ""
 }
 
 // sutName reduces the project name to what env.yml's sut.name allows

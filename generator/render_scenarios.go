@@ -3,6 +3,7 @@ package generator
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -542,6 +543,25 @@ func landingFor(id, mNemesis string, faults []scenarios.Fault) []string {
 	}
 	if len(out) == 0 && len(faults) > 0 {
 		out = append(out, fmt.Sprintf("TODO(%s.landing_signals): name the injector and victim signals that prove each fault landed", id))
+	}
+	return out
+}
+
+// PlanNemeses are the nemesis ids `dstgen init` reads from a plan
+// scenario's Faults (and §7.M nemesis) prose, each once, in order: what
+// its scenarios.yml entry injects. Prose init cannot read gives none, so
+// a caller comparing a scenarios.yml against the plan checks only what
+// the plan states.
+func PlanNemeses(s plan.Scenario) []string {
+	nemText := ""
+	if s.M != nil {
+		nemText = s.M.Nemesis
+	}
+	var out []string
+	for _, f := range faultsFor(s.ID, s.Faults, nemText) {
+		if !strings.HasPrefix(f.Nemesis, "TODO(") && !slices.Contains(out, f.Nemesis) {
+			out = append(out, f.Nemesis)
+		}
 	}
 	return out
 }

@@ -9,8 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/dstgen/dstgen/env"
 )
 
 // ScanOptions tunes Scan.
@@ -342,7 +345,7 @@ func classify(name string, d dirInfo) fileKind {
 	if k := deployKind(name, d); k != kindNone && !strings.HasPrefix(dir, ".") && !strings.Contains(dir, "/.") {
 		return k
 	}
-	if configTarget(name) != "" {
+	if configTarget(name) != "" || deployTemplateTarget(name, dir) != "" {
 		return kindConfig
 	}
 	if (parent == ".github" || grand == ".github") && parent == "workflows" && isYAML(name) {
@@ -452,6 +455,34 @@ func configTarget(name string) string {
 	return ""
 }
 
+// deployTemplateTarget is the file a template under the SUT's deploy dir
+// stands for, whatever its name ("myid.tmpl" → "myid"): a per-member file
+// there is one of the SUT's configs even without a config extension. ""
+// outside such a dir or without a template suffix.
+func deployTemplateTarget(name, dir string) string {
+	if !deployDir(dir) {
+		return ""
+	}
+	for _, suf := range []string{".template", ".tmpl"} {
+		if strings.HasSuffix(name, suf) && len(name) > len(suf) {
+			return strings.TrimSuffix(name, suf)
+		}
+	}
+	return ""
+}
+
+// deployDir reports a directory whose files deploy the SUT (deploy/,
+// deployment/, at any depth).
+func deployDir(rel string) bool {
+	for _, p := range strings.Split(rel, "/") {
+		switch strings.ToLower(p) {
+		case "deploy", "deployment", "deployments":
+			return true
+		}
+	}
+	return false
+}
+
 func isConfigExt(ext string) bool {
 	switch strings.ToLower(ext) {
 	case ".yml", ".yaml", ".toml", ".json", ".ini", ".conf", ".cfg", ".env", ".properties", ".hcl":
@@ -525,8 +556,26 @@ func (s *scanner) visitFile(rel, name string, d dirInfo) {
 		s.p.Units = append(s.p.Units, u)
 	case kindConfig:
 		target := configTarget(name)
-		s.p.Configs = append(s.p.Configs, Config{File: rel, Target: target, Keys: configKeys(target, data),
-			Templated: bytes.Contains(data, []byte("{{")), DataDir: configDataDir(data)})
+		templated := bytes.Contains(data, []byte("{{"))
+		if target == "" {
+			// A deploy-dir template only counts with template actions: a
+			// README.md.tmpl there is a page, not a member's file.
+			if target = deployTemplateTarget(name, dir); !templated {
+				return
+			}
+		}
+		c := Config{File: rel, Target: target, Keys: configKeys(target, data), Templated: templated, DataDir: configDataDir(data)}
+		if templated {
+			// The roles it names pick the SUT's role; what it gets wrong
+			// stops init at its line (checkSUTTemplates).
+			c.roleRefs, c.problem = env.CheckTemplate(rel, string(data), nil)
+			for _, r := range c.roleRefs {
+				if !slices.Contains(c.Roles, r.Role) {
+					c.Roles = append(c.Roles, r.Role)
+				}
+			}
+		}
+		s.p.Configs = append(s.p.Configs, c)
 	case kindReadme:
 		if strings.HasSuffix(strings.ToLower(name), ".md") || !strings.Contains(name, ".") {
 			s.addDoc(rel, data, false)

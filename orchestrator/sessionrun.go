@@ -26,6 +26,10 @@ type Options struct {
 	Seed  int64  // 0 = env.yml dstgen.seeds, else 1..the tier's seeds
 	Rerun bool   // repeat the unit's latest attempted run, same seed and schedule
 	Out   string // the session dir as given; "" = <results>/<plan-slug>/<UTC stamp>
+	// Session names a session this run adds to (created by its first
+	// run): <results>/<plan-slug>/<Session>. A unit run again in it
+	// replaces its earlier record there. Not with Out.
+	Session string
 	// Checkpoint is the interval of the progress lines (0 = 10 s).
 	Checkpoint time.Duration
 	// HealFirst heals what an earlier run left on the hosts before each
@@ -82,6 +86,19 @@ func Plan(sf *scenarios.File, e *env.Env, opt Options, now time.Time) (*SessionR
 	root := filepath.Join(filepath.Dir(sf.Path), "results")
 	reruns := map[string]rerunOf{}
 	s.Dir = opt.Out
+	if opt.Session != "" {
+		if opt.Out != "" {
+			return nil, errors.New("run: give --session NAME or --out DIR, not both")
+		}
+		if s.Dir, err = session.NamedDir(root, s.Slug, opt.Session); err != nil {
+			return nil, fmt.Errorf("run --session: %w", err)
+		}
+		// Two runs writing one session at once would interleave its log
+		// and race for its records.
+		if st, err := StatusOf(s.Dir); err == nil && st.State == StateRunning {
+			return nil, fmt.Errorf("run --session %s: a detached run (pid %d) is still writing %s; wait for it (dstgen run status --session %s)", opt.Session, st.PID, s.Dir, s.Dir)
+		}
+	}
 	if opt.Rerun {
 		if opt.All {
 			return nil, errors.New("run --rerun: give one ID, not --all")

@@ -44,6 +44,24 @@ func NewDir(root, slug string, t time.Time) string {
 	return filepath.Join(root, slug, t.UTC().Format(StampLayout))
 }
 
+// namedRE is a session name: what `dstgen run --session NAME` adds to.
+var namedRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// NamedDir is the directory of the named session name of a plan under a
+// results root: <root>/<slug>/<name>, the same for every run that names
+// it, so the runs of one scenario at a time add up to one session. A name
+// is 1–64 letters, digits, '.', '_', '-', not starting with '.', '_' or
+// '-'. It does not create it.
+func NamedDir(root, slug, name string) (string, error) {
+	if !namedRE.MatchString(name) {
+		return "", fmt.Errorf("session name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	if slug == "" {
+		slug = "scenarios"
+	}
+	return filepath.Join(root, slug, name), nil
+}
+
 // stamp parses a session directory's name; ok is false for other names.
 func stamp(name string) (time.Time, bool) {
 	if t, err := time.Parse(StampLayout, name); err == nil {
@@ -76,7 +94,8 @@ type candidate struct {
 	t   time.Time
 }
 
-// sessionsIn lists stamped session dirs directly inside dir.
+// sessionsIn lists the session dirs directly inside dir: stamped ones and
+// named ones (NamedDir) that hold a session log.
 func sessionsIn(dir string) []candidate {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -87,8 +106,15 @@ func sessionsIn(dir string) []candidate {
 		if !e.IsDir() {
 			continue
 		}
+		sub := filepath.Join(dir, e.Name())
 		if t, ok := stamp(e.Name()); ok {
-			out = append(out, candidate{filepath.Join(dir, e.Name()), t})
+			out = append(out, candidate{sub, t})
+		} else if namedRE.MatchString(e.Name()) {
+			// A named session (NamedDir): its age is when a run last
+			// wrote to its log, so the one just added to is the newest.
+			if fi, err := os.Stat(filepath.Join(sub, SessionLog)); err == nil {
+				out = append(out, candidate{sub, fi.ModTime().UTC()})
+			}
 		}
 	}
 	return out
@@ -117,7 +143,8 @@ func Find(root string) (string, error) {
 
 // List is every session under root, newest first: the stamped run_<ts>/
 // dirs in it, a run_<RUN_ID> with results (its age is its mtime), and the
-// <plan-slug>/<ts>/ dirs one level below. Find, `run --rerun` and `dstgen
+// <plan-slug>/<ts>/ and named <plan-slug>/<name>/ dirs one level below (a
+// named one is as old as its session log's last line). Find, `run --rerun` and `dstgen
 // serve` walk results/ through it.
 func List(root string) []string {
 	// One listing of root serves both levels.
@@ -164,7 +191,7 @@ func Previous(dir string) (string, error) {
 	real := strings.HasPrefix(filepath.Base(dir), "run_")
 	var best candidate
 	for _, c := range sessionsIn(filepath.Dir(dir)) {
-		if strings.HasPrefix(filepath.Base(c.dir), "run_") != real || !c.t.Before(t) {
+		if _, stamped := stamp(filepath.Base(c.dir)); !stamped || strings.HasPrefix(filepath.Base(c.dir), "run_") != real || !c.t.Before(t) {
 			continue
 		}
 		if best.dir == "" || c.t.After(best.t) {

@@ -6,12 +6,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/deploy"
+	"github.com/dstgen/dstgen/generator"
 	"github.com/dstgen/dstgen/internal/exitcode"
+	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/orchestrator"
+	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -27,6 +32,8 @@ type runFlags struct {
 	detach        bool
 	scenariosPath string
 	out           string
+	session       string // --session NAME
+	allowDrift    bool   // --allow-fault-drift
 	rerun         bool
 	healFirst     bool
 	child         bool // hidden: this process is the detached run
@@ -47,7 +54,10 @@ and victim evidence per window, heal (always, also on SIGINT/SIGTERM),
 quiesce, stop, collect, fault_epoch stamping, run.json (docs/dst-run.md §7).
 
 The session goes to --out as given, else <dir of scenarios.yml>/results/
-<plan-slug>/<UTC stamp>/. --rerun repeats the unit's latest run with its
+<plan-slug>/<UTC stamp>/. --session NAME adds to the named session
+results/<plan-slug>/NAME/ instead (its first run creates it; a unit run
+again there replaces its earlier record), so runs of one scenario at a
+time are judged as one session by ` + "`dstgen analyze`" + `. --rerun repeats the unit's latest run with its
 seed and recorded schedule into that session's artifacts/<ID>/rerun-<k>/.
 --detach returns at once; follow with ` + "`dstgen run status`" + ` and stop with
 ` + "`dstgen run stop`" + `.
@@ -66,6 +76,8 @@ error), 2 bad input (unknown id, a TODO, unknown nemesis, malformed file).`,
 	fl.BoolVar(&f.detach, "detach", false, "run in the background and return at once (status: dstgen run status)")
 	fl.StringVar(&f.scenariosPath, "scenarios", "scenarios.yml", "scenarios.yml to read")
 	fl.StringVar(&f.out, "out", "", "session directory to write (used as given)")
+	fl.BoolVar(&f.allowDrift, "allow-fault-drift", false, "run a scenario whose faults in --scenarios are not the plan's (a warning says so) instead of refusing it")
+	fl.StringVar(&f.session, "session", "", "add to the named session results/<plan-slug>/NAME (created by its first run), so one scenario at a time still makes one session")
 	fl.BoolVar(&f.healFirst, "heal-first", false, "heal what an earlier run left on the hosts before starting (default: refuse to start on faulted hosts)")
 	fl.BoolVar(&f.rerun, "rerun", false, "repeat the unit's latest run with the same seed and fault schedule (records re_run_of)")
 	fl.BoolVar(&f.child, "detached-child", false, "internal: this process is a detached run")
@@ -83,7 +95,7 @@ func resultsRoot(scenariosPath string) string {
 
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	w := cmd.OutOrStdout()
-	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Checkpoint: f.checkpoint, HealFirst: f.healFirst}
+	opt := orchestrator.Options{All: f.all, Tier: f.tier, Seed: f.seed, Rerun: f.rerun, Out: f.out, Session: f.session, Checkpoint: f.checkpoint, HealFirst: f.healFirst}
 	if len(args) > 1 {
 		return errors.New("run: want exactly one ID (S1, S4/api) or --all")
 	}
@@ -93,6 +105,14 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	sf, err := scenarios.Load(f.scenariosPath)
 	if err != nil {
 		return err
+	}
+	if err := checkAgainstPlan(sf, opt); err != nil {
+		if !f.allowDrift {
+			return fmt.Errorf("%w (--allow-fault-drift runs it all the same)", err)
+		}
+		// Accepted on request, never silently: the line says what the
+		// run's scenario name no longer means.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v (accepted: --allow-fault-drift)\n", err)
 	}
 	e, pool, err := f.open()
 	if err != nil {
@@ -153,6 +173,9 @@ func (f *runFlags) startDetached(cmd *cobra.Command, args []string, dir string, 
 	}
 	if f.healFirst {
 		argv = append(argv, "--heal-first")
+	}
+	if f.allowDrift {
+		argv = append(argv, "--allow-fault-drift")
 	}
 	if f.acceptNew {
 		argv = append(argv, "--accept-new-host")
@@ -240,4 +263,62 @@ func newRunStopCmd() *cobra.Command {
 	cmd.Flags().StringVar(&scenariosPath, "scenarios", "scenarios.yml", "scenarios.yml whose results/ holds the sessions")
 	cmd.Flags().DurationVar(&wait, "wait", 60*time.Second, "how long to wait for the run to heal and exit")
 	return cmd
+}
+
+// checkAgainstPlan refuses a scenarios.yml whose scenario injects a
+// fault its plan's scenario of the same id does not state: its run would be
+// judged and reported under the plan's name for a test the plan never
+// asked for (a leader isolation swapped for a follower partition). It
+// compares what `dstgen init` reads from the plan (generator.PlanNemeses)
+// with the units to run; a plan that cannot be read, a scenario the plan
+// lacks, prose init cannot read, or a custom nemesis (the plan's fault
+// done by hand) is not judged.
+func checkAgainstPlan(sf *scenarios.File, opt orchestrator.Options) error {
+	if sf.Plan == "" {
+		return nil
+	}
+	pp := sf.Plan
+	if !filepath.IsAbs(pp) {
+		pp = filepath.Join(filepath.Dir(sf.Path), pp)
+	}
+	p, err := plan.Parse(pp)
+	if err != nil {
+		return nil
+	}
+	want, _, _ := strings.Cut(opt.ID, "/")
+	for _, sc := range sf.Scenarios {
+		if !opt.All && !strings.EqualFold(sc.ID, want) {
+			continue
+		}
+		var ps *plan.Scenario
+		for i := range p.Scenarios {
+			if strings.EqualFold(p.Scenarios[i].ID, sc.ID) {
+				ps = &p.Scenarios[i]
+			}
+		}
+		if ps == nil {
+			continue
+		}
+		planned := generator.PlanNemeses(*ps)
+		var got []string
+		custom := false
+		for _, fa := range sc.Faults {
+			custom = custom || fa.Nemesis == "custom"
+			if !slices.Contains(got, fa.Nemesis) {
+				got = append(got, fa.Nemesis)
+			}
+		}
+		if len(planned) == 0 || custom {
+			continue
+		}
+		// Fewer of the plan's faults is a smaller test of the same
+		// claim; a fault the plan does not state is another test.
+		for _, n := range got {
+			if !slices.Contains(planned, n) {
+				return fileline.Errorf(sf.Path, sc.Line, "drift: %s injects %s, but the plan's %s (%s) states %s; its run would be judged and reported as the plan's %s: restore the plan's fault, or change the plan and re-run dstgen init",
+					sc.ID, n, ps.ID, pp, strings.Join(planned, ", "), ps.ID)
+			}
+		}
+	}
+	return nil
 }
