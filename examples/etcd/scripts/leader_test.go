@@ -83,7 +83,7 @@ func TestLeaderAndHealthyScripts(t *testing.T) {
 	if _, errOut, code := runScript(t, "healthy.sh", url[leader]); code != 0 {
 		t.Fatalf("healthy.sh on a healthy cluster: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runScript(t, "leader.sh", "http://127.0.0.1:1"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "names a leader") {
+	if _, errOut, code := runScript(t, "leader.sh", "http://127.0.0.1:1"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "names no leader") {
 		t.Errorf("leader.sh against nothing: exit %d, stderr %q: want 1 and one line", code, errOut)
 	}
 
