@@ -7,8 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -225,8 +225,8 @@ func hasTxn(ops []history.Op) bool {
 // uncertainty from a plan's §7.M Checker or Oracle text ("lease TTL 10s",
 // "ttl=2s", "clock uncertainty 50ms").
 var (
-	leaseTTLRE = regexp.MustCompile(`(?i)\b(?:lease\s+)?(?:ttl|lease\s+(?:duration|length))\s*(?:=|:|of|is)?\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\b`)
-	leaseUncRE = regexp.MustCompile(`(?i)\buncertainty\s*(?:=|:|of|is|±)?\s*±?\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\b`)
+	leaseTTLRE = lazyre.New(`(?i)\b(?:lease\s+)?(?:ttl|lease\s+(?:duration|length))\s*(?:=|:|of|is)?\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\b`)
+	leaseUncRE = lazyre.New(`(?i)\buncertainty\s*(?:=|:|of|is|±)?\s*±?\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\b`)
 )
 
 // leaseParams gives lease-safety the TTL the plan states and the larger of

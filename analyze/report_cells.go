@@ -2,8 +2,8 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/dstgen/dstgen/analyze/render"
@@ -147,7 +147,7 @@ func scenarioChart(s ScenarioResult) string {
 	}, bands)
 }
 
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeFileChars = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // ScenarioFileName is the per-scenario findings file for id; ids come from
 // the plan, so anything outside [A-Za-z0-9._-] is replaced to keep the

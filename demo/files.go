@@ -2,9 +2,9 @@ package demo
 
 import (
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +18,7 @@ import (
 
 // missingCaps are capability flags (env.yml dstgen.capabilities) a
 // machine with only Go lacks: root, iptables, netem, namespaces, systemd.
-var missingCaps = regexp.MustCompile(`(?i)iptables|netem|tc_|^tc$|netns|namespace|root|sudo|systemd|faketime|stress`)
+var missingCaps = lazyre.New(`(?i)iptables|netem|tc_|^tc$|netns|namespace|root|sudo|systemd|faketime|stress`)
 
 // example reads what env.yml keeps from env.example.yml.
 type example struct {

@@ -3,9 +3,9 @@ package env
 import (
 	"bytes"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +121,7 @@ func (e *Env) SUTHosts() []Host {
 	return e.HostsWithRole(e.SUT.Roles...)
 }
 
-var tmplLineRE = regexp.MustCompile(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
+var tmplLineRE = lazyre.New(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
 
 // Render executes text as a text/template with sprig's functions (the
 // engine dstgen init uses) and shellQuote on f. An unknown field or map key is an error,

@@ -3,10 +3,10 @@ package env
 import (
 	"errors"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -43,7 +43,7 @@ type sshValue struct {
 }
 
 // parseLineCol matches ssh_config's "(line, col): message" errors.
-var parseLineCol = regexp.MustCompile(`^\((\d+), \d+\): (.*)$`)
+var parseLineCol = lazyre.New(`^\((\d+), \d+\): (.*)$`)
 
 // loadSSHConfig reads the config file env.yml asks for: SSHConfigEnv, else
 // ssh.config, else ~/.ssh/config. It returns nil when the choice is "none"

@@ -2,10 +2,10 @@ package generator
 
 import (
 	"bytes"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -39,12 +39,12 @@ type sutConfigModel struct {
 }
 
 var (
-	dataDirRE = regexp.MustCompile(`(?m)^\s*"?(?:data[-_]?dir|dataDir)"?\s*[:=]\s*"?([^"\s#,]+)`)
-	installRE = regexp.MustCompile(`\b(?:apt-get|apt|dnf|yum)\s+(?:-\S+\s+)*install\s+(.+)$`)
-	goRunRE   = regexp.MustCompile(`^go\s+run\s+(\./[A-Za-z0-9._/-]+)(.*)$`)
+	dataDirRE = lazyre.New(`(?m)^\s*"?(?:data[-_]?dir|dataDir)"?\s*[:=]\s*"?([^"\s#,]+)`)
+	installRE = lazyre.New(`\b(?:apt-get|apt|dnf|yum)\s+(?:-\S+\s+)*install\s+(.+)$`)
+	goRunRE   = lazyre.New(`^go\s+run\s+(\./[A-Za-z0-9._/-]+)(.*)$`)
 	// hostPortListRE matches a comma list of host:port items (example
 	// addresses in docs: 10.0.0.1:2379,10.0.0.2:2379 or 127.0.0.1:2379).
-	hostPortListRE = regexp.MustCompile(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
+	hostPortListRE = lazyre.New(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
 )
 
 // configDataDir is the literal data dir a config file sets, "" when it
@@ -309,7 +309,7 @@ func contractDriver(dir string) bool {
 // contractFlagRE is a flag the driver contract's variables already give
 // (with its value): a docs line's "-rate 200" would override
 // benchmark.rate for every run.
-var contractFlagRE = regexp.MustCompile(`(^|\s)--?(rate|duration|seed|run-id)(=\S+|\s+\S+)`)
+var contractFlagRE = lazyre.New(`(^|\s)--?(rate|duration|seed|run-id)(=\S+|\s+\S+)`)
 
 // dropContractFlags removes those flags from a docs line's arguments.
 func dropContractFlags(args string) string {

@@ -3,9 +3,9 @@ package generator
 import (
 	"context"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -202,7 +202,7 @@ func isTestSource(name string) bool {
 
 // generatedRE is the Go convention's marker of generated code, which
 // other generators follow too.
-var generatedRE = regexp.MustCompile(`(?m)^(?://|#|/\*) ?Code generated .* DO NOT EDIT`)
+var generatedRE = lazyre.New(`(?m)^(?://|#|/\*) ?Code generated .* DO NOT EDIT`)
 
 // isGenerated reports a generated file: its comments are the generator's.
 func isGenerated(data []byte) bool {
@@ -416,7 +416,7 @@ func sentencesIn(rel, data string) []sentence {
 }
 
 // listItemRE is a markdown or rST bullet or numbered item.
-var listItemRE = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s`)
+var listItemRE = lazyre.New(`^(?:[-*+]|\d+[.)])\s`)
 
 func isListItem(t string) bool { return listItemRE.MatchString(t) }
 
@@ -638,7 +638,7 @@ func blankCode(s string) string {
 
 // quotedRE is a quoted word with no space inside: a literal value or a
 // parameter ('serializable=true', "LINEARIZABLE"), not prose.
-var quotedRE = regexp.MustCompile(`'[^'\s]+'|"[^"\s]+"`)
+var quotedRE = lazyre.New(`'[^'\s]+'|"[^"\s]+"`)
 
 // blankQuoted replaces such literals with spaces, keeping offsets.
 func blankQuoted(s string) string {
@@ -649,7 +649,7 @@ func blankQuoted(s string) string {
 }
 
 // linkTargetRE is a markdown link's target, "](…)", and a bare URL.
-var linkTargetRE = regexp.MustCompile(`\]\([^)\s]*\)|https?://\S+`)
+var linkTargetRE = lazyre.New(`\]\([^)\s]*\)|https?://\S+`)
 
 // blankLinks replaces link targets and bare URLs with spaces, keeping
 // offsets: a URL's words ("…/linearizable-reads/") promise nothing.

@@ -3,8 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +23,7 @@ const Chain = "DSTGEN"
 
 // epochRE is what a fault epoch (and an undo kind) may contain: it is part
 // of a file name and of an iptables comment.
-var epochRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var epochRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // checkName refuses an epoch or kind that could leave the undo directory.
 func checkName(what, s string) error {

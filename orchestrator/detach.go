@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,7 +150,7 @@ func alive(pid int) bool {
 	return true
 }
 
-var phaseRE = regexp.MustCompile(`unit=(\S+) .*phase=(\S+)`)
+var phaseRE = lazyre.New(`unit=(\S+) .*phase=(\S+)`)
 
 // lastPhase reads the last phase line of the session log (its tail only).
 func lastPhase(dir string) (unit, phase string) {

@@ -3,11 +3,11 @@ package session
 import (
 	"bufio"
 	"fmt"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -174,7 +174,7 @@ func Previous(dir string) (string, error) {
 	return best.dir, nil
 }
 
-var runFileRE = regexp.MustCompile(`^run(-seed-(-?[0-9]+))?\.json$`)
+var runFileRE = lazyre.New(`^run(-seed-(-?[0-9]+))?\.json$`)
 
 // RunFiles lists every run record of a session, sorted: files named
 // run.json or run-seed-<n>.json anywhere under artifacts/ or benchmark/.
@@ -259,7 +259,7 @@ type Header struct {
 	Operator   string
 }
 
-var headerRE = regexp.MustCompile(`^\*\*([A-Za-z ]+):\*\*\s*(.*?)\s*$`)
+var headerRE = lazyre.New(`^\*\*([A-Za-z ]+):\*\*\s*(.*?)\s*$`)
 
 // ReadHeader reads the header of dir/session-log.md. A missing log is an
 // error the caller may ignore (real-env-test runs have none).
