@@ -97,6 +97,9 @@ type conn struct {
 	remote    net.Addr
 	hostKey   ssh.PublicKey
 	dead      chan struct{} // closed when the SSH connection is gone
+	// grouping is what the host's shell offers the command wrapper
+	// (groupUnknown until a probe said), learnt once per connection.
+	grouping  atomic.Int32
 	closing   atomic.Bool   // set by close, before dead is closed
 	closeOnce sync.Once
 
