@@ -30,7 +30,7 @@ func TestLazy(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if r.Re() != r.Re() {
+		if first, again := r.Re(), r.Re(); first != again {
 			t.Errorf("%q compiled more than once", tc.expr)
 		}
 	}
