@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -225,8 +225,8 @@ func hasTxn(ops []history.Op) bool {
 // uncertainty from a plan's §7.M Checker or Oracle text ("lease TTL 10s",
 // "ttl=2s", "clock uncertainty 50ms").
 var (
-	leaseTTLRE = regexp.MustCompile(`(?i)\b(?:lease\s+)?(?:ttl|lease\s+(?:duration|length))\s*(?:=|:|of|is)?\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\b`)
-	leaseUncRE = regexp.MustCompile(`(?i)\buncertainty\s*(?:=|:|of|is|±)?\s*±?\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\b`)
+	leaseTTLRE = lazyre.New(`(?i)\b(?:lease\s+)?(?:ttl|lease\s+(?:duration|length))\s*(?:=|:|of|is)?\s*(\d+(?:\.\d+)?)\s*(ms|s|m)\b`)
+	leaseUncRE = lazyre.New(`(?i)\buncertainty\s*(?:=|:|of|is|±)?\s*±?\s*(\d+(?:\.\d+)?)\s*(us|µs|ms|s)\b`)
 )
 
 // leaseParams gives lease-safety the TTL the plan states and the larger of

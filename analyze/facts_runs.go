@@ -7,13 +7,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/session"
 )
@@ -247,7 +247,7 @@ func tierName(t TierLevel) string {
 	return string(t)
 }
 
-var rateRE = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?)\s*(?:ops?|requests?|req|writes?|reads?|puts?)\s*/\s*s\b`)
+var rateRE = lazyre.New(`([0-9]+(?:\.[0-9]+)?)\s*(?:ops?|requests?|req|writes?|reads?|puts?)\s*/\s*s\b`)
 
 // plannedRate reads a total rate ("at 50 ops/s") from the plan's Workload
 // text; 0 when it states none. Per-group rates ("5 tenants at 200 ops/s

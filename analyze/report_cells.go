@@ -3,10 +3,10 @@ package analyze
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/dstgen/dstgen/analyze/render"
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // Stage 6, report — 6.0 cells: the file names and the small texts every
@@ -147,7 +147,7 @@ func scenarioChart(s ScenarioResult) string {
 	}, bands)
 }
 
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeFileChars = lazyre.New(`[^A-Za-z0-9._-]+`)
 
 // ScenarioFileName is the per-scenario findings file for id; ids come from
 // the plan, so anything outside [A-Za-z0-9._-] is replaced to keep the

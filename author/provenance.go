@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -31,7 +31,7 @@ type Provenance struct {
 
 const provenanceKey = "dstgen-provenance:"
 
-var provenanceRE = regexp.MustCompile(`^\s*(?://|#)\s*dstgen-provenance:\s*scenario=(\S+)\s+plan_sha256=([0-9a-f]{64})\s+plan=(.+?)\s*$`)
+var provenanceRE = lazyre.New(`^\s*(?://|#)\s*dstgen-provenance:\s*scenario=(\S+)\s+plan_sha256=([0-9a-f]{64})\s+plan=(.+?)\s*$`)
 
 // provenanceLines is how far into a file ParseProvenance looks: the stamp
 // is at the top (after a shebang at most).

@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 )
@@ -41,7 +43,9 @@ var capKeywords = []struct {
 	{"root", []string{"root", "sudo"}},
 }
 
-var capKeywordRes = func() [][]*regexp.Regexp {
+// capKeywordRes compiles on first use: every dstgen start would pay for
+// it otherwise (internal/lazyre).
+var capKeywordRes = sync.OnceValue(func() [][]*regexp.Regexp {
 	out := make([][]*regexp.Regexp, len(capKeywords))
 	for i, k := range capKeywords {
 		for _, key := range k.keys {
@@ -49,12 +53,12 @@ var capKeywordRes = func() [][]*regexp.Regexp {
 		}
 	}
 	return out
-}()
+})
 
 // CapabilityFor returns the capability a §6b requirement names, or "" when
 // no probe covers it.
 func CapabilityFor(requirement string) string {
-	for i, res := range capKeywordRes {
+	for i, res := range capKeywordRes() {
 		for _, re := range res {
 			if re.MatchString(requirement) {
 				return capKeywords[i].cap
@@ -66,10 +70,10 @@ func CapabilityFor(requirement string) string {
 
 // binaryName is what a requirement may name as a binary: one safe shell
 // word, so it can be spliced into the probe script.
-var binaryName = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
+var binaryName = lazyre.New(`^[a-z0-9][a-z0-9._+-]{0,63}$`)
 
 // parenName is a parenthesised name in a requirement: "etcd-client (etcdctl)".
-var parenName = regexp.MustCompile(`\(\s*([A-Za-z0-9][A-Za-z0-9._+-]*)\s*\)`)
+var parenName = lazyre.New(`\(\s*([A-Za-z0-9][A-Za-z0-9._+-]*)\s*\)`)
 
 // packageBinaries maps a distro package a §6b row may name to the binary
 // it installs, where the two differ.
@@ -424,7 +428,7 @@ func (m MissingReq) Problem(envPath string) string {
 	return b.String()
 }
 
-var versionNum = regexp.MustCompile(`\d+(\.\d+)+`)
+var versionNum = lazyre.New(`\d+(\.\d+)+`)
 
 // meetsFloor compares the first dotted number of version against floor's;
 // a floor without one ("any") or an unparseable version passes.

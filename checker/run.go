@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -321,25 +321,25 @@ func Needs(checker, model string) history.Needs {
 }
 
 var checkerPatterns = []struct {
-	re *regexp.Regexp
+	re *lazyre.Regexp
 	id string
 }{
-	{regexp.MustCompile(`lineari[sz]ab|porcupine|knossos`), Linearizability},
-	{regexp.MustCompile(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed|repeatable[- ]read`), Serializability},
-	{regexp.MustCompile(`(no[- ])?lost[- ]ack`), NoLostAck},
-	{regexp.MustCompile(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
-	{regexp.MustCompile(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},
-	{regexp.MustCompile(`monotonic[- ]reads?`), MonotonicReads},
-	{regexp.MustCompile(`prefix|order checker|ordering checker`), Prefix},
-	{regexp.MustCompile(`\bslo\b|threshold|p9[59]\b|latency`), SLO},
+	{lazyre.New(`lineari[sz]ab|porcupine|knossos`), Linearizability},
+	{lazyre.New(`seriali[sz]ab|\belle\b|snapshot[- ]isolation|read[- ]committed|repeatable[- ]read`), Serializability},
+	{lazyre.New(`(no[- ])?lost[- ]ack`), NoLostAck},
+	{lazyre.New(`exactly[- ]once|dedup|idempoten`), ExactlyOnce},
+	{lazyre.New(`session|read[- ]your[- ]writes|read[- ]after[- ]write`), Session},
+	{lazyre.New(`monotonic[- ]reads?`), MonotonicReads},
+	{lazyre.New(`prefix|order checker|ordering checker`), Prefix},
+	{lazyre.New(`\bslo\b|threshold|p9[59]\b|latency`), SLO},
 	// "final state" alone is what no-lost-ack and reconciliation read,
 	// not a predicate: only a named invariant is the invariant checker.
-	{regexp.MustCompile(`invariant|sum[- ]zero|each[- ]member[- ]once|count[- ]equals`), Invariant},
-	{regexp.MustCompile(`exclusion|\bmutex\b|fencing`), MutualExclusion},
-	{regexp.MustCompile(`lease[- ]safety|lease (?:expiry|overlap)`), LeaseSafety},
-	{regexp.MustCompile(`reconcil|replica diff|pairwise diff`), Reconciliation},
-	{regexp.MustCompile(`fairness|worst_group`), Fairness},
-	{regexp.MustCompile(`replay`), replay},
+	{lazyre.New(`invariant|sum[- ]zero|each[- ]member[- ]once|count[- ]equals`), Invariant},
+	{lazyre.New(`exclusion|\bmutex\b|fencing`), MutualExclusion},
+	{lazyre.New(`lease[- ]safety|lease (?:expiry|overlap)`), LeaseSafety},
+	{lazyre.New(`reconcil|replica diff|pairwise diff`), Reconciliation},
+	{lazyre.New(`fairness|worst_group`), Fairness},
+	{lazyre.New(`replay`), replay},
 }
 
 // ParseCheckerField normalises the free-text §7.M Checker field into

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // What the demo writes into the generated framework, the way a user
@@ -18,7 +19,7 @@ import (
 
 // missingCaps are capability flags (env.yml dstgen.capabilities) a
 // machine with only Go lacks: root, iptables, netem, namespaces, systemd.
-var missingCaps = regexp.MustCompile(`(?i)iptables|netem|tc_|^tc$|netns|namespace|root|sudo|systemd|faketime|stress`)
+var missingCaps = lazyre.New(`(?i)iptables|netem|tc_|^tc$|netns|namespace|root|sudo|systemd|faketime|stress`)
 
 // example reads what env.yml keeps from env.example.yml.
 type example struct {

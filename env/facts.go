@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/templates"
 )
@@ -137,7 +137,7 @@ func (e *Env) SUTHosts() []Host {
 	return e.HostsWithRole(e.SUT.Roles...)
 }
 
-var tmplLineRE = regexp.MustCompile(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
+var tmplLineRE = lazyre.New(`^template: ([^:]*):(\d+)(?::\d+)?: (?:executing "[^"]*" at <([^>]*)>: )?(.*)$`)
 
 // Render executes text as a text/template with sprig's functions (the
 // engine dstgen init uses) and shellQuote on f. An unknown field or map key is an error,

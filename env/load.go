@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/oneline"
 )
 
@@ -33,12 +33,12 @@ const (
 var (
 	// Host names and roles end up in job paths, log prefixes and remote
 	// shells; a narrow alphabet keeps every one of those uses boring.
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	nameRE = lazyre.New(`^[A-Za-z0-9._-]+$`)
 	// Addresses are DNS names, IPv4 or (bracket-less) IPv6 literals.
-	addrRE = regexp.MustCompile(`^[A-Za-z0-9._:%-]+$`)
-	userRE = regexp.MustCompile(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
+	addrRE = lazyre.New(`^[A-Za-z0-9._:%-]+$`)
+	userRE = lazyre.New(`^[A-Za-z0-9._][A-Za-z0-9._-]*$`)
 	// A work dir is a plain absolute path (see (*loader).workdir).
-	workdirRE = regexp.MustCompile(`^/[A-Za-z0-9._+/-]*$`)
+	workdirRE = lazyre.New(`^/[A-Za-z0-9._+/-]*$`)
 )
 
 // Load reads and validates an env.yml. Every error names the file and line
@@ -565,7 +565,7 @@ func (l *loader) foldShorthand(e *Env) error {
 // varRE is a template-usable key: {{ .Vars.client_port }} needs an
 // identifier, so a key such as "client-port" would only be reachable
 // through index and is almost certainly a typo.
-var varRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // hostField maps a Host field to its key in hosts[i] and in remote:.
 var hostField = map[string][2]string{
@@ -800,7 +800,7 @@ const (
 
 // sutNameRE keeps sut.name usable as a job id (sut-<name>) and a systemd
 // unit name (dstgen-<name>) without quoting.
-var sutNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+var sutNameRE = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 
 func (l *loader) sut(e *Env) error {
 	u := &e.SUT

@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/kevinburke/ssh_config"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/oneline"
 )
 
@@ -43,7 +43,7 @@ type sshValue struct {
 }
 
 // parseLineCol matches ssh_config's "(line, col): message" errors.
-var parseLineCol = regexp.MustCompile(`^\((\d+), \d+\): (.*)$`)
+var parseLineCol = lazyre.New(`^\((\d+), \d+\): (.*)$`)
 
 // loadSSHConfig reads the config file env.yml asks for: SSHConfigEnv, else
 // ssh.config, else ~/.ssh/config. It returns nil when the choice is "none"

@@ -8,14 +8,14 @@ import (
 	"fmt"
 	"go/format"
 	"path"
-	"regexp"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/templates"
 )
 
 // driverNameRE is a driver name: a program name that is also a Go module
 // path element.
-var driverNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var driverNameRE = lazyre.New(`^[a-z][a-z0-9_-]*$`)
 
 // DriverSkeleton returns the files of a driver named name in lang, by
 // their names in the driver's directory: main.go, and go.mod when withMod

@@ -5,12 +5,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dstgen/dstgen/internal/fileline"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 )
@@ -42,12 +42,12 @@ type sutConfigModel struct {
 }
 
 var (
-	dataDirRE = regexp.MustCompile(`(?m)^\s*"?(?:data[-_]?dir|dataDir)"?\s*[:=]\s*"?([^"\s#,]+)`)
-	installRE = regexp.MustCompile(`\b(?:apt-get|apt|dnf|yum)\s+(?:-\S+\s+)*install\s+(.+)$`)
-	goRunRE   = regexp.MustCompile(`^go\s+run\s+(\./[A-Za-z0-9._/-]+)(.*)$`)
+	dataDirRE = lazyre.New(`(?m)^\s*"?(?:data[-_]?dir|dataDir)"?\s*[:=]\s*"?([^"\s#,]+)`)
+	installRE = lazyre.New(`\b(?:apt-get|apt|dnf|yum)\s+(?:-\S+\s+)*install\s+(.+)$`)
+	goRunRE   = lazyre.New(`^go\s+run\s+(\./[A-Za-z0-9._/-]+)(.*)$`)
 	// hostPortListRE matches a comma list of host:port items (example
 	// addresses in docs: 10.0.0.1:2379,10.0.0.2:2379 or 127.0.0.1:2379).
-	hostPortListRE = regexp.MustCompile(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
+	hostPortListRE = lazyre.New(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
 )
 
 // configDataDir is the literal data dir a config file sets, "" when it
@@ -378,7 +378,7 @@ func contractDriver(dir string) bool {
 // contractFlagRE is a flag the driver contract's variables already give
 // (with its value): a docs line's "-rate 200" would override
 // benchmark.rate for every run.
-var contractFlagRE = regexp.MustCompile(`(^|\s)--?(rate|duration|seed|run-id)(=\S+|\s+\S+)`)
+var contractFlagRE = lazyre.New(`(^|\s)--?(rate|duration|seed|run-id)(=\S+|\s+\S+)`)
 
 // dropContractFlags removes those flags from a docs line's arguments.
 func dropContractFlags(args string) string {

@@ -2,11 +2,12 @@ package generator
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
+
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/oneline"
 	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/scenarios"
@@ -81,7 +82,7 @@ func tierFor(name string, b plan.Budget) tierModel {
 	return t
 }
 
-var rateRE = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*(?:ops|req|requests|writes|reads|puts|gets)?\s*/\s*s\b`)
+var rateRE = lazyre.New(`(?i)(\d+(?:\.\d+)?)\s*(?:ops|req|requests|writes|reads|puts|gets)?\s*/\s*s\b`)
 
 func scenarioFor(s plan.Scenario) scenarioModel {
 	sm := scenarioModel{
@@ -142,7 +143,7 @@ func scenarioFor(s plan.Scenario) scenarioModel {
 	return sm
 }
 
-var sloRE = regexp.MustCompile(`(?i)≤|<=|\bp(50|9[059]|99\.9)\b|latency|throughput|\bwithin\s+\d`)
+var sloRE = lazyre.New(`(?i)≤|<=|\bp(50|9[059]|99\.9)\b|latency|throughput|\bwithin\s+\d`)
 
 // checkerFor names the checker (docs/history-and-checkers.md §5) for a scenario
 // without §7.M when its Oracle text makes the kind unambiguous; otherwise
@@ -212,44 +213,44 @@ var nemesisIDs = []struct{ id, evidence string }{
 // nemesisHints map plan prose to nemesis ids when the plan does not name
 // the id itself; first match wins, so specific phrases come first.
 var nemesisHints = []struct {
-	re *regexp.Regexp
+	re *lazyre.Regexp
 	id string
 }{
 	// A one-way cut keeps its direction even when it isolates the leader:
 	// leader-isolation is symmetric (nemesis.md), partition-asym is not.
-	{regexp.MustCompile(`(?i)(asymmetric|one[- ]way|unidirectional|one direction|direction only)\W+(\w+\W+){0,4}(partition|isolat|cut|drop|block)|(partition|isolat|cut|drop|block)\w*\W+(\w+\W+){0,6}(asymmetric|one[- ]way|unidirectional|in one direction|direction only)`), "partition-asym"},
-	{regexp.MustCompile(`(?i)leader\W+(\w+\W+){0,3}isolat|isolat\w*\W+(\w+\W+){0,3}leader`), "leader-isolation"},
-	{regexp.MustCompile(`(?i)split[- ]brain`), "split-brain"},
-	{regexp.MustCompile(`(?i)kill\s*-(9|kill)\b|hard[- ]kill|sigkill|power[- ]?off`), "kill-9"},
-	{regexp.MustCompile(`(?i)kill\s*-(stop|19)\b|sigstop|\bpause|freeze`), "pause"},
-	{regexp.MustCompile(`(?i)asymmetric|one[- ]way|one direction|direction only`), "partition-asym"},
-	{regexp.MustCompile(`(?i)minority`), "partition-minority"},
-	{regexp.MustCompile(`(?i)majority`), "partition-majority"},
-	{regexp.MustCompile(`(?i)partition|iptables|isolat`), "partition-full"},
-	{regexp.MustCompile(`(?i)duplicat`), "packet-dup"},
-	{regexp.MustCompile(`(?i)reorder`), "packet-reorder"},
-	{regexp.MustCompile(`(?i)packet[- ]loss|netem loss|\bloss\b`), "packet-loss"},
-	{regexp.MustCompile(`(?i)slow follower`), "slow-follower"},
-	{regexp.MustCompile(`(?i)latency|delay`), "latency"},
-	{regexp.MustCompile(`(?i)bandwidth`), "bandwidth"},
-	{regexp.MustCompile(`(?i)disk[- ]full|fill (the )?(disk|filesystem)`), "disk-full"},
-	{regexp.MustCompile(`(?i)fsync[- ]fail`), "fsync-fail"},
-	{regexp.MustCompile(`(?i)fsync|power[- ]loss`), "fsync-loss"},
-	{regexp.MustCompile(`(?i)slow[- ]disk|io throttl`), "slow-disk"},
-	{regexp.MustCompile(`(?i)bit[- ]?flip`), "bitflip"},
-	{regexp.MustCompile(`(?i)corrupt`), "storage-corrupt"},
-	{regexp.MustCompile(`(?i)backup|restore`), "backup-restore-race"},
-	{regexp.MustCompile(`(?i)clock[- ]skew|skew\w* the clock|date -s`), "clock-skew"},
-	{regexp.MustCompile(`(?i)slow clock|clock rate`), "clock-slow"},
-	{regexp.MustCompile(`(?i)rolling[- ]upgrade`), "rolling-upgrade"},
-	{regexp.MustCompile(`(?i)mixed[- ]version`), "mixed-version"},
-	{regexp.MustCompile(`(?i)rolling[- ]restart|restart order`), "restart-wrong-order"},
-	{regexp.MustCompile(`(?i)container|\bpod\b|docker`), "container-restart"},
-	{regexp.MustCompile(`(?i)compaction`), "compaction-during-reads"},
-	{regexp.MustCompile(`(?i)rebalanc|reconfigur`), "rebalance-during-writes"},
-	{regexp.MustCompile(`(?i)metadata|etcd|zookeeper`), "metadata-outage"},
-	{regexp.MustCompile(`(?i)kill\s*-(term|15)\b|sigterm|graceful|restart|\bstop\b`), "kill-term"},
-	{regexp.MustCompile(`(?i)\bkill`), "kill-9"},
+	{lazyre.New(`(?i)(asymmetric|one[- ]way|unidirectional|one direction|direction only)\W+(\w+\W+){0,4}(partition|isolat|cut|drop|block)|(partition|isolat|cut|drop|block)\w*\W+(\w+\W+){0,6}(asymmetric|one[- ]way|unidirectional|in one direction|direction only)`), "partition-asym"},
+	{lazyre.New(`(?i)leader\W+(\w+\W+){0,3}isolat|isolat\w*\W+(\w+\W+){0,3}leader`), "leader-isolation"},
+	{lazyre.New(`(?i)split[- ]brain`), "split-brain"},
+	{lazyre.New(`(?i)kill\s*-(9|kill)\b|hard[- ]kill|sigkill|power[- ]?off`), "kill-9"},
+	{lazyre.New(`(?i)kill\s*-(stop|19)\b|sigstop|\bpause|freeze`), "pause"},
+	{lazyre.New(`(?i)asymmetric|one[- ]way|one direction|direction only`), "partition-asym"},
+	{lazyre.New(`(?i)minority`), "partition-minority"},
+	{lazyre.New(`(?i)majority`), "partition-majority"},
+	{lazyre.New(`(?i)partition|iptables|isolat`), "partition-full"},
+	{lazyre.New(`(?i)duplicat`), "packet-dup"},
+	{lazyre.New(`(?i)reorder`), "packet-reorder"},
+	{lazyre.New(`(?i)packet[- ]loss|netem loss|\bloss\b`), "packet-loss"},
+	{lazyre.New(`(?i)slow follower`), "slow-follower"},
+	{lazyre.New(`(?i)latency|delay`), "latency"},
+	{lazyre.New(`(?i)bandwidth`), "bandwidth"},
+	{lazyre.New(`(?i)disk[- ]full|fill (the )?(disk|filesystem)`), "disk-full"},
+	{lazyre.New(`(?i)fsync[- ]fail`), "fsync-fail"},
+	{lazyre.New(`(?i)fsync|power[- ]loss`), "fsync-loss"},
+	{lazyre.New(`(?i)slow[- ]disk|io throttl`), "slow-disk"},
+	{lazyre.New(`(?i)bit[- ]?flip`), "bitflip"},
+	{lazyre.New(`(?i)corrupt`), "storage-corrupt"},
+	{lazyre.New(`(?i)backup|restore`), "backup-restore-race"},
+	{lazyre.New(`(?i)clock[- ]skew|skew\w* the clock|date -s`), "clock-skew"},
+	{lazyre.New(`(?i)slow clock|clock rate`), "clock-slow"},
+	{lazyre.New(`(?i)rolling[- ]upgrade`), "rolling-upgrade"},
+	{lazyre.New(`(?i)mixed[- ]version`), "mixed-version"},
+	{lazyre.New(`(?i)rolling[- ]restart|restart order`), "restart-wrong-order"},
+	{lazyre.New(`(?i)container|\bpod\b|docker`), "container-restart"},
+	{lazyre.New(`(?i)compaction`), "compaction-during-reads"},
+	{lazyre.New(`(?i)rebalanc|reconfigur`), "rebalance-during-writes"},
+	{lazyre.New(`(?i)metadata|etcd|zookeeper`), "metadata-outage"},
+	{lazyre.New(`(?i)kill\s*-(term|15)\b|sigterm|graceful|restart|\bstop\b`), "kill-term"},
+	{lazyre.New(`(?i)\bkill`), "kill-9"},
 }
 
 // inferNemesis names the nemesis a piece of prose describes: an id written
@@ -302,14 +303,14 @@ func nemesisEvidence(id string) string {
 }
 
 var (
-	atRE  = regexp.MustCompile(`(?i)\bT\s*\+\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	forRE = regexp.MustCompile(`(?i)\bfor\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	atRE  = lazyre.New(`(?i)\bT\s*\+\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	forRE = lazyre.New(`(?i)\bfor\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
 	// "restarted (by systemd) after 5s": how long a killed member stays
 	// down, which is the kill window's for.
-	restartAfterRE = regexp.MustCompile(`(?i)\brestart\w*\b[^;]*?\bafter\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	everyRE        = regexp.MustCompile(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
-	timesRE        = regexp.MustCompile(`(?i)\b(\d+)\s*(times|x)\b`)
-	onceRE         = regexp.MustCompile(`(?i)\bonce\b`)
+	restartAfterRE = lazyre.New(`(?i)\brestart\w*\b[^;]*?\bafter\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	everyRE        = lazyre.New(`(?i)\bevery\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b`)
+	timesRE        = lazyre.New(`(?i)\b(\d+)\s*(times|x)\b`)
+	onceRE         = lazyre.New(`(?i)\bonce\b`)
 )
 
 // dur normalises "45s", "10 min" to seconds text ("45s", "600s").
@@ -337,26 +338,26 @@ const member = `(?:members?|nodes?|replicas?|hosts?|peers?|voters?|servers?|inst
 // phrase in a clause names its target, so "isolate a random member from the
 // leader" targets the random member.
 var targetPhrases = []struct {
-	re     *regexp.Regexp
+	re     *lazyre.Regexp
 	target string
 }{
 	// Follower phrasings have no word in the grammar yet; they are kept
 	// distinct rather than widened to "random", which could pick the leader.
 	// "node 3", "follower member 2": the SUT host of that place (#N).
-	{regexp.MustCompile(`(?i)\b(?:(?:follower|leader|peer)\s+)?(?:node|member|replica|server)\s+#?[1-9][0-9]?\b`), "#"},
-	{regexp.MustCompile(`(?i)\b(?:a\s+)?random\s+followers?\b`), "random-follower"},
-	{regexp.MustCompile(`(?i)\bfollowers?\b`), "followers"},
-	{regexp.MustCompile(`(?i)\b(?:the\s+)?(?:current\s+|acting\s+)?leader\b`), "leader"},
-	{regexp.MustCompile(`(?i)\b(?:a\s+)?(?:random(?:ly\s+chosen|ly\s+picked)?|any)\s+(?:one\s+)?` + member + `\b|\b(?:a\s+)?(?:` + member + `)\s+(?:chosen|picked)\s+at\s+random\b|\bat\s+random\b`), "random"},
-	{regexp.MustCompile(`(?i)\bminority\b`), "minority"},
-	{regexp.MustCompile(`(?i)\bmajority\b`), "majority"},
-	{regexp.MustCompile(`(?i)\b(?:all|every|each)\s+(?:the\s+)?(?:\w+\s+)?` + member + `\b|\bwhole\s+cluster\b`), "all"},
-	{regexp.MustCompile(`(?i)\b(?:one|a\s+single|single|1)\s+` + member + `\b`), "one"},
+	{lazyre.New(`(?i)\b(?:(?:follower|leader|peer)\s+)?(?:node|member|replica|server)\s+#?[1-9][0-9]?\b`), "#"},
+	{lazyre.New(`(?i)\b(?:a\s+)?random\s+followers?\b`), "random-follower"},
+	{lazyre.New(`(?i)\bfollowers?\b`), "followers"},
+	{lazyre.New(`(?i)\b(?:the\s+)?(?:current\s+|acting\s+)?leader\b`), "leader"},
+	{lazyre.New(`(?i)\b(?:a\s+)?(?:random(?:ly\s+chosen|ly\s+picked)?|any)\s+(?:one\s+)?` + member + `\b|\b(?:a\s+)?(?:` + member + `)\s+(?:chosen|picked)\s+at\s+random\b|\bat\s+random\b`), "random"},
+	{lazyre.New(`(?i)\bminority\b`), "minority"},
+	{lazyre.New(`(?i)\bmajority\b`), "majority"},
+	{lazyre.New(`(?i)\b(?:all|every|each)\s+(?:the\s+)?(?:\w+\s+)?` + member + `\b|\bwhole\s+cluster\b`), "all"},
+	{lazyre.New(`(?i)\b(?:one|a\s+single|single|1)\s+` + member + `\b`), "one"},
 }
 
-var ordinalRE = regexp.MustCompile(`([1-9][0-9]?)\b`)
+var ordinalRE = lazyre.New(`([1-9][0-9]?)\b`)
 
-var roleObjectRE = regexp.MustCompile(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`)
+var roleObjectRE = lazyre.New(`(?i)\bthe\s+([a-z][a-z0-9_-]*)`)
 
 // targetsOf reads a fault clause's target, or "" when it names none.
 func targetsOf(clause string) string {
@@ -455,7 +456,7 @@ func faultsFor(id, text, mNemesis string) []scenarios.Fault {
 // asymOutRE is a one-way partition the other way round from the nemesis's
 // default: the targets' own traffic is lost ("its peers hear nothing from
 // it", "drops what it sends", "outbound dropped").
-var asymOutRE = regexp.MustCompile(`(?i)\bhears?\s+nothing\s+from\s+(?:it|them)\b|\bdrops?\s+(?:what|everything)\s+(?:it|they)\s+sends?\b|\b(?:outgoing|outbound)\s+(?:\w+\s+)?(?:is\s+|are\s+)?dropped\b|\bcan(?:not|'t)\s+send\b`)
+var asymOutRE = lazyre.New(`(?i)\bhears?\s+nothing\s+from\s+(?:it|them)\b|\bdrops?\s+(?:what|everything)\s+(?:it|they)\s+sends?\b|\b(?:outgoing|outbound)\s+(?:\w+\s+)?(?:is\s+|are\s+)?dropped\b|\bcan(?:not|'t)\s+send\b`)
 
 func amend(f *scenarios.Fault, clause string) {
 	if m := everyRE.FindStringSubmatch(clause); m != nil {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // CandidateClaim is a sentence in the SUT's docs or code comments that
@@ -202,7 +203,7 @@ func isTestSource(name string) bool {
 
 // generatedRE is the Go convention's marker of generated code, which
 // other generators follow too.
-var generatedRE = regexp.MustCompile(`(?m)^(?://|#|/\*) ?Code generated .* DO NOT EDIT`)
+var generatedRE = lazyre.New(`(?m)^(?://|#|/\*) ?Code generated .* DO NOT EDIT`)
 
 // isGenerated reports a generated file: its comments are the generator's.
 func isGenerated(data []byte) bool {
@@ -416,7 +417,7 @@ func sentencesIn(rel, data string) []sentence {
 }
 
 // listItemRE is a markdown or rST bullet or numbered item.
-var listItemRE = regexp.MustCompile(`^(?:[-*+]|\d+[.)])\s`)
+var listItemRE = lazyre.New(`^(?:[-*+]|\d+[.)])\s`)
 
 func isListItem(t string) bool { return listItemRE.MatchString(t) }
 
@@ -638,7 +639,7 @@ func blankCode(s string) string {
 
 // quotedRE is a quoted word with no space inside: a literal value or a
 // parameter ('serializable=true', "LINEARIZABLE"), not prose.
-var quotedRE = regexp.MustCompile(`'[^'\s]+'|"[^"\s]+"`)
+var quotedRE = lazyre.New(`'[^'\s]+'|"[^"\s]+"`)
 
 // blankQuoted replaces such literals with spaces, keeping offsets.
 func blankQuoted(s string) string {
@@ -649,7 +650,7 @@ func blankQuoted(s string) string {
 }
 
 // linkTargetRE is a markdown link's target, "](…)", and a bare URL.
-var linkTargetRE = regexp.MustCompile(`\]\([^)\s]*\)|https?://\S+`)
+var linkTargetRE = lazyre.New(`\]\([^)\s]*\)|https?://\S+`)
 
 // blankLinks replaces link targets and bare URLs with spaces, keeping
 // offsets: a URL's words ("…/linearizable-reads/") promise nothing.

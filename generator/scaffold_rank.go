@@ -3,10 +3,11 @@ package generator
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // The claim ranking of docs/plan-format.md §15.2: a sentence scores for
@@ -48,7 +49,7 @@ const (
 // without any is not run through the expression (most are not).
 type promiseTerm struct {
 	hints  []string
-	re     *regexp.Regexp
+	re     *lazyre.Regexp
 	points int
 	kind   string
 }
@@ -57,14 +58,14 @@ type promiseTerm struct {
 // form marks the words that make it a promise rather than a description.
 type signal struct {
 	hints  []string
-	re     *regexp.Regexp
+	re     *lazyre.Regexp
 	points int
 	name   string
 	form   bool
 }
 
 // wordRE matches expr from a word boundary, in text lowered by lowerASCII.
-func wordRE(expr string) *regexp.Regexp { return regexp.MustCompile(`\b(?:` + expr + `)`) }
+func wordRE(expr string) *lazyre.Regexp { return lazyre.New(`\b(?:` + expr + `)`) }
 
 // promiseTerms, strongest first within a kind.
 var promiseTerms = func() []promiseTerm {
@@ -170,7 +171,7 @@ var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|al
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
 // deprecation, a licence header.
-var dropRE = regexp.MustCompile(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]\]|\bpr ?#\d+|#\d{3,}|/pull/\d+|/issues/\d+|/commit/[0-9a-f]{7}|\bcopyright\b|licensed under|\bwarrant(?:y|ies)\b`)
+var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]\]|\bpr ?#\d+|#\d{3,}|/pull/\d+|/issues/\d+|/commit/[0-9a-f]{7}|\bcopyright\b|licensed under|\bwarrant(?:y|ies)\b`)
 
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
@@ -187,29 +188,29 @@ var penalties = []signal{
 }
 
 // codeRE is code left in a comment: a function, an assignment, a brace.
-var codeRE = regexp.MustCompile(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{`)
+var codeRE = lazyre.New(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{`)
 
 // identifierRE is a code symbol in prose: camelCase or MixedCase with an
 // inner capital, a dotted selector, or a snake_case name.
-var identifierRE = regexp.MustCompile(`\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-zA-Z]\w*\.[a-z]\w*\(?|\b[a-zA-Z0-9]+_[a-zA-Z0-9_]+\b`)
+var identifierRE = lazyre.New(`\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-zA-Z]\w*\.[a-z]\w*\(?|\b[a-zA-Z0-9]+_[a-zA-Z0-9_]+\b`)
 
 // versionNoteRE dates a sentence to a release ("in v3.4", "since 2.10").
-var versionNoteRE = regexp.MustCompile(`\b(?:in|since|as of|from|before|after|until|prior to|with) v?\d+\.\d+`)
+var versionNoteRE = lazyre.New(`\b(?:in|since|as of|from|before|after|until|prior to|with) v?\d+\.\d+`)
 
 // firstPersonRE is a comment narrating its own code.
-var firstPersonRE = regexp.MustCompile(`\b(?:we|us|our)\b`)
+var firstPersonRE = lazyre.New(`\b(?:we|us|our)\b`)
 
 // imperativeRE starts an instruction or an implementation note ("Ensure
 // the dir exists", "Wait for …").
-var imperativeRE = regexp.MustCompile(`^(?:ensure|make sure|check|verify|wait|set|use|call|return|try|do|don't|note|see|read|run|keep|release|need|sort|add|remove)\b`)
+var imperativeRE = lazyre.New(`^(?:ensure|make sure|check|verify|wait|set|use|call|return|try|do|don't|note|see|read|run|keep|release|need|sort|add|remove)\b`)
 
 // describesRE is a Go doc comment's "Name does …" opening: the sentence
 // describes what a function does, a promise only if it also says so;
 // definesRE is "Name is a …", "Name indicates …": it says what a thing
 // is, not what the system promises.
 var (
-	describesRE = regexp.MustCompile(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables)\b`)
-	definesRE   = regexp.MustCompile(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the)\b`)
+	describesRE = lazyre.New(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables)\b`)
+	definesRE   = lazyre.New(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the)\b`)
 )
 
 // idiomRE are phrases that only look like promises: "in order to",

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 )
 
@@ -118,7 +118,7 @@ func parseMakefile(data []byte) makefileInfo {
 
 // justRecipe matches a justfile recipe header: name, optional parameters,
 // then a colon that is not part of ":=".
-var justRecipe = regexp.MustCompile(`^@?([A-Za-z_][A-Za-z0-9_-]*)(\s+[^:]*)?:($|[^=].*$)`)
+var justRecipe = lazyre.New(`^@?([A-Za-z_][A-Za-z0-9_-]*)(\s+[^:]*)?:($|[^=].*$)`)
 
 // parseJustfile extracts recipes the same shape as Makefile targets.
 func parseJustfile(data []byte) makefileInfo {
@@ -209,7 +209,7 @@ func dirOrEmpty(d string) string {
 	return d
 }
 
-var goBuildOut = regexp.MustCompile(`\bgo build\b[^\n]*?\s-o[= ]\s*([^\s;&|]+)`)
+var goBuildOut = lazyre.New(`\bgo build\b[^\n]*?\s-o[= ]\s*([^\s;&|]+)`)
 
 // goBuildOutputs finds the -o paths of go build lines in a recipe; paths
 // built from make variables are kept only when the variable is trailing
@@ -249,7 +249,7 @@ type goModule struct {
 
 // majorVersionRE is a Go module path's major-version suffix: "/v10",
 // or gopkg.in's ".v3".
-var majorVersionRE = regexp.MustCompile(`(?:/|\.)v[0-9]+$`)
+var majorVersionRE = lazyre.New(`(?:/|\.)v[0-9]+$`)
 
 // modulePathName is the project a Go module path names: its last element
 // once the major-version suffix is gone ("github.com/acme/kv/v10" → "kv",
@@ -543,8 +543,8 @@ func (s *scanner) addPackageJSON(rel, dir string, data []byte) {
 }
 
 var (
-	cmakeExe     = regexp.MustCompile(`(?i)\badd_executable\s*\(\s*([A-Za-z0-9_.+-]+)`)
-	cmakeProject = regexp.MustCompile(`(?i)\bproject\s*\(\s*([A-Za-z0-9_.+-]+)`)
+	cmakeExe     = lazyre.New(`(?i)\badd_executable\s*\(\s*([A-Za-z0-9_.+-]+)`)
+	cmakeProject = lazyre.New(`(?i)\bproject\s*\(\s*([A-Za-z0-9_.+-]+)`)
 )
 
 func (s *scanner) addCMake(rel, dir string, data []byte) {

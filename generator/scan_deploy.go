@@ -3,11 +3,12 @@ package generator
 import (
 	"encoding/json"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // DeployArtifact is a file of the SUT's own that starts it: a container
@@ -46,7 +47,7 @@ func deployKind(name string, d dirInfo) fileKind {
 	return kindNone
 }
 
-var composeRE = regexp.MustCompile(`^(?:docker-)?compose(?:[.-][\w.-]+)?\.ya?ml$`)
+var composeRE = lazyre.New(`^(?:docker-)?compose(?:[.-][\w.-]+)?\.ya?ml$`)
 
 // manifestDir reports a directory that holds Kubernetes manifests or a
 // chart's templates.
@@ -329,7 +330,7 @@ func parseManifests(data []byte) []DeployArtifact {
 
 // yamlKeyRE is a YAML mapping key at the start of a line: a name, a colon,
 // then a space or the end.
-var yamlKeyRE = regexp.MustCompile(`^[A-Za-z_][\w.-]*:(?:\s|$)`)
+var yamlKeyRE = lazyre.New(`^[A-Za-z_][\w.-]*:(?:\s|$)`)
 
 // flowList splits a YAML flow sequence of scalars: ["a", "b"] → a, b.
 func flowList(s string) []string {
@@ -346,7 +347,7 @@ func flowList(s string) []string {
 }
 
 // procfileRE is a Procfile process: "name: command".
-var procfileRE = regexp.MustCompile(`^([A-Za-z0-9_-]+):\s*(\S.*)$`)
+var procfileRE = lazyre.New(`^([A-Za-z0-9_-]+):\s*(\S.*)$`)
 
 // parseProcfile reads the processes goreman or foreman start.
 func parseProcfile(data []byte) []DeployArtifact {
@@ -370,7 +371,7 @@ func vagrantLine(data []byte) int {
 }
 
 // clusterRecipeRE is a Makefile recipe that starts the SUT or a cluster.
-var clusterRecipeRE = regexp.MustCompile(`\bdocker[- ]compose\b[^\n]*\bup\b|\b(?:docker|podman) run\b|\bgoreman\b|\bforeman start\b|\bkind create cluster\b|\bminikube start\b|\bhelm (?:install|upgrade)\b|\bkubectl (?:apply|create)\b|\bvagrant up\b|\bsystemctl (?:start|restart)\b|\bnomad (?:job )?run\b`)
+var clusterRecipeRE = lazyre.New(`\bdocker[- ]compose\b[^\n]*\bup\b|\b(?:docker|podman) run\b|\bgoreman\b|\bforeman start\b|\bkind create cluster\b|\bminikube start\b|\bhelm (?:install|upgrade)\b|\bkubectl (?:apply|create)\b|\bvagrant up\b|\bsystemctl (?:start|restart)\b|\bnomad (?:job )?run\b`)
 
 // clusterTarget reports a Makefile target that brings the SUT up: its
 // recipe runs one of the usual starters.
@@ -411,7 +412,7 @@ func deployLine(a DeployArtifact) string {
 }
 
 // secretArgRE is a flag or variable that carries a secret, and its value.
-var secretArgRE = regexp.MustCompile(`(?i)(--?[\w-]*(?:pass|password|passwd|secret|token|apikey|api-key|credential)[\w-]*[= ]|\b[\w]*(?:PASSWORD|SECRET|TOKEN|APIKEY)[\w]*=)("[^"]*"|'[^']*'|\S+)`)
+var secretArgRE = lazyre.New(`(?i)(--?[\w-]*(?:pass|password|passwd|secret|token|apikey|api-key|credential)[\w-]*[= ]|\b[\w]*(?:PASSWORD|SECRET|TOKEN|APIKEY)[\w]*=)("[^"]*"|'[^']*'|\S+)`)
 
 // redactSecrets hides the values of secret-looking flags, so a command
 // copied into a summary or env.example.yml carries no password.

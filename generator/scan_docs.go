@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // parseUnit reads a systemd unit: the (last non-empty) ExecStart= of
@@ -159,7 +160,7 @@ type mdSection struct {
 	lines []int
 }
 
-var atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+var atxHeading = lazyre.New(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
 
 // parseMarkdown splits a document into sections and extracts shell commands
 // from fenced blocks: every non-comment line of sh/bash blocks (joining
@@ -241,7 +242,7 @@ func isFenceClose(line, fence string) bool {
 }
 
 // deployHeading matches README headings that hold install/deploy steps.
-var deployHeading = regexp.MustCompile(`(?i)\b(install|installation|deploy|deployment|quick ?start|getting started|set ?up|configur|service|systemd|running|build|operat|cluster|workload|usage)`)
+var deployHeading = lazyre.New(`(?i)\b(install|installation|deploy|deployment|quick ?start|getting started|set ?up|configur|service|systemd|running|build|operat|cluster|workload|usage)`)
 
 // addDoc records the install/deploy sections of a markdown document. In a
 // README only headings that say so count (and their subsections); in a
@@ -292,11 +293,11 @@ const cmdPos = `(?m)(?:^\s*[@-]*|[;&|(]\s*|\bsudo\s+(?:-\S+\s+)*|\bexec\s+|\btim
 
 // Role signatures, matched on lowercased text with comments removed.
 var (
-	faultContent   = regexp.MustCompile(cmdPos + `(iptables|ip6tables|nft|tc qdisc|tc\s+\S+\s+qdisc|toxiproxy-cli|pumba|blockade|dmsetup|chaosctl|kill -(?:9|kill|stop|sigkill|sigstop)|pkill -(?:9|kill)|killall -9|ip link set \S+ down)(?:\s|$)`)
-	bringUpContent = regexp.MustCompile(cmdPos + `(docker[ -]compose(?:\s+-f\s+\S+)? up|docker run|systemctl (?:start|restart)|kind create cluster|vagrant up|minikube start|nohup|etcd\b.*--initial-cluster)`)
-	benchContent   = regexp.MustCompile(cmdPos + `(wrk|fio|ycsb|pgbench|vegeta|hey|ab -n|go test -bench|cargo bench|sysbench)(?:\s|$)`)
-	obsContent     = regexp.MustCompile(cmdPos + `(prometheus|vmstat|iostat|mpstat|journalctl|perf record|node_exporter)(?:\s|$)`)
-	suiteContent   = regexp.MustCompile(cmdPos + `(jepsen|go test|cargo test|pytest|bats|npm test)(?:\s|$)`)
+	faultContent   = lazyre.New(cmdPos + `(iptables|ip6tables|nft|tc qdisc|tc\s+\S+\s+qdisc|toxiproxy-cli|pumba|blockade|dmsetup|chaosctl|kill -(?:9|kill|stop|sigkill|sigstop)|pkill -(?:9|kill)|killall -9|ip link set \S+ down)(?:\s|$)`)
+	bringUpContent = lazyre.New(cmdPos + `(docker[ -]compose(?:\s+-f\s+\S+)? up|docker run|systemctl (?:start|restart)|kind create cluster|vagrant up|minikube start|nohup|etcd\b.*--initial-cluster)`)
+	benchContent   = lazyre.New(cmdPos + `(wrk|fio|ycsb|pgbench|vegeta|hey|ab -n|go test -bench|cargo bench|sysbench)(?:\s|$)`)
+	obsContent     = lazyre.New(cmdPos + `(prometheus|vmstat|iostat|mpstat|journalctl|perf record|node_exporter)(?:\s|$)`)
+	suiteContent   = lazyre.New(cmdPos + `(jepsen|go test|cargo test|pytest|bats|npm test)(?:\s|$)`)
 )
 
 // roleByContent finds the first line of text that betrays a toolbox role.
@@ -305,7 +306,7 @@ var (
 func roleByContent(text string) (role, why string, line int) {
 	low := stripComments(strings.ToLower(text))
 	for _, c := range []struct {
-		re   *regexp.Regexp
+		re   *lazyre.Regexp
 		role string
 	}{
 		{faultContent, "fault-injector"},
@@ -417,7 +418,7 @@ func (s *scanner) addToolboxSuite(dir string) {
 	s.p.Toolbox = append(s.p.Toolbox, Tool{Path: root + "/", Role: role, Why: "test suite directory (" + why + ")"})
 }
 
-var ciContent = regexp.MustCompile(`\b(iptables|tc qdisc|netem|toxiproxy(?:-cli)?|chaos[a-z-]*|pumba|jepsen|blockade|litmus|kill -9|dmsetup)\b`)
+var ciContent = lazyre.New(`\b(iptables|tc qdisc|netem|toxiproxy(?:-cli)?|chaos[a-z-]*|pumba|jepsen|blockade|litmus|kill -9|dmsetup)\b`)
 
 // addCI records a CI file when it wires fault tooling; CI that only builds
 // and unit-tests is not part of a test toolbox.

@@ -1,8 +1,9 @@
 package generator
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // Completeness modes (docs/real-env-test.md §2.2).
@@ -22,10 +23,10 @@ const (
 )
 
 var (
-	buildCmd   = regexp.MustCompile(`\b(make|go build|go install|cargo build|cmake|npm (?:run )?build|just|gradle|mvn|bazel build|meson|ninja)\b`)
-	installCmd = regexp.MustCompile(`\b(install|apt-get|apt|yum|dnf|dpkg|rpm|cp|mv|scp|rsync|tar|curl|wget|unzip|mkdir)\b`)
-	serviceCmd = regexp.MustCompile(`\b(systemctl|service \S+ (?:start|stop|restart|status)|supervisorctl|rc-service|launchctl|docker compose|docker-compose)\b`)
-	installish = regexp.MustCompile(`(?i)\b(install|deploy|quick ?start|getting started|set ?up)`)
+	buildCmd   = lazyre.New(`\b(make|go build|go install|cargo build|cmake|npm (?:run )?build|just|gradle|mvn|bazel build|meson|ninja)\b`)
+	installCmd = lazyre.New(`\b(install|apt-get|apt|yum|dnf|dpkg|rpm|cp|mv|scp|rsync|tar|curl|wget|unzip|mkdir)\b`)
+	serviceCmd = lazyre.New(`\b(systemctl|service \S+ (?:start|stop|restart|status)|supervisorctl|rc-service|launchctl|docker compose|docker-compose)\b`)
+	installish = lazyre.New(`(?i)\b(install|deploy|quick ?start|getting started|set ?up)`)
 )
 
 // decideMode fills Completeness and Questions from what the scan found.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/session"
 )
@@ -85,20 +85,20 @@ func netemNemeses() []Nemesis {
 }
 
 var (
-	timeRE    = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(us|ms|s)$`)
-	percentRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`)
-	rateRE    = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?([kmgt]?(bit|bps)|[KMGT]i?(bit|bps))$`)
-	devRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,14}$`)
+	timeRE    = lazyre.New(`^[0-9]+(\.[0-9]+)?(us|ms|s)$`)
+	percentRE = lazyre.New(`^[0-9]+(\.[0-9]+)?%$`)
+	rateRE    = lazyre.New(`^[0-9]+(\.[0-9]+)?([kmgt]?(bit|bps)|[KMGT]i?(bit|bps))$`)
+	devRE     = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,14}$`)
 )
 
 // param returns params[name] or def, checked against re.
-func param(f Fault, name, def string, re *regexp.Regexp) (string, error) {
+func param(f Fault, name, def string, re *lazyre.Regexp) (string, error) {
 	v, ok := f.Params[name]
 	if !ok || v == "" {
 		v = def
 	}
 	if !re.MatchString(v) {
-		return "", fmt.Errorf("param %s=%q: want the form %s", name, v, map[*regexp.Regexp]string{timeRE: "200ms", percentRE: "30%", rateRE: "1mbit"}[re])
+		return "", fmt.Errorf("param %s=%q: want the form %s", name, v, map[*lazyre.Regexp]string{timeRE: "200ms", percentRE: "30%", rateRE: "1mbit"}[re])
 	}
 	return v, nil
 }
@@ -124,7 +124,7 @@ func argsDelay(def string, oneTarget bool) func(Fault) ([]string, error) {
 	}
 }
 
-func argsOne(name, def string, re *regexp.Regexp) func(Fault) ([]string, error) {
+func argsOne(name, def string, re *lazyre.Regexp) func(Fault) ([]string, error) {
 	return func(f Fault) ([]string, error) {
 		v, err := param(f, name, def, re)
 		if err != nil {
@@ -302,7 +302,7 @@ type qdiscStats struct {
 	dropped int64
 }
 
-var sentRE = regexp.MustCompile(`Sent [0-9]+ bytes ([0-9]+) pkt \(dropped ([0-9]+)`)
+var sentRE = lazyre.New(`Sent [0-9]+ bytes ([0-9]+) pkt \(dropped ([0-9]+)`)
 
 // parseQdiscStats reads `tc -s qdisc show dev D`: the block of dstgen's
 // netem child qdisc, whose next "Sent … pkt (dropped …" line holds its

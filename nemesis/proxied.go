@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 	"github.com/dstgen/dstgen/proxy"
 	"github.com/dstgen/dstgen/session"
@@ -49,7 +49,7 @@ type proxyPlan struct {
 func proxyTag(epoch string) string { return Tag + "-" + epoch }
 
 // proxyNameRE is what a proxy name in params proxies may be.
-var proxyNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+var proxyNameRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 
 // planProxied maps a nemesis and its params onto toxics.
 func planProxied(f Fault) (proxyPlan, error) {
@@ -138,7 +138,7 @@ func planProxied(f Fault) (proxyPlan, error) {
 
 // rateRE is a tc-style rate: a number and kbit|mbit|gbit|bit|bps|kbps|mbps
 // (bit units are bits per second, bps units bytes per second).
-var proxyRateRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)([kmg]?)(bit|bps)$`)
+var proxyRateRE = lazyre.New(`^([0-9]+(?:\.[0-9]+)?)([kmg]?)(bit|bps)$`)
 
 // rateKBps converts a tc-style rate to Toxiproxy's bandwidth unit, KB/s
 // (at least 1: 0 would stop the traffic, which is a partition, not a cap).

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 )
 
@@ -23,7 +23,7 @@ const Chain = "DSTGEN"
 
 // epochRE is what a fault epoch (and an undo kind) may contain: it is part
 // of a file name and of an iptables comment.
-var epochRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var epochRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // checkName refuses an epoch or kind that could leave the undo directory.
 func checkName(what, s string) error {

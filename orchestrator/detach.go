@@ -8,13 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/wait"
 	"github.com/dstgen/dstgen/session"
 )
@@ -150,7 +150,7 @@ func alive(pid int) bool {
 	return true
 }
 
-var phaseRE = regexp.MustCompile(`unit=(\S+) .*phase=(\S+)`)
+var phaseRE = lazyre.New(`unit=(\S+) .*phase=(\S+)`)
 
 // lastPhase reads the last phase line of the session log (its tail only).
 func lastPhase(dir string) (unit, phase string) {

@@ -7,12 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -145,7 +145,7 @@ func rawPath(path string) string {
 }
 
 // epochField finds the fault_epoch column holding null or "".
-var epochField = regexp.MustCompile(`"fault_epoch"\s*:\s*(null|"")`)
+var epochField = lazyre.New(`"fault_epoch"\s*:\s*(null|"")`)
 
 // stampFile rewrites a dst-history/1 file in place with Stamp applied,
 // after saving the driver's original as <name>.raw.jsonl beside it (see

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // Count is one numeric dimension of a budget tier. Known is false when the
@@ -466,13 +467,13 @@ func (s *SLO) Clauses() []Threshold {
 }
 
 var (
-	sloLatencyRE = regexp.MustCompile(`(?i)\b(p50|p95|p99)((?:[ \t]+[a-z_]+){0,2})[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ns|us|µs|μs|ms|s)\b`)
-	sloErrorRE   = regexp.MustCompile(`(?i)\berror[ _-]?rate[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(%?)`)
-	sloTputRE    = regexp.MustCompile(`(?i)\bthroughput[ \t]*(>=|≥|>)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ops/s)?`)
+	sloLatencyRE = lazyre.New(`(?i)\b(p50|p95|p99)((?:[ \t]+[a-z_]+){0,2})[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ns|us|µs|μs|ms|s)\b`)
+	sloErrorRE   = lazyre.New(`(?i)\berror[ _-]?rate[ \t]*(<=|≤|<|==|=)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(%?)`)
+	sloTputRE    = lazyre.New(`(?i)\bthroughput[ \t]*(>=|≥|>)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ops/s)?`)
 	// "recovery <= 5s"; "the time from the kill to the first acknowledged
 	// put issued after it is <= 5s"; "time from fault start to first
 	// successful put ≤ 3s".
-	sloRecoveryRE = regexp.MustCompile(`(?i)\b(?:recovery(?:[ \t]+time)?|time[ \t]+from[ \t]+(?:the[ \t]+)?(?:kill|fault(?:[ \t]+start)?|injection|window[ \t]+start|crash|partition|leader[ \t]+loss)[ \t]+to[ \t]+(?:the[ \t]+)?first[ \t]+(?:acknowledged|acked|successful|ok|answered)(?:[ \t]+([a-z_]+))?[^<>=≤≥;]*?)[ \t]*(?:is[ \t]+)?(<=|≤|<)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ms|s)\b`)
+	sloRecoveryRE = lazyre.New(`(?i)\b(?:recovery(?:[ \t]+time)?|time[ \t]+from[ \t]+(?:the[ \t]+)?(?:kill|fault(?:[ \t]+start)?|injection|window[ \t]+start|crash|partition|leader[ \t]+loss)[ \t]+to[ \t]+(?:the[ \t]+)?first[ \t]+(?:acknowledged|acked|successful|ok|answered)(?:[ \t]+([a-z_]+))?[^<>=≤≥;]*?)[ \t]*(?:is[ \t]+)?(<=|≤|<)[ \t]*([0-9]+(?:\.[0-9]+)?)[ \t]*(ms|s)\b`)
 )
 
 // ParseSLO extracts the SLO thresholds stated in text; ok is false when it

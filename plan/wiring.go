@@ -1,14 +1,15 @@
 package plan
 
 import (
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // commandRE is a backticked span: the command line a run-wiring field
 // holds (docs/plan-format.md §9.6).
-var commandRE = regexp.MustCompile("`([^`]+)`")
+var commandRE = lazyre.New("`([^`]+)`")
 
 // Command is the command line a run-wiring field holds — its first
 // backticked span — and whether there is one.
@@ -21,7 +22,7 @@ func Command(field string) (string, bool) {
 }
 
 // withinRE is a quiesce field's bound: "within 30s", "within 2 min".
-var withinRE = regexp.MustCompile(`(?i)\bwithin\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?)\b`)
+var withinRE = lazyre.New(`(?i)\bwithin\s+(\d+(?:\.\d+)?)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?)\b`)
 
 // Within is the bound a Quiesce field states ("within 30s"); 0 when none.
 func Within(field string) time.Duration {
@@ -61,9 +62,9 @@ func (p *Plan) QuiesceOf(s *Scenario) string {
 	return p.Quiesce
 }
 
-var goRunRE = regexp.MustCompile(`(^|[\s;&|(])go\s+run\s`)
+var goRunRE = lazyre.New(`(^|[\s;&|(])go\s+run\s`)
 
-var localRE = regexp.MustCompile(`(^|[^A-Za-z0-9.-])(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)([^A-Za-z0-9.-]|$)`)
+var localRE = lazyre.New(`(^|[^A-Za-z0-9.-])(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)([^A-Za-z0-9.-]|$)`)
 
 // LocalCommand says whether cmd can only run on this machine — `go run`
 // (it builds from the source tree), or endpoints on this machine's own

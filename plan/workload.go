@@ -2,26 +2,27 @@ package plan
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // durationRE finds "<number> <unit>" in lower-cased prose; the unit must end
 // at a word boundary and not start a rate ("ops/s" has no number before it,
 // "5 s/op" is refused by the caller).
-var durationRE = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*(ms|msec|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
+var durationRE = lazyre.New(`(\d+(?:\.\d+)?)\s*(ms|msec|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
 
 // runLengthLead ends the text before a duration that the plan states as the
 // run's length: "run for 5 min", "duration: 60 s", "lasting 10 min", and a
 // plain "for 5 min".
-var runLengthLead = regexp.MustCompile(`(?:\brun(?:s|ning)?\s+for|\bduration(?:\s+of)?\s*[:=]?|\blasting|\btotal\s+(?:run\s+)?time\s*[:=]?|\b(for))\s*$`)
+var runLengthLead = lazyre.New(`(?:\brun(?:s|ning)?\s+for|\bduration(?:\s+of)?\s*[:=]?|\blasting|\btotal\s+(?:run\s+)?time\s*[:=]?|\b(for))\s*$`)
 
 // perOpWords mark a clause about one operation's timing (a request
 // timeout, a lock hold, a retry back-off, a latency bound), where a "for N s"
 // is not the run length.
-var perOpWords = regexp.MustCompile(`\b(?:timeouts?|ttl|lease|hold|holds|holding|sleep|sleeps|wait|waits|pause|retry|retries|retried|backoff|back-off|latency|within|deadline|interval|every|delay|think|heartbeat|window|p\d+)\b`)
+var perOpWords = lazyre.New(`\b(?:timeouts?|ttl|lease|hold|holds|holding|sleep|sleeps|wait|waits|pause|retry|retries|retried|backoff|back-off|latency|within|deadline|interval|every|delay|think|heartbeat|window|p\d+)\b`)
 
 // bareFollowers are the words that may follow a duration standing at the
 // start of a clause for it to still be the run length: "10 min",

@@ -120,7 +120,7 @@ func (p *Pool) Run(ctx context.Context, h env.Host, cmd string, stdin io.Reader,
 	// Every command knows its host's own work dir, so one Taskfile line
 	// ("$DSTGEN_WORKDIR"/scripts/...) works on hosts whose work dirs differ.
 	wd := "DSTGEN_WORKDIR=" + shell.Quote(p.env.HostWorkdir(h)) + "; export DSTGEN_WORKDIR; "
-	if err := sess.Start(wd + wrap(cmd, marker, bound)); err != nil {
+	if err := sess.Start(wd + wrap(cmd, marker, bound, c.grouping.Load())); err != nil {
 		p.drop(c)
 		return fail(StatusError, fmt.Errorf("host %s: start command: %w", h.Name, err))
 	}
@@ -241,17 +241,78 @@ func (p *Pool) kill(c *conn, marker string) {
 
 func pgidFile(marker string) string { return "/tmp/.dstgen-run-" + marker + ".pgid" }
 
+// What a host's shell offers the wrapper, as conn.grouping records it.
+const (
+	groupUnknown int32 = iota // not probed: the wrapper probes inline
+	groupGrouped              // util-linux setsid -w and timeout
+	groupPlain                // neither: the command runs ungrouped
+)
+
+// groupProbe is the wrapper's question to a host, a shell condition that
+// holds when setsid -w and timeout are there. It runs a process (setsid),
+// so a connection whose answer is known asks only the shell builtins
+// whether both are still on PATH.
+const (
+	groupProbe = `setsid -w true 2>/dev/null && command -v timeout >/dev/null 2>&1`
+	groupKnown = `command -v setsid >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1`
+)
+
 // wrap builds the remote command line. The remote timeout is the bound plus
 // two seconds: it only matters when the client is gone (connection lost)
-// and cannot send the kill itself.
-func wrap(cmd, marker string, bound time.Duration) string {
+// and cannot send the kill itself. grouping is the connection's probed
+// answer (groupUnknown: probe here).
+func wrap(cmd, marker string, bound time.Duration, grouping int32) string {
 	secs := int((bound+time.Second-1)/time.Second) + 2
 	f := shell.Quote(pgidFile(marker))
 	inner := `echo $$ >"$0" 2>/dev/null; exec timeout -s KILL ` + strconv.Itoa(secs) + ` sh -c "$1"`
+	cond := groupProbe
+	switch grouping {
+	case groupGrouped:
+		cond = groupKnown
+	case groupPlain:
+		cond = "false"
+	}
 	// Hosts without util-linux setsid -w or coreutils timeout (BusyBox)
 	// still run the command, without the process-group guarantee.
-	return "f=" + f + "; if setsid -w true 2>/dev/null && command -v timeout >/dev/null 2>&1; then setsid -w sh -c " + shell.Quote(inner) + ` "$f" ` + shell.Quote(cmd) +
+	return "f=" + f + "; if " + cond + "; then setsid -w sh -c " + shell.Quote(inner) + ` "$f" ` + shell.Quote(cmd) +
 		`; else sh -c ` + shell.Quote(cmd) + `; fi; rc=$?; rm -f "$f"; exit $rc`
+}
+
+// probeGrouping returns c's grouping, asking the host once per connection
+// (groupProbe in its own session) when it is not known yet; groupUnknown
+// when the host did not answer within DialTimeout. The holder calls it for
+// every upstream connection it hands out, so a CLI call through it never
+// pays the probe's process; a second probe racing the first is harmless.
+func probeGrouping(ctx context.Context, c *conn) int32 {
+	if g := c.grouping.Load(); g != groupUnknown {
+		return g
+	}
+	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
+	defer cancel()
+	sess, err := newSession(ctx, c)
+	if err != nil {
+		return groupUnknown
+	}
+	defer sess.Close()
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(groupProbe) }()
+	var g int32
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return groupUnknown
+	}
+	var ee *ssh.ExitError
+	switch {
+	case err == nil:
+		g = groupGrouped
+	case errors.As(err, &ee):
+		g = groupPlain
+	default:
+		return groupUnknown
+	}
+	c.grouping.Store(g)
+	return g
 }
 
 func killScript(marker string) string {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,21 +24,23 @@ func TestWrapLocal(t *testing.T) {
 		{"printf '%s' \"$0\"", "sh", 0},
 		{"echo 'it''s'; exit 1", "its\n", 1},
 	}
-	for _, tc := range tests {
-		m := randomMarker()
-		c := exec.Command("sh", "-c", wrap(tc.cmd, m, 5*time.Second))
-		out, err := c.Output()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if string(out) != tc.out || code != tc.code {
-			t.Errorf("%q: out %q code %d, want %q %d", tc.cmd, out, code, tc.out, tc.code)
-		}
-		if err := exec.Command("test", "-e", pgidFile(m)).Run(); err == nil {
-			t.Errorf("%q: pgid file left behind", tc.cmd)
+	for _, g := range []int32{groupUnknown, groupGrouped, groupPlain} {
+		for _, tc := range tests {
+			m := randomMarker()
+			c := exec.Command("sh", "-c", wrap(tc.cmd, m, 5*time.Second, g))
+			out, err := c.Output()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.out || code != tc.code {
+				t.Errorf("grouping %d %q: out %q code %d, want %q %d", g, tc.cmd, out, code, tc.out, tc.code)
+			}
+			if err := exec.Command("test", "-e", pgidFile(m)).Run(); err == nil {
+				t.Errorf("grouping %d %q: pgid file left behind", g, tc.cmd)
+			}
 		}
 	}
 }
@@ -45,9 +48,16 @@ func TestWrapLocal(t *testing.T) {
 // TestKillScriptLocal: the kill script ends the whole group under dash,
 // whose kill builtin rejects "--".
 func TestKillScriptLocal(t *testing.T) {
+	// groupPlain promises no group: nothing to kill it by.
+	for _, g := range []int32{groupUnknown, groupGrouped} {
+		t.Run(strconv.Itoa(int(g)), func(t *testing.T) { killScriptLocal(t, g) })
+	}
+}
+
+func killScriptLocal(t *testing.T, g int32) {
 	m := randomMarker()
 	tag := "dstgen-killtest-" + m
-	c := exec.Command("sh", "-c", wrap("sh -c 'sleep 300; : "+tag+"' & sleep 301; : "+tag, m, 30*time.Second))
+	c := exec.Command("sh", "-c", wrap("sh -c 'sleep 300; : "+tag+"' & sleep 301; : "+tag, m, 30*time.Second, g))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

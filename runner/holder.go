@@ -191,6 +191,22 @@ type holderDialReq struct {
 type holderDialReply struct {
 	Err string   `json:"err,omitempty"`
 	Log []string `json:"log,omitempty"`
+	// Grouping is the upstream connection's probed command grouping
+	// (groupGrouped, groupPlain; groupUnknown when the probe did not
+	// answer), so a call through the holder does not re-probe the host on
+	// every command (see wrap).
+	Grouping int32 `json:"grouping,omitempty"`
+}
+
+// holderLink is the SSH configuration of the private unix link between a
+// CLI call and its holder: the holder's ephemeral host key is still
+// verified (FixedHostKey), but the key exchange is plain curve25519 — the
+// post-quantum hybrid x/crypto prefers guards recorded traffic against a
+// future quantum computer, which a socket in a 0700 directory on this
+// machine never crosses, and it is most of the handshake's CPU.
+var holderLink = ssh.Config{
+	KeyExchanges: []string{ssh.KeyExchangeCurve25519},
+	Ciphers:      []string{ssh.CipherAES128GCM, ssh.CipherChaCha20Poly1305},
 }
 
 func absPath(p string) string {
@@ -247,7 +263,7 @@ func (p *Pool) dialHolder(ctx context.Context, h env.Host) (*conn, error) {
 		return nil, err
 	}
 	sctx, scancel := context.WithTimeout(hctx, holderHandshake)
-	client, err := handshake(sctx, nc, "holder", &ssh.ClientConfig{User: "dstgen", HostKeyCallback: ssh.FixedHostKey(pub), Timeout: holderHandshake})
+	client, err := handshake(sctx, nc, "holder", &ssh.ClientConfig{Config: holderLink, User: "dstgen", HostKeyCallback: ssh.FixedHostKey(pub), Timeout: holderHandshake})
 	scancel()
 	if err != nil {
 		return nil, fmt.Errorf("holder handshake: %w", err)
@@ -271,6 +287,7 @@ func (p *Pool) dialHolder(ctx context.Context, h env.Host) (*conn, error) {
 		return nil, &upstreamError{msg: rep.Err}
 	}
 	c := &conn{host: h.Name, client: client, viaHolder: true, dead: make(chan struct{})}
+	c.grouping.Store(rep.Grouping)
 	p.watch(c)
 	go p.keepalive(c, p.keepaliveEvery())
 	return c, nil

@@ -87,7 +87,7 @@ func ServeHolder(ctx context.Context, dir string, idle time.Duration, log io.Wri
 	}
 	defer os.Remove(filepath.Join(dir, holderPID))
 
-	cfg := &ssh.ServerConfig{NoClientAuth: true}
+	cfg := &ssh.ServerConfig{Config: holderLink, NoClientAuth: true}
 	cfg.AddHostKey(signer)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -278,7 +278,7 @@ func (s *holderServer) serve(nc net.Conn) {
 		_ = first.Reply(false, mustJSON(holderDialReply{Err: err.Error(), Log: logs}))
 		return
 	}
-	if err := first.Reply(true, mustJSON(holderDialReply{Log: logs})); err != nil {
+	if err := first.Reply(true, mustJSON(holderDialReply{Log: logs, Grouping: probeGrouping(s.ctx, up)})); err != nil {
 		return
 	}
 	done := make(chan struct{})

@@ -154,6 +154,17 @@ func TestHolderReusesConnectionAcrossCalls(t *testing.T) {
 	if holderPIDOf(dir) == 0 {
 		t.Fatal("no holder running after the calls")
 	}
+	// The holder probed the host's setsid/timeout once and hands the
+	// answer to every call, so no call's wrapper runs the probe.
+	p := NewPool(e, Options{Holder: testHolder(t, dir, time.Minute)})
+	defer p.Close()
+	c, _, err := p.conn(context.Background(), e.Hosts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.grouping.Load(); !c.viaHolder || g != groupGrouped {
+		t.Fatalf("connection via holder %v, grouping %d; want via the holder with %d (setsid -w and timeout probed)", c.viaHolder, g, groupGrouped)
+	}
 	if n := srvs[0].Accepted(); n != 1 {
 		t.Fatalf("sshd accepted %d connections for 3 calls through the holder, want 1", n)
 	}

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/internal/shell"
 )
 
@@ -20,7 +20,7 @@ import (
 
 // jobIDPattern is the job ID grammar: it doubles as a remote directory name,
 // so it forbids everything a shell or a path could interpret.
-var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
+var jobIDPattern = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$`)
 
 // ValidateJobID rejects an ID that could not be a job directory name. IDs are
 // rejected, never rewritten: a silently sanitized ID would name a different

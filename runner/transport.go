@@ -93,11 +93,14 @@ type conn struct {
 	viaHolder bool
 	// hostname and hostKey are what the handshake verified, kept so that
 	// the holder can re-verify a reused connection against known_hosts.
-	hostname  string
-	remote    net.Addr
-	hostKey   ssh.PublicKey
-	dead      chan struct{} // closed when the SSH connection is gone
-	closing   atomic.Bool   // set by close, before dead is closed
+	hostname string
+	remote   net.Addr
+	hostKey  ssh.PublicKey
+	dead     chan struct{} // closed when the SSH connection is gone
+	// grouping is what the host's shell offers the command wrapper
+	// (groupUnknown until a probe said), learnt once per connection.
+	grouping  atomic.Int32
+	closing   atomic.Bool // set by close, before dead is closed
 	closeOnce sync.Once
 
 	sftpMu sync.Mutex

@@ -7,10 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
 // Names inside a session directory.
@@ -45,7 +46,7 @@ func NewDir(root, slug string, t time.Time) string {
 }
 
 // namedRE is a session name: what `dstgen run --session NAME` adds to.
-var namedRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var namedRE = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // NamedDir is the directory of the named session name of a plan under a
 // results root: <root>/<slug>/<name>, the same for every run that names
@@ -201,7 +202,7 @@ func Previous(dir string) (string, error) {
 	return best.dir, nil
 }
 
-var runFileRE = regexp.MustCompile(`^run(-seed-(-?[0-9]+))?\.json$`)
+var runFileRE = lazyre.New(`^run(-seed-(-?[0-9]+))?\.json$`)
 
 // RunFiles lists every run record of a session, sorted: files named
 // run.json or run-seed-<n>.json anywhere under artifacts/ or benchmark/.
@@ -286,7 +287,7 @@ type Header struct {
 	Operator   string
 }
 
-var headerRE = regexp.MustCompile(`^\*\*([A-Za-z ]+):\*\*\s*(.*?)\s*$`)
+var headerRE = lazyre.New(`^\*\*([A-Za-z ]+):\*\*\s*(.*?)\s*$`)
 
 // ReadHeader reads the header of dir/session-log.md. A missing log is an
 // error the caller may ignore (real-env-test runs have none).

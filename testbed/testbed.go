@@ -17,12 +17,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/testbed/netns"
 )
 
@@ -120,8 +120,8 @@ func DefaultRoles(n int) []string {
 // safePath is what a testbed dir may contain: it is written unquoted into
 // sshd_config, where blanks split values and % expands tokens.
 var (
-	safePath = regexp.MustCompile(`^/[A-Za-z0-9/._+-]*$`)
-	roleName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	safePath = lazyre.New(`^/[A-Za-z0-9/._+-]*$`)
+	roleName = lazyre.New(`^[A-Za-z0-9_.-]+$`)
 )
 
 // normalize fills the defaults and checks c; prev is the recorded state

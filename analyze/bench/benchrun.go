@@ -33,7 +33,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -45,6 +44,7 @@ import (
 	"github.com/dstgen/dstgen/checker"
 	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/internal/atomicfile"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/session"
 )
 
@@ -189,7 +189,7 @@ type Oracle struct {
 // Schema identifies a benchmark-run report.json.
 const Schema = "dst-benchrun/1"
 
-var runDirRe = regexp.MustCompile(`^run_\d{8}_\d{6}$`)
+var runDirRe = lazyre.New(`^run_\d{8}_\d{6}$`)
 
 // IsRunDir reports whether dir looks like a Real Env Test run
 // directory: named run_<YYYYMMDD_HHMMSS> or holding benchmark/ or

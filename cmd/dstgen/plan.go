@@ -7,13 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dstgen/dstgen/generator"
+	"github.com/dstgen/dstgen/internal/lazyre"
 	"github.com/dstgen/dstgen/plan"
 )
 
@@ -44,7 +44,7 @@ func newPlanCmd() *cobra.Command {
 
 // slugRE is the kebab-case a slug must be: it names a file and the
 // session directory.
-var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var slugRE = lazyre.New(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func newPlanNewCmd() *cobra.Command {
 	var (

@@ -57,7 +57,7 @@ var readmeExpect = map[string]struct {
 	check func(t *testing.T, out string)
 	root  bool // needs root, the task binary and etcd (the testbed block)
 }{
-	"go run ./cmd/dstgen demo": {code: 1, check: checkDemoHeadline},
+	"go run ./cmd/dstgen demo": {code: 1, check: func(t *testing.T, out string) { checkDemoHeadline(t, out) }},
 	"dstgen testbed up 4 --roles etcd,etcd,etcd,client": {code: 0, root: true, check: func(t *testing.T, out string) {
 		if n := strings.Count(out, "health=ok"); n != 3 {
 			t.Errorf("the testbed quickstart deployed %d healthy members, want 3", n)
@@ -149,7 +149,7 @@ func TestREADMECommands(t *testing.T) {
 // PASS-smoke with the proxy counters as landing evidence, the stale-read
 // run FAIL-reproducible with the anomaly, the report files where the
 // headline says, and the progress lines.
-func checkDemoHeadline(t *testing.T, text string) {
+func checkDemoHeadline(t testing.TB, text string) {
 	t.Helper()
 	lines := map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(text))
