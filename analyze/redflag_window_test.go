@@ -23,21 +23,28 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 		want     string
 		nominal  float64 // recovery.nominal_at_ns in seconds (0: none)
 		firstAt  float64 // first_op_ns, seconds into interval 0 (0: at its start)
+		through  int     // the last interval changed the same way (0: interval only)
 	}{
-		{"dip inside the window", 4, func(n int) int { return n / 3 }, CheckPass, 0, 0},
-		{"dip in the recovery after it", 5, func(n int) int { return n / 3 }, CheckPass, 0, 0},
-		{"dip far from any window", 8, func(n int) int { return n / 3 }, CheckFail, 0, 0},
-		{"no op at all inside the window", 4, func(int) int { return 0 }, CheckFail, 0, 0},
-		{"dip before the system was seen nominal", 7, func(n int) int { return n / 3 }, CheckPass, 36, 0},
-		{"dip after it was seen nominal", 8, func(n int) int { return n / 3 }, CheckFail, 36, 0},
-		{"the last interval, cut short by the end of the run", 9, func(n int) int { return n / 3 }, CheckPass, 0, 0},
+		{"dip inside the window", 4, func(n int) int { return n / 3 }, CheckPass, 0, 0, 0},
+		{"dip in the recovery after it", 5, func(n int) int { return n / 3 }, CheckPass, 0, 0, 0},
+		{"dip far from any window", 8, func(n int) int { return n / 3 }, CheckFail, 0, 0, 0},
+		{"no op at all inside the window", 4, func(int) int { return 0 }, CheckFail, 0, 0, 0},
+		{"dip before the system was seen nominal", 7, func(n int) int { return n / 3 }, CheckPass, 36, 0, 0},
+		{"dip after it was seen nominal", 8, func(n int) int { return n / 3 }, CheckFail, 36, 0, 0},
+		{"the last interval, cut short by the end of the run", 9, func(n int) int { return n / 3 }, CheckPass, 0, 0, 0},
 		// The run began 5.9 s into the first 6 s interval (one client of
 		// a shared workload a moment early, mapped onto the control's
 		// clock): too little of it to judge.
-		{"the first interval, cut short by the start of the run", 0, func(int) int { return 1 }, CheckPass, 0, 5.9},
+		{"the first interval, cut short by the start of the run", 0, func(int) int { return 1 }, CheckPass, 0, 5.9, 0},
 		// Begun 2 s in, it covers 4 s: judged over those, and a third of
 		// the rate over them is a stall.
-		{"a dip in the covered part of the first interval", 0, func(n int) int { return n / 5 }, CheckFail, 0, 2},
+		{"a dip in the covered part of the first interval", 0, func(n int) int { return n / 5 }, CheckFail, 0, 2, 0},
+		// The rejoin after the heal (30 s) is an outage of its own: below
+		// the floor from the heal on until 48 s, past the two recovery
+		// intervals, is still the fault's recovery tail.
+		{"a dip from the heal on until throughput returns", 5, func(n int) int { return n / 3 }, CheckPass, 0, 0, 7},
+		// Back at the floor in 36..42 s: a dip after that is not recovery.
+		{"a dip after throughput had returned", 7, func(n int) int { return n / 3 }, CheckFail, 0, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,7 +53,9 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 			g.mutate = func(r *session.Run) {
 				r.Workload.PlannedRate = 10
 				iv := &r.Workload.Throughput[c.interval]
-				iv.Ops = c.ops(iv.Ops)
+				for j := c.interval; j <= max(c.interval, c.through); j++ {
+					r.Workload.Throughput[j].Ops = c.ops(r.Workload.Throughput[j].Ops)
+				}
 				if c.firstAt > 0 {
 					first := iv.StartNS + int64(c.firstAt*1e9)
 					r.Workload.FirstOpNS = &first

@@ -99,6 +99,9 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		}
 		floor := (1 - tol) * planned
 		var flight *inFlight // built at the first interval that needs it
+		tail := recoveryTails(r, ser, int64(step*1e9), func(iv session.Interval) bool {
+			return iv.Ops == 0 || (planned > 0 && float64(iv.Ops)/step < floor)
+		})
 		var bad []string
 		excused, blocked, cut, undeclared := 0, 0, false, false
 		for _, iv := range ser {
@@ -138,7 +141,7 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 				}
 				active := iv.Ops > 0 || flight.through(iv.StartNS, iv.StartNS+stepNS)
 				switch {
-				case active && inFaultWindow(r, iv.StartNS, stepNS):
+				case active && (inFaultWindow(r, iv.StartNS, stepNS) || tail[iv.StartNS]):
 					excused++
 					continue
 				case iv.Ops == 0 && active && planned == 0:
@@ -228,6 +231,42 @@ func (f *inFlight) through(start, end int64) bool {
 // revert still count as its recovery for red flag 1: clients blocked on
 // a request timeout and a re-election finish there.
 const recoveryIntervals = 2
+
+// recoveryCap bounds a recovery tail: a SUT that is not back at the floor
+// this long after a heal is slow, not recovering.
+const recoveryCap = 30 * time.Second
+
+// recoveryTails are the intervals (by start) of each heal's recovery
+// tail: from the interval the heal fell in, every interval below the floor
+// in a row, until the first at or above it, at most recoveryCap after the
+// heal. The rejoin after a partition is itself a disruption — a cut-off
+// member comes back with a higher term and forces an election, TCP
+// reconnects after its retransmission backoff — so an outage that starts
+// at the heal and lasts until throughput returns is the fault's effect;
+// one that starts after the floor was met again is not (docs/verdicts.md
+// §6 check 1).
+func recoveryTails(r *session.Run, ser []session.Interval, step int64, below func(session.Interval) bool) map[int64]bool {
+	out := map[int64]bool{}
+	for _, w := range r.FaultWindows {
+		if w.RevertedAtNS == nil || w.InjectedAtNS == nil {
+			continue
+		}
+		heal := *w.RevertedAtNS
+		i, _ := slices.BinarySearchFunc(ser, heal, func(iv session.Interval, t int64) int {
+			switch {
+			case iv.StartNS+step <= t:
+				return -1
+			case iv.StartNS > t:
+				return 1
+			}
+			return 0
+		})
+		for ; i < len(ser) && ser[i].StartNS < heal+int64(recoveryCap) && below(ser[i]); i++ {
+			out[ser[i].StartNS] = true
+		}
+	}
+	return out
+}
 
 // inFaultWindow reports whether the interval [start, start+step) overlaps
 // an injected fault window or the recovery intervals after it. A closed-loop
