@@ -196,7 +196,7 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -4, "a non-guarantee", false),
+	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
