@@ -349,10 +349,14 @@ type textLine struct {
 // know of its paragraph.
 type sentence struct {
 	text, prose string // the sentence; prose has code, links and idioms blanked
-	lines       []textLine
-	starts      []int // offset in text of each paragraph line, relative to the sentence
-	doc         int   // +2 package doc, +1 doc comment, 0 prose, -1 inline comment
-	code        bool  // from a source file's comment
+	// para is the prose of its whole paragraph: what a promise is about
+	// may be named in the sentence before ("… messages … . This gives
+	// exactly once per id").
+	para   string
+	lines  []textLine
+	starts []int // offset in text of each paragraph line, relative to the sentence
+	doc    int   // +2 package doc, +1 doc comment, 0 prose, -1 inline comment
+	code   bool  // from a source file's comment
 }
 
 // lineAt is the source line of offset off in the sentence.
@@ -587,7 +591,7 @@ func paragraphSentences(para []textLine, doc int) []sentence {
 		for i, st := range starts {
 			rel[i] = st - sen[0]
 		}
-		out = append(out, sentence{text: text[sen[0]:sen[1]], prose: prose[sen[0]:sen[1]], lines: lines, starts: rel, doc: doc})
+		out = append(out, sentence{text: text[sen[0]:sen[1]], prose: prose[sen[0]:sen[1]], para: prose, lines: lines, starts: rel, doc: doc})
 	}
 	return out
 }

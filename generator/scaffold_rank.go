@@ -84,6 +84,7 @@ var promiseTerms = func() []promiseTerm {
 		t("consisten", `strict(?:ly)? consisten\w*|strong(?:ly)? consisten\w*|strong consistency`, 6, kindLinearizable),
 		t("stale", `stale reads?`, 5, kindLinearizable),
 		t("read", `(?:consistent|up[- ]to[- ]date) reads?`, 4, kindLinearizable),
+		t("fresh|stale", `freshness|fresh(?:er|est)? (?:reads?|data|results?)|bounded[- ]staleness|staleness (?:bound|limit)s?|max(?:imum)? staleness`, 4, kindLinearizable),
 		t("your|after", `read[- ]your[- ](?:own[- ])?writes?|read[- ]after[- ]write`, 6, kindSession),
 		t("monoton", `monoton\w* (?:reads?|writes?)`, 6, kindSession),
 		t("consisten", `(?:sequential(?:ly)?|causal(?:ly)?) consisten\w*`, 6, kindSession),
@@ -103,7 +104,7 @@ var promiseTerms = func() []promiseTerm {
 		t("across", `(?:preserv|kept|keep|retain)\w* (?:\w+ ){0,5}?across (?:\w+ ){0,3}?(?:restarts?|crash\w*|reboots?|leader (?:changes?|elections?)|failovers?)`, 6, kindDurability),
 		t("crash", `crash[- ](?:safe\w*|consistent|recover\w*)`, 5, kindDurability),
 		t("durab", `durab\w*`, 5, kindDurability),
-		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d)?|flushed|written|persist\w*) to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written|persist\w*) to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
 		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
 		t("order", `total(?:ly)? order\w*`, 6, kindOrdering),
 		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence) order\b`, 5, kindOrdering),
@@ -119,7 +120,7 @@ var promiseTerms = func() []promiseTerm {
 		t("progress|available", `makes? progress|remains? available|stays? available|highly available`, 3, kindLiveness),
 		t("toleran", `fault[- ]toleran\w*`, 2, kindLiveness),
 		t("eventually", `eventually`, 2, kindLiveness),
-		t("membership|cluster", `(?:cluster|group) membership|membership (?:change|view|of the cluster)s?|joins? (?:the|a) cluster|(?:removed|leaves?) (?:from )?the cluster`, 3, kindMembership),
+		t("membership|cluster", `(?:cluster|group) membership|membership (?:change|view|of the cluster)s?|join(?:s|ing|ed)? (?:the|a|an) (?:existing )?cluster|form(?:s|ing)? a new cluster|(?:removed|leaves?) (?:from )?the cluster`, 3, kindMembership),
 		t("membership", `membership`, 1, kindMembership),
 		t("quorum", `(?:lose|losing|loss of|leads? to|lost) (?:the )?quorum|quorum loss|keeps? (?:a )?quorum`, 4, kindMembership),
 		t("p9|p50|latency|throughput|/s", `p9\d(?:\.\d+)?|p50|latency|throughput|\d+ ?k? ?(?:ops|operations|requests|msgs|messages)/s(?:ec)?`, 2, kindPerformance),
@@ -130,6 +131,7 @@ var promiseTerms = func() []promiseTerm {
 		t("neighbo|fair|starv", `noisy[- ]neighbou?rs?|fair(?:ly|ness)?\b|starv\w*`, 3, kindFairness),
 		t("consistent", `consistent (?:snapshot|backup|view|copy|state|dump)s?`, 4, kindConsistency),
 		t("consisten", `consisten(?:t|cy)\b`, 2, kindConsistency),
+		t("never", `never (?:be |been |get |gets )?(?:applied|appl(?:y|ies)|commit(?:s|ted)?|acknowledg\w*|acked|returned|served|visible|seen|exposed|overwritten|reordered|replayed|executed)\b`, 4, kindInvariant),
 		t("never", `never`, 2, kindInvariant),
 		t("always", `always`, 1, kindInvariant),
 	}
@@ -146,14 +148,30 @@ var boosters = []signal{
 	sig("never", `never`, 2, "never", true),
 	sig("always", `always`, 1, "always", true),
 	sig("ensure", `ensures? that`, 1, "ensures that", false),
+	sig("achieve|ensure|preserve|maintain", `(?:to|so as to) (?:achieve|ensure|preserve|maintain)\b`, 1, "a stated purpose", true),
 	sig("returns", `(?:once|after|when) (?:\w+ ){0,5}?returns`, 2, "once it returns", true),
 	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b`, 2, "states a property", true),
 	sig("will", `will (?:always |never |not )?(?:be|see|return|observe|receive|survive|deliver|apply)`, 1, "will", false),
 	sig("by default", `by default`, 1, "by default", false),
 	sig("reliabl", `reliabl[ey]`, 1, "reliably", true),
 	sig("quorum|majority", `quorum|majority`, 1, "quorum", false),
+	refusal,
+	sig("paper|spec|rfc|thesis", `(?:paper|spec(?:ification)?|rfc ?\d+|thesis)(?:,? (?:says|states|notes))?:?\s*"`, 3, "a quoted rule", true),
 	sig("0|1|2|3|4|5|6|7|8|9", `(?:under|below|less than|at most|at least|within|<=?|≤) ?\d+(?:\.\d+)? ?(?:µs|us|ms|s|sec|seconds?|minutes?|ops/s|%)`, 2, "a number bound", true),
 }
+
+// refusal is an operation refused, or an error returned, when it would
+// break a property ("rejects a removal if it leads to quorum loss", "an
+// error is returned if the read would exceed the staleness bound"): the
+// system gives up availability to keep the promise. Its "would" and
+// "violate" are the condition, not a hedge or a failure story.
+var refusal = sig("reject|refus|deni|deny|returned|error|fail",
+	`(?:reject\w*|refus\w*|den(?:y|ies|ied)|(?:is|are) returned|returns? an? (?:\w+ )?error|fails?)\b(?:\s+\S+){0,8}?\s+(?:if|when|unless)\s+(?:\S+\s+){0,10}?(?:would|leads? to|causes?|results? in|exceeds?)\b`,
+	3, "a refusal", true)
+
+// onByDefaultRE is a setting that is on unless turned off: what the
+// system does out of the box, not a knob, so no setting penalty.
+var onByDefaultRE = wordRE(`(?:enabled|on) by default|by default (?:\S+ ){0,3}?(?:is|are) (?:enabled|on)\b`)
 
 // subjectRE are the things a system-level promise is about.
 var subjectRE = wordRE(`reads?|writes?|commit\w*|acknowledg\w*|acked|clients?|messages?|events?|transactions?|requests?|leaders?|followers?|replicas?|members?|nodes?|entry|entries|snapshots?|backups?|publish\w*|consumers?|deliver\w*|streams?|data|keys?|values?|cluster|crash\w*|restart\w*|partition\w*|statements?|quer(?:y|ies)`)
@@ -166,7 +184,9 @@ var deliveredRE = wordRE(`deliver\w*|messages?|events?|publish\w*|requests?|writ
 var orderedRE = wordRE(`messages?|events?|writes?|reads?|entries|operations?|transactions?|commits?|updates?|deliver\w*|changes?|requests?|logs?|revisions?|sequence numbers?|transmit\w*|appl(?:y|ied)|proposals?|proclamations?|streams?|streamed|notif\w*|responses?`)
 
 // atomicRE is what an atomicity promise is about: many changes at once.
-var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen|saves?|writes?|commits?|persists?`)
+// A file or directory created, renamed or replaced atomically is the
+// crash-safe kind: a crash leaves the old one or the new one, never half.
+var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen|saves?|writes?|commits?|persists?|renam\w*|replac\w*|swap\w*|creat\w*|initiali[sz]\w*|files?\b|director(?:y|ies)`)
 
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
@@ -176,7 +196,7 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?guarantees?`, -4, "a non-guarantee", false),
+	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
@@ -184,8 +204,14 @@ var penalties = []signal{
 	sig("used|test|debug|helper", `(?:re)?used (?:to|for|by|in|with)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
-	sig("goroutine|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", `goroutines?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`, -2, "implementation words", false),
+	sig("goroutine|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", implementationExpr, -2, "implementation words", false),
 }
+
+// implementationExpr are the words of an implementation note.
+const implementationExpr = `goroutines?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`
+
+// implementationRE finds them in a comment paragraph.
+var implementationRE = wordRE(implementationExpr)
 
 // codeRE is code left in a comment: a function, an assignment, a brace.
 var codeRE = lazyre.New(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{`)
@@ -196,6 +222,22 @@ var identifierRE = lazyre.New(`\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-zA
 
 // versionNoteRE dates a sentence to a release ("in v3.4", "since 2.10").
 var versionNoteRE = lazyre.New(`\b(?:in|since|as of|from|before|after|until|prior to|with) v?\d+\.\d+`)
+
+// narratesRE marks a body comment that narrates its code: first person
+// or reasoning ("since", "therefore", "it's safe to") anywhere in its
+// paragraph; skipRE a sentence that is a step ("Skip …"), as imperativeRE.
+var (
+	narratesRE = lazyre.New(`\b(?:we|us|our|since|because|therefore|thus|hence)\b|\bit'?s safe to\b`)
+	skipRE     = lazyre.New(`^skip\b`)
+)
+
+// narrates reports a body comment's sentence that describes the code, not
+// the system: a plan or a hedge in it, first person, reasoning or
+// implementation words in its paragraph, or an instruction.
+func narrates(s sentence, lead string, planOrHedge bool) bool {
+	return planOrHedge || narratesRE.MatchString(s.para) || implementationRE.MatchString(s.para) ||
+		imperativeRE.MatchString(lead) || skipRE.MatchString(lead)
+}
 
 // firstPersonRE is a comment narrating its own code.
 var firstPersonRE = lazyre.New(`\b(?:we|us|our)\b`)
@@ -342,7 +384,10 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	case kind == kindAtomic && atomicRE.MatchString(prose):
 		add(3, "atomic transactions")
 		strength += 3
-	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && !deliveredRE.MatchString(prose):
+	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && !deliveredRE.MatchString(prose) &&
+		(kind == kindIdempotent || !deliveredRE.MatchString(s.para)):
+		// What is delivered exactly or at least once may be named in the
+		// paragraph's other sentences; an idempotent thing in its own.
 		add(-6, "not about delivery")
 	case kind == kindOrdering && !orderedRE.MatchString(prose):
 		add(-3, "not an order of operations")
@@ -350,7 +395,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// A non-guarantee ("no guarantee", "is not durable") names the
 	// property to deny it: its promise words do not count.
 	negated := hasHint(prose, penalties[0].hints) && penalties[0].re.MatchString(prose)
-	form := false
+	form, refused, strong, planOrHedge := false, false, false, false
 	for _, b := range boosters {
 		if !hasHint(prose, b.hints) || kind == kindInvariant && (b.name == "never" || b.name == "always") ||
 			negated && (b.name == "guarantee" || b.name == "states a property") {
@@ -359,6 +404,8 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		if m := b.re.FindString(prose); m != "" {
 			add(b.points, fmt.Sprintf("%q %s", m, b.name))
 			form = form || b.form
+			refused = refused || b.name == refusal.name
+			strong = strong || b.name == refusal.name || b.name == "guarantee" || b.name == "promise" || b.name == "a quoted rule"
 		}
 	}
 	if !form && strength <= 3 {
@@ -368,11 +415,14 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		add(min(len(subj), 2), "about "+strings.Join(limitSlice(subj, 2), ", "))
 	}
 	for _, p := range penalties {
-		if !hasHint(prose, p.hints) {
+		if !hasHint(prose, p.hints) ||
+			refused && (p.name == "a hedge" || p.name == "describes a failure") ||
+			p.name == "a setting" && onByDefaultRE.MatchString(prose) {
 			continue
 		}
 		if m := p.re.FindString(prose); m != "" {
 			add(p.points, fmt.Sprintf("%q %s", m, p.name))
+			planOrHedge = planOrHedge || p.name == "a plan" || p.name == "a hedge"
 		}
 	}
 	lead := strings.TrimSpace(prose)
@@ -387,7 +437,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if codeRE.MatchString(prose) {
 		add(-3, "code in the comment")
 	}
-	if identifierRE.MatchString(s.text) {
+	if identifierRE.MatchString(withoutDocName(s)) {
 		add(-2, "about a code symbol")
 	}
 	if versionNoteRE.MatchString(prose) {
@@ -411,7 +461,15 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	case 1:
 		add(1, "doc comment")
 	case -1:
-		add(-3, "inside a function")
+		// A comment in a function body mostly narrates the code; in a core
+		// package one that states a promise (a promise word, a stated
+		// property, a refusal, a quoted rule, or a strong kind) is the
+		// system's, and is read as a doc comment's would be.
+		if f.tier == tierCore && form && (strong || !narrates(s, lead, planOrHedge)) {
+			why = append(why, "inside a function, states a promise +0")
+		} else {
+			add(-3, "inside a function")
+		}
 	}
 	switch f.tier {
 	case tierCore:
@@ -432,6 +490,19 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		Why:      why,
 	}
 	return scoredClaim{c: c, tier: f.tier, toks: claimTokens(s.text), para: fmt.Sprintf("%s:%d", f.rel, s.lines[0].n), doc: s.code}, true
+}
+
+// withoutDocName is the sentence without the name a Go doc comment opens
+// with ("ReplaceFile replaces …"): the convention names the declaration,
+// which is no code symbol in the prose.
+func withoutDocName(s sentence) string {
+	if s.doc < 1 || !s.code || len(s.starts) == 0 || s.starts[0] != 0 {
+		return s.text
+	}
+	if name, rest, ok := strings.Cut(s.text, " "); ok && !strings.ContainsAny(name, ".()") {
+		return rest
+	}
+	return s.text
 }
 
 func uniqueLower(ws []string) []string {
