@@ -237,9 +237,9 @@ const recoveryIntervals = 2
 const recoveryCap = 30 * time.Second
 
 // recoveryTails are the intervals (by start) of each heal's recovery
-// tail: from the interval the heal fell in, every interval below the floor
-// in a row, until the first at or above it, at most recoveryCap after the
-// heal. The rejoin after a partition is itself a disruption — a cut-off
+// tail: a run of intervals below the floor that begins within the
+// recovery intervals after the heal, until the first at or above it, at
+// most recoveryCap after the heal. The rejoin after a partition is itself a disruption — a cut-off
 // member comes back with a higher term and forces an election, TCP
 // reconnects after its retransmission backoff — so an outage that starts
 // at the heal and lasts until throughput returns is the fault's effect;
@@ -261,8 +261,14 @@ func recoveryTails(r *session.Run, ser []session.Interval, step int64, below fun
 			}
 			return 0
 		})
-		for ; i < len(ser) && ser[i].StartNS < heal+int64(recoveryCap) && below(ser[i]); i++ {
-			out[ser[i].StartNS] = true
+		grace := heal + recoveryIntervals*step
+		for dip := false; i < len(ser) && ser[i].StartNS < heal+int64(recoveryCap); i++ {
+			switch b := below(ser[i]); {
+			case b && (dip || ser[i].StartNS < grace):
+				out[ser[i].StartNS], dip = true, true
+			case b || dip || ser[i].StartNS >= grace:
+				i = len(ser) // over: a dip begun too late, or throughput back
+			}
 		}
 	}
 	return out
