@@ -91,6 +91,17 @@ func TestAnalyzeExitCodes(t *testing.T) {
 	}
 }
 
+// A healthy benchmark run analyzed as `task analyze` calls it (with the
+// plan) writes nothing to stderr: nothing went wrong, and stderr is what
+// the test-runner agent quotes as the error.
+func TestAnalyzeBenchRunWithPlanIsQuiet(t *testing.T) {
+	fx := analyzeFixtures(t)
+	code, stdout, stderr := runAnalyzeCLI(t, filepath.Join(fx, "benchruns", "results", "run_20261128_100000"), "--plan", filepath.Join(fx, "plan.md"))
+	if code != 0 || !strings.Contains(stdout, "session_verdict=DONE\n") || stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 0, DONE and an empty stderr", code, stdout, stderr)
+	}
+}
+
 // TestAnalyzeEndToEndSession runs the whole pipeline on a fixture session
 // with an earlier session beside it and checks the artefacts a reviewer and
 // a CI system read.
