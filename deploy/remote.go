@@ -265,9 +265,13 @@ func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, l
 	})
 }
 
-// Configure creates the SUT's dirs on every SUT host and installs its
-// rendered configs (uploaded over SFTP, atomically, sha256-checked).
+// Configure installs sut.secrets on every host (InstallSecrets), then
+// creates the SUT's dirs on every SUT host and installs its rendered
+// configs (uploaded over SFTP, atomically, sha256-checked).
 func (d *Deployer) Configure(ctx context.Context) error {
+	if err := d.InstallSecrets(ctx); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "dstgen-deploy-")
 	if err != nil {
 		return fmt.Errorf("configure: %w", err)

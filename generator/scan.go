@@ -454,7 +454,7 @@ func configTarget(name string) string {
 
 func isConfigExt(ext string) bool {
 	switch strings.ToLower(ext) {
-	case ".yml", ".yaml", ".toml", ".json", ".ini", ".conf", ".cfg", ".env", ".properties", ".hcl":
+	case ".yml", ".yaml", ".toml", ".json", ".ini", ".conf", ".cfg", ".cnf", ".env", ".properties", ".hcl":
 		return true
 	}
 	return false
