@@ -133,7 +133,7 @@ func checkGoldenTree(t *testing.T, fx goldenFixture, out string) {
 // generated Taskfile.
 var requiredTasks = []string{
 	"validate", "build", "deploy", "bench:start", "bench:status", "bench:stop",
-	"collect", "run:scenario", "analyze", "clean", "clean:full-rotate",
+	"collect", "run:scenario", "heal", "analyze", "clean", "clean:full-rotate",
 	"workflow:1", "workflow:2", "workflow:3", "workflow:4",
 	// the template set of docs/real-env-test.md §3.3
 	"deploy:upload", "deploy:install", "deploy:configure", "check",

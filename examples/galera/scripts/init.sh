@@ -22,5 +22,7 @@ umask 077
 sql=$(mktemp)
 trap 'rm -f "$sql"' EXIT
 # printf is the shell's builtin here: the password is in no argv.
-printf "CREATE DATABASE IF NOT EXISTS dstgen;\nCREATE USER IF NOT EXISTS 'dstgen'@'%%' IDENTIFIED BY '%s';\nGRANT ALL ON dstgen.* TO 'dstgen'@'%%';\n" "$pw" >"$sql"
+# FLUSH PRIVILEGES first: mariadb-install-db runs the file with the grant
+# tables not loaded (--skip-grant-tables), where CREATE USER is refused.
+printf "FLUSH PRIVILEGES;\nCREATE DATABASE IF NOT EXISTS dstgen;\nCREATE USER IF NOT EXISTS 'dstgen'@'%%' IDENTIFIED BY '%s';\nGRANT ALL ON dstgen.* TO 'dstgen'@'%%';\n" "$pw" >"$sql"
 mariadb-install-db --defaults-file="$cnf" --skip-test-db --extra-file="$sql"
