@@ -265,9 +265,13 @@ func (d *Deployer) push(ctx context.Context, hs []Host, dir func(Host) string, l
 	})
 }
 
-// Configure creates the SUT's dirs on every SUT host and installs its
-// rendered configs (uploaded over SFTP, atomically, sha256-checked).
+// Configure installs sut.secrets on every host (InstallSecrets), then
+// creates the SUT's dirs on every SUT host and installs its rendered
+// configs (uploaded over SFTP, atomically, sha256-checked).
 func (d *Deployer) Configure(ctx context.Context) error {
+	if err := d.InstallSecrets(ctx); err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "dstgen-deploy-")
 	if err != nil {
 		return fmt.Errorf("configure: %w", err)
@@ -717,6 +721,16 @@ func (d *Deployer) WaitHealthy(ctx context.Context) error {
 			return d.stillRunning(ctx)
 		}
 		bad := failing(res)
+		if len(bad) > 0 {
+			// A member whose process exited will not answer later:
+			// nothing restarts it while deploy waits.
+			if err := d.anyExited(ctx, res); err != nil {
+				for _, r := range res {
+					d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), shell.Quote(r.Output))
+				}
+				return err
+			}
+		}
 		if len(bad) == 0 || time.Now().After(deadline) {
 			for _, r := range res {
 				d.printf("host=%s role=%s health=%s output=%s", r.Host, r.Role, okWord(r.OK), shell.Quote(r.Output))
@@ -763,6 +777,9 @@ func (d *Deployer) waitHostHealthy(ctx context.Context, h Host) error {
 			d.printf("host=%s health=ok", h.Name)
 			return nil
 		}
+		if err := d.exited(ctx, h); err != nil {
+			return fmt.Errorf("%w; the health command of role %s printed last: %s", err, r.Role, shell.Quote(r.Output))
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not healthy after %s: the health command of role %s printed last: %s", limit, r.Role, shell.Quote(r.Output))
 		}
@@ -770,6 +787,57 @@ func (d *Deployer) waitHostHealthy(ctx context.Context, h Host) error {
 			return fmt.Errorf("wait for health: %w (the health command of role %s printed last: %s)", err, r.Role, shell.Quote(r.Output))
 		}
 	}
+}
+
+// exited reports a SUT process on h that ended on its own (a failing
+// sut.init, a crash at start): it will never answer its health command,
+// so the wait stops at once, with the end of its log. nil while it runs,
+// and when its state cannot be read (the wait goes on).
+func (d *Deployer) exited(ctx context.Context, h Host) error {
+	if !h.RunsSUT {
+		return nil
+	}
+	st, err := d.hostStatus(ctx, h)
+	if err != nil || st.State != "failed" {
+		return nil
+	}
+	var tail string
+	if st.Mode == RunSystemd {
+		tail, _ = d.Run(ctx, h, "journalctl -q -u "+shell.Quote(d.unit())+" -n 3 --no-pager -o cat 2>/dev/null")
+	} else {
+		tail, _ = d.Run(ctx, h, "tail -n 3 "+shell.Quote(d.JobLogs(h)[1])+" 2>/dev/null")
+	}
+	var lines []string
+	for _, l := range strings.Split(tail, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	msg := fmt.Sprintf("the SUT exited before it was healthy (%s)", st.Detail)
+	if len(lines) > 0 {
+		msg += "; its log ends: " + shell.Quote(oneline.Fold(strings.Join(lines, " | ")))
+	}
+	return errors.New(msg)
+}
+
+// anyExited is exited over the hosts whose health failed in res, the
+// first one named.
+func (d *Deployer) anyExited(ctx context.Context, res []HealthResult) error {
+	seen := map[string]bool{}
+	for _, r := range res {
+		if r.OK || seen[r.Host] {
+			continue
+		}
+		seen[r.Host] = true
+		for _, h := range d.Hosts {
+			if h.Name == r.Host {
+				if err := d.exited(ctx, h); err != nil {
+					return fmt.Errorf("%s: %w; the health command of role %s printed last: %s", h.Name, err, r.Role, shell.Quote(r.Output))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // stillRunning is the readiness check of a SUT without health commands:

@@ -124,6 +124,11 @@ type SUT struct {
 	StopUnits []string `yaml:"stop_units"`
 	// ReadyTimeoutS bounds how long deploy waits for health after start.
 	ReadyTimeoutS int `yaml:"ready_timeout_s"`
+	// Secrets are names of random secrets (a database password the SUT's
+	// init creates and the workload logs in with): deploy makes each once
+	// on the control node and installs it at <workdir>/secrets/<name> on
+	// every host, so no value is in env.yml, a command line or a log.
+	Secrets []string `yaml:"secrets"`
 }
 
 // Bootstrap is sut.bootstrap: how the first member of a cluster that

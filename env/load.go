@@ -802,6 +802,9 @@ const (
 // unit name (dstgen-<name>) without quoting.
 var sutNameRE = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
 
+// secretNameRE keeps a sut.secrets name one plain file name.
+var secretNameRE = lazyre.New(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
 func (l *loader) sut(e *Env) error {
 	u := &e.SUT
 	switch u.Run {
@@ -835,6 +838,16 @@ func (l *loader) sut(e *Env) error {
 	}
 	if err := l.bootstrap(e); err != nil {
 		return err
+	}
+	seen := map[string]bool{}
+	for i, n := range u.Secrets {
+		if !secretNameRE.MatchString(n) {
+			return l.errf(l.line("sut", "secrets", i), "sut.secrets[%d] %q: a name of 1-64 letters, digits, '_', '.' and '-' (not leading '.' or '-'); it names a file", i, n)
+		}
+		if seen[n] {
+			return l.errf(l.line("sut", "secrets", i), "sut.secrets[%d] %q is listed twice", i, n)
+		}
+		seen[n] = true
 	}
 	var err error
 	if u.Install.Artifact, err = l.path(e, u.Install.Artifact, l.line("sut", "install", "artifact")); err != nil {

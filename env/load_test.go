@@ -533,3 +533,35 @@ func TestBootstrapValidation(t *testing.T) {
 		})
 	}
 }
+
+// sut.secrets names files: anything else, or a name twice, is refused at
+// load with its line.
+func TestSecretsValidation(t *testing.T) {
+	const hosts = "hosts:\n  - {name: a, address: b, roles: [db]}\n"
+	for _, c := range []struct{ name, in, want string }{
+		{"good", hosts + "sut:\n  secrets: [db_pass, api.key-1]\n", ""},
+		{"none", hosts + "sut:\n  secrets: []\n", ""},
+		{"slash", hosts + "sut:\n  secrets: [a/b]\n", `env.yml:4: sut.secrets[0] "a/b": a name`},
+		{"dot dot", hosts + "sut:\n  secrets:\n    - ok\n    - ..\n", `env.yml:6: sut.secrets[1] ".."`},
+		{"leading dash", hosts + "sut:\n  secrets: [-x]\n", `env.yml:4: sut.secrets[0] "-x"`},
+		{"empty", hosts + "sut:\n  secrets: ['']\n", `env.yml:4: sut.secrets[0] ""`},
+		{"twice", hosts + "sut:\n  secrets: [p, p]\n", `env.yml:4: sut.secrets[1] "p" is listed twice`},
+		{"not a list", hosts + "sut:\n  secrets: p\n", "env.yml:4:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := Parse("env.yml", []byte(c.in))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if c.name == "good" && strings.Join(e.SUT.Secrets, ",") != "db_pass,api.key-1" {
+					t.Errorf("secrets = %q", e.SUT.Secrets)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line starting %q", err, c.want)
+			}
+		})
+	}
+}

@@ -36,6 +36,8 @@ func goldenFixtures() []goldenFixture {
 		{name: "rustservice", src: "testdata/sut/rustservice", plan: "docs/testing-plans/ringlog-ordering-and-durability.md"},
 		{name: "chaostoolbox", src: "testdata/sut/chaostoolbox", plan: "docs/testing-plans/lockd-mutual-exclusion.md"},
 		{name: "etcd", src: "../examples/etcd", plan: "docs/testing-plans/etcd-kv-guarantees.md"},
+		// A packaged SUT whose unit says how it bootstraps (X-Dstgen-*).
+		{name: "galera", src: "../examples/galera", plan: "docs/testing-plans/galera-guarantees.md"},
 		// The docs/plan-format.md §14 plan on an otherwise empty SUT.
 		{name: "quorumkv", src: "", plan: "docs/testing-plans/quorumkv-core-guarantees.md",
 			extra: map[string]string{"docs/testing-plans/quorumkv-core-guarantees.md": "../plan/testdata/quorumkv-core-guarantees.md"}},
@@ -131,7 +133,7 @@ func checkGoldenTree(t *testing.T, fx goldenFixture, out string) {
 // generated Taskfile.
 var requiredTasks = []string{
 	"validate", "build", "deploy", "bench:start", "bench:status", "bench:stop",
-	"collect", "run:scenario", "analyze", "clean", "clean:full-rotate",
+	"collect", "run:scenario", "heal", "analyze", "clean", "clean:full-rotate",
 	"workflow:1", "workflow:2", "workflow:3", "workflow:4",
 	// the template set of docs/real-env-test.md §3.3
 	"deploy:upload", "deploy:install", "deploy:configure", "check",
@@ -271,7 +273,7 @@ func checkShellcheck(t *testing.T, out string) {
 // packages rely on (internal/gotask's tests prove go-task compiles every
 // fixture's Taskfile): env.example.yml is exactly the
 // env.Env schema, scenarios.yml parses with scenarios.Parse (the loader
-// `dstgen run` uses) with one entry per plan scenario, .gitignore is the two lines, README has its sections.
+// `dstgen run` uses) with one entry per plan scenario, .gitignore is the three lines, README has its sections.
 func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 
 	var e env.Env
@@ -317,7 +319,7 @@ func checkContracts(t *testing.T, fx goldenFixture, sut, out string) {
 			t.Errorf("%s: empty workload command (must be a value or a TODO)", s.ID)
 		}
 	}
-	if gi, _ := os.ReadFile(filepath.Join(out, ".gitignore")); string(gi) != "env.yml\nresults/\n" {
+	if gi, _ := os.ReadFile(filepath.Join(out, ".gitignore")); string(gi) != "env.yml\nresults/\n.dstgen/secrets/\n" {
 		t.Errorf(".gitignore = %q", gi)
 	}
 	if _, err := os.Stat(filepath.Join(out, "env.yml")); err == nil {

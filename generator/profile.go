@@ -74,6 +74,16 @@ type Unit struct {
 	ExecStart string   `json:"exec_start" yaml:"exec_start"`
 	Requires  []string `json:"requires,omitempty" yaml:"requires,omitempty"` // Requires= + Wants= + After=
 	Line      int      `json:"line,omitempty" yaml:"line,omitempty"`         // line of ExecStart=
+	// Conflicts are [Unit] Conflicts=: units that must not run beside this
+	// one (a package's own unit holding the same ports).
+	Conflicts []string `json:"conflicts,omitempty" yaml:"conflicts,omitempty"`
+	// Dstgen holds the [Service] X-Dstgen-* keys (systemd ignores X-
+	// keys), lower-cased without the prefix: how dstgen starts the SUT
+	// beyond ExecStart (docs/env-yml.md §7.2).
+	Dstgen map[string]string `json:"dstgen,omitempty" yaml:"dstgen,omitempty"`
+	// TimeoutStartS is [Service] TimeoutStartSec= in seconds (0 = unset):
+	// how long the unit's start may take, which bounds deploy's health wait.
+	TimeoutStartS int `json:"timeout_start_s,omitempty" yaml:"timeout_start_s,omitempty"`
 }
 
 // Config is a config template (*.example, *.sample, *.template, *.tmpl).

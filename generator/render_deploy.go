@@ -31,7 +31,12 @@ type sutModel struct {
 	Configs          []sutConfigModel
 	Health           string
 	StopUnits        []string
-	Why              map[string]string // field → source
+	// Init, Bootstrap* and Secrets come from the unit's X-Dstgen-* keys
+	// (docs/env-yml.md §7.2): sut.init, sut.bootstrap, sut.secrets.
+	Init, BootstrapCommand, BootstrapRank, BootstrapHealth string
+	Secrets                                                []string
+	ReadyTimeoutS                                          int
+	Why                                                    map[string]string // field → source
 }
 
 type sutConfigModel struct {
@@ -39,6 +44,7 @@ type sutConfigModel struct {
 	Dest     string // where deploy installs it: <workdir>/etc/<target>
 	Source   string // SUT-relative, for the comment
 	Static   bool   // no template actions: the same file on every host
+	Script   bool   // a script of the SUT's a unit command runs, installed beside the configs
 }
 
 var (
@@ -72,11 +78,22 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 	}
 	var exec, unitFile string
 	interp := false // the unit runs an interpreter (java, python…) with the SUT as its argument
+	var unit Unit
 	if len(p.Units) > 0 {
-		u := p.Units[0]
-		exec, unitFile = u.ExecStart, u.File
-		s.StopUnits = []string{u.Name}
-		s.Why["stop_units"] = u.File + " (the SUT's own unit must not hold the ports)"
+		unit = p.Units[0]
+		exec, unitFile = unit.ExecStart, unit.File
+		s.StopUnits = []string{unit.Name}
+		s.Why["stop_units"] = unit.File + " (the SUT's own unit must not hold the ports)"
+		for _, c := range unit.Conflicts {
+			if !slices.Contains(s.StopUnits, c) {
+				s.StopUnits = append(s.StopUnits, c)
+				s.Why["stop_units"] = unit.File + " (the SUT's own unit and its Conflicts= must not hold the ports)"
+			}
+		}
+	}
+	s.ReadyTimeoutS = 60
+	if t := unit.TimeoutStartS; t > 0 {
+		s.ReadyTimeoutS, s.Why["ready_timeout_s"] = min(t, maxReadyTimeoutS), unitFile+" TimeoutStartSec"
 	}
 	// Configs: per target, a file with template actions wins over an
 	// example copy of the same file.
@@ -104,15 +121,12 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 	if s.DataDir == "" {
 		s.DataDir, s.Why["data_dir"] = "{{ .Host.Workdir }}/data", "default: below this host's work dir"
 	}
+	s.Secrets = strings.Fields(unit.Dstgen["secret"])
+	if len(s.Secrets) > 0 {
+		s.Why["secrets"] = unitFile + " X-Dstgen-Secret"
+	}
 	if exec != "" {
-		words := strings.Fields(exec)
-		for i, w := range words {
-			for _, c := range p.Configs {
-				if path.Base(w) == c.Target {
-					words[i] = "{{ .Host.Workdir }}/etc/" + c.Target
-				}
-			}
-		}
+		words := unitWords(m, p, &s, exec)
 		// A unit that runs a binary this repository builds runs the
 		// build's copy deploy uploads to <workdir>/bin.
 		for _, a := range m.Artifacts {
@@ -124,6 +138,10 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 		}
 		s.Command, s.Why["command"] = strings.Join(words, " "), unitFile+" ExecStart, reading its config from this host's work dir"
 		switch {
+		case unit.Dstgen["binary"] != "":
+			// ExecStart runs a script (sh start.sh): the unit names the
+			// binary the package installs.
+			s.Binary, s.Why["binary"] = unit.Dstgen["binary"], unitFile+" X-Dstgen-Binary"
 		case interpreters[path.Base(words[0])] && s.Artifact == "":
 			// java -cp … MainClass: the interpreter is not the SUT, and
 			// its --version is not the SUT's version.
@@ -133,6 +151,23 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 			}
 		case strings.HasPrefix(words[0], "/") || s.Artifact != "":
 			s.Binary, s.Why["binary"] = words[0], unitFile+" ExecStart"
+		}
+		if v := unit.Dstgen["version"]; v != "" {
+			s.Version = strings.Join(unitWords(m, p, &s, v), " ")
+		}
+		if v := unit.Dstgen["package"]; v != "" {
+			s.Package, s.Why["package"] = v, unitFile+" X-Dstgen-Package"
+		}
+		// In a fixed order: the scripts they name become configs in it.
+		for _, k := range []struct {
+			key string
+			dst *string
+		}{{"init", &s.Init}, {"bootstrap", &s.BootstrapCommand}, {"rank", &s.BootstrapRank},
+			{"bootstrap-health", &s.BootstrapHealth}, {"health", &s.Health}} {
+			if v := unit.Dstgen[k.key]; v != "" {
+				*k.dst = strings.Join(unitWords(m, p, &s, v), " ")
+				s.Why[k.key] = unitFile + " X-Dstgen-" + unitKeyName(k.key) + ", reading its files from this host's work dir"
+			}
 		}
 	} else if len(m.Artifacts) > 0 {
 		a := m.Artifacts[0]
@@ -171,8 +206,11 @@ func fillSUT(m *model, p *Profile, pl *plan.Plan) {
 		}
 	}
 	// The installed version: a package's own (the SUT's, whatever runs
-	// it), else the binary's --version; never an interpreter's.
+	// it), else the binary's --version; never an interpreter's. The
+	// unit's own X-Dstgen-Version wins.
 	switch {
+	case s.Version != "":
+		s.Why["version"] = unitFile + " X-Dstgen-Version"
 	case s.Package != "" && s.Artifact == "":
 		pkg := strings.Fields(s.Package)[0]
 		s.Version = "dpkg-query -W -f '${Version}' " + pkg + " 2>/dev/null || rpm -q --qf '%{VERSION}-%{RELEASE}' " + pkg
@@ -237,6 +275,66 @@ func jarOf(words []string) string {
 		}
 	}
 	return ""
+}
+
+// maxReadyTimeoutS caps the health wait a unit's TimeoutStartSec= sets
+// (a unit may allow its start far longer than a test should wait).
+const maxReadyTimeoutS = 600
+
+// unitKeyName is an X-Dstgen key as the docs spell it (bootstrap-health →
+// Bootstrap-Health).
+func unitKeyName(key string) string {
+	parts := strings.Split(key, "-")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// unitWords rewrites the words of one of the unit's commands (ExecStart,
+// an X-Dstgen key) from where the unit's host keeps its files to where
+// deploy puts them on each host: a config template's target (by base
+// name) → <workdir>/etc/<target>; a script of this repository named by an
+// absolute path (/etc/app/start.sh for scripts/start.sh) → installed as a
+// config too, at <workdir>/etc/<name>; a path ending in secrets/<name> of
+// an X-Dstgen-Secret → <workdir>/secrets/<name>, where deploy installs it.
+func unitWords(m *model, p *Profile, s *sutModel, cmd string) []string {
+	words := strings.Fields(cmd)
+	for i, w := range words {
+		base := path.Base(w)
+		if dir := path.Dir(w); path.Base(dir) == "secrets" && slices.Contains(s.Secrets, base) {
+			words[i] = "{{ .Host.Workdir }}/secrets/" + base
+			continue
+		}
+		matched := false
+		for _, c := range p.Configs {
+			if base == c.Target {
+				words[i], matched = "{{ .Host.Workdir }}/etc/"+c.Target, true
+			}
+		}
+		if matched || i == 0 || !strings.HasPrefix(w, "/") {
+			continue
+		}
+		for _, t := range p.Toolbox {
+			if path.Base(t.Path) != base || path.Ext(base) == "" {
+				continue
+			}
+			fi, err := os.Stat(filepath.Join(p.Root, filepath.FromSlash(t.Path)))
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			tmpl := path.Join(m.SUTRel, t.Path)
+			if !slices.ContainsFunc(s.Configs, func(c sutConfigModel) bool { return c.Template == tmpl }) {
+				data, _ := os.ReadFile(filepath.Join(p.Root, filepath.FromSlash(t.Path)))
+				s.Configs = append(s.Configs, sutConfigModel{Template: tmpl, Source: t.Path, Static: !bytes.Contains(data, []byte("{{")), Script: true})
+			}
+			words[i] = "{{ .Host.Workdir }}/etc/" + base
+			break
+		}
+	}
+	return words
 }
 
 // sutName reduces the project name to what env.yml's sut.name allows

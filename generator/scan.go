@@ -485,7 +485,7 @@ func deployDir(rel string) bool {
 
 func isConfigExt(ext string) bool {
 	switch strings.ToLower(ext) {
-	case ".yml", ".yaml", ".toml", ".json", ".ini", ".conf", ".cfg", ".env", ".properties", ".hcl":
+	case ".yml", ".yaml", ".toml", ".json", ".ini", ".conf", ".cfg", ".cnf", ".env", ".properties", ".hcl":
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,8 +13,13 @@ import (
 	"github.com/dstgen/dstgen/internal/lazyre"
 )
 
+// unitDstgenPrefix starts the [Service] keys a unit holds for dstgen
+// (X-Dstgen-Bootstrap=, X-Dstgen-Health=, …; docs/env-yml.md §7.2).
+const unitDstgenPrefix = "X-Dstgen-"
+
 // parseUnit reads a systemd unit: the (last non-empty) ExecStart= of
-// [Service] and the ordering/dependency lists of [Unit]. systemd lets a
+// [Service], its X-Dstgen-* keys, and the ordering/dependency and
+// Conflicts= lists of [Unit]. systemd lets a
 // later empty ExecStart= reset earlier ones; the last assignment wins here.
 func parseUnit(data []byte) Unit {
 	var u Unit
@@ -45,6 +51,23 @@ func parseUnit(data []byte) Unit {
 			if v == "" {
 				u.Line = 0
 			}
+		case section == "Service" && k == "TimeoutStartSec":
+			u.TimeoutStartS = systemdSeconds(v)
+		case section == "Unit" && k == "Conflicts":
+			for _, c := range strings.Fields(v) {
+				if !slices.Contains(u.Conflicts, c) {
+					u.Conflicts = append(u.Conflicts, c)
+				}
+			}
+		case section == "Service" && len(k) > len(unitDstgenPrefix) && strings.EqualFold(k[:len(unitDstgenPrefix)], unitDstgenPrefix):
+			key := strings.ToLower(k[len(unitDstgenPrefix):])
+			if u.Dstgen == nil {
+				u.Dstgen = map[string]string{}
+			}
+			if key == "secret" && u.Dstgen[key] != "" && v != "" {
+				v = u.Dstgen[key] + " " + v // a list: one key per secret, or several names in one
+			}
+			u.Dstgen[key] = v
 		case section == "Unit" && (k == "Requires" || k == "Wants" || k == "After" || k == "BindsTo" || k == "Requisite"):
 			for _, dep := range strings.Fields(v) {
 				if !seen[dep] {
@@ -55,6 +78,32 @@ func parseUnit(data []byte) Unit {
 		}
 	}
 	return u
+}
+
+// systemdSecondsRE is a systemd time span of the usual forms: 90, 90s,
+// 5min, 1min 30s (no fractions, no larger units).
+var systemdSecondsRE = lazyre.New(`^(?:(\d{1,6})\s*min\s*)?(?:(\d{1,7})\s*s?(?:ec)?)?$`)
+
+// systemdSeconds is a time span in seconds; 0 when unset, "infinity" or
+// a form not read here.
+func systemdSeconds(v string) int {
+	m := systemdSecondsRE.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return 0
+	}
+	n := 0
+	if m[1] != "" {
+		mins, _ := strconv.Atoi(m[1])
+		n += 60 * mins
+	}
+	if m[2] != "" {
+		secs, _ := strconv.Atoi(m[2])
+		n += secs
+	}
+	if n < 0 || n > 1<<20 {
+		return 0
+	}
+	return n
 }
 
 // configKeys lists the top-level keys of a config template when its format

@@ -49,7 +49,8 @@ func decideMode(p *Profile) {
 	}
 	for _, d := range p.Deploy {
 		for _, c := range d.Commands {
-			if buildCmd.MatchString(c) {
+			// A SUT installed from distro packages has nothing to build.
+			if buildCmd.MatchString(c) || installRE.MatchString(c) {
 				hasBuild = true
 			}
 			if serviceCmd.MatchString(c) {

@@ -73,6 +73,14 @@ func TestParseJustfile(t *testing.T) {
 	}
 }
 
+func TestSystemdSeconds(t *testing.T) {
+	for in, want := range map[string]int{"90": 90, "90s": 90, "5min": 300, "1min 30s": 90, "2min30sec": 150, "": 0, "infinity": 0, "1h": 0, "-5": 0, "99999999999": 0} {
+		if got := systemdSeconds(in); got != want {
+			t.Errorf("systemdSeconds(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
 func TestParseUnit(t *testing.T) {
 	tests := []struct {
 		name string
@@ -86,6 +94,11 @@ func TestParseUnit(t *testing.T) {
 		{name: "only service section counts", in: "[Install]\nExecStart=/nope\n[Unit]\nExecStart=/nope2\n", want: Unit{}},
 		{name: "comments", in: "# ExecStart=/c\n; x\n[Service]\nExecStart=-/bin/x\n", want: Unit{ExecStart: "-/bin/x", Line: 4}},
 		{name: "garbage", in: "\x00[[[=\n=\n", want: Unit{}},
+		{name: "dstgen keys, conflicts, start timeout", in: "[Unit]\nConflicts=mariadb.service mysql.service\nConflicts=mariadb.service\n[Service]\nExecStart=/bin/sh /etc/s.sh\n" +
+			"X-Dstgen-Bootstrap=/bin/sh /etc/s.sh --new\nx-dstgen-RANK=/bin/sh /etc/r.sh\nX-Dstgen-Secret=a\nX-Dstgen-Secret=b c\nTimeoutStartSec=2min 30s\n[Install]\nX-Dstgen-Health=ignored\n",
+			want: Unit{ExecStart: "/bin/sh /etc/s.sh", Line: 5, Conflicts: []string{"mariadb.service", "mysql.service"}, TimeoutStartS: 150,
+				Dstgen: map[string]string{"bootstrap": "/bin/sh /etc/s.sh --new", "rank": "/bin/sh /etc/r.sh", "secret": "a b c"}}},
+		{name: "bare prefix and unread timeouts", in: "[Service]\nX-Dstgen-=x\nTimeoutStartSec=infinity\n", want: Unit{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -311,6 +311,13 @@ func TestScanModes(t *testing.T) {
 			missing:  []string{MissingInstall, MissingConfig, MissingService},
 			wantQ:    []string{"remote.host", "deploy.install_path", "deploy.config_path", "service.management"},
 			wantNotQ: []string{"build.command", "test.type", "metrics.system"}},
+		// A SUT from distro packages: the apt-get line is its build, so
+		// no build command is asked for.
+		{name: "packaged SUT + plan=Semi, no build asked", files: merge(plannedFile, map[string]string{
+			"README.md": "# db\n## Install\n```sh\nsudo apt-get install -y mariadb-server galera-4\n```\n"}), mode: ModeSemi, intent: true,
+			missing:  []string{MissingConfig, MissingService},
+			wantQ:    []string{"remote.host", "deploy.config_path", "service.management"},
+			wantNotQ: []string{"build.command", "deploy.install_path"}},
 		{name: "nothing=Full", files: map[string]string{"main.c": "int main(){}"}, mode: ModeFull,
 			missing: []string{MissingBuild, MissingInstall, MissingConfig, MissingService},
 			wantQ: []string{"remote.host", "remote.port", "prereq.packages", "build.command", "deploy.install_path",

@@ -32,12 +32,23 @@ type flow struct {
 // and writes env.yml. Everything it starts is stopped by t's cleanup.
 func newFlow(t *testing.T, example, roles string, n int) *flow {
 	t.Helper()
+	return newFlowPlan(t, example, roles, n, "", "")
+}
+
+// newFlowPlan is newFlow with init given --plan planPath ("" = the
+// example's own) and the testbed below tbParent ("" = a test temp dir, mode
+// 0700: a SUT that drops to another user needs a parent it can traverse).
+func newFlowPlan(t *testing.T, example, roles string, n int, planPath, tbParent string) *flow {
+	t.Helper()
 	sshtest.Require(t)
 	taskBin, err := exec.LookPath("task")
 	if err != nil {
 		t.Skip("the go-task binary is not on PATH (scripts/test.sh installs it)")
 	}
-	f := &flow{t: t, bin: buildDstgen(t), taskBin: taskBin, dir: filepath.Join(t.TempDir(), "testing"), tb: filepath.Join(t.TempDir(), "tb")}
+	if tbParent == "" {
+		tbParent = t.TempDir()
+	}
+	f := &flow{t: t, bin: buildDstgen(t), taskBin: taskBin, dir: filepath.Join(t.TempDir(), "testing"), tb: filepath.Join(tbParent, "tb")}
 	f.env = append(os.Environ(), "DSTGEN="+f.bin, "NO_COLOR=1", "DSTGEN_SSH_CONFIG=none", "DSTGEN_HOLDER_DIR="+privateHolder(t), "DSTGEN_NO_HOLDER=0")
 	if f.sut, err = filepath.Abs(filepath.Join("../../examples", example)); err != nil {
 		t.Fatal(err)
@@ -52,7 +63,11 @@ func newFlow(t *testing.T, example, roles string, n int) *flow {
 		}
 	})
 	f.must(f.dstgen("testbed", "up", strconv.Itoa(n), "--dir", f.tb, "--roles", roles))
-	f.must(f.dstgen("init", "--sut", f.sut, "--out", f.dir, "--yes"))
+	initArgs := []string{"init", "--sut", f.sut, "--out", f.dir, "--yes"}
+	if planPath != "" {
+		initArgs = append(initArgs, "--plan", planPath)
+	}
+	f.must(f.dstgen(initArgs...))
 	f.must(f.dstgen("testbed", "env", "--dir", f.tb, "--into", filepath.Join(f.dir, "env.yml")))
 	return f
 }

@@ -87,8 +87,6 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	start := time.Now()
 	var hostsYAML []byte
 	var seen []int // every SUT pid the test saw, checked gone at the end
@@ -99,9 +97,12 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 		// machine whose testbed subnet is taken by another testbed.
 		hostsYAML, workdirs = loopbackHosts(t)
 	} else {
-		hostsYAML, workdirs = testbedHosts(t, ctx, &seen)
+		hostsYAML, workdirs = testbedHosts(t, &seen)
 	}
 	t.Logf("hosts up: %s", time.Since(start))
+	// After the hosts: the wait for the testbed lock is not the cluster's.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -255,9 +256,11 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 // testbedHosts brings up the 4-host testbed (3 galera + client) and
 // returns its env.yml hosts and the members' work dirs; Down in cleanup
 // must leave no SUT pid of seen and no namespace.
-func testbedHosts(t *testing.T, ctx context.Context, seen *[]int) ([]byte, []string) {
+func testbedHosts(t *testing.T, seen *[]int) ([]byte, []string) {
 	t.Helper()
 	sshtest.LockNet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	if err := testbed.CheckTools(exec.LookPath); err != nil {
 		t.Skip("testbed:", err)
 	}

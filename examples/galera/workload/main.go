@@ -52,7 +52,8 @@
 //	-endpoints           DSTGEN_SUT_HOSTS    members: host:port or unix:/path/to/socket, comma-separated; from the hosts: <address>:<-port>
 //	-port                                    MariaDB port for the DSTGEN_SUT_HOSTS addresses (default 3306)
 //	-user                                    user (default dstgen)
-//	-password-file       MYSQL_PWD           a file holding the password; without it MYSQL_PWD, else no password
+//	-password-file       MYSQL_PWD           a file holding the password; without it MYSQL_PWD, else
+//	                     DSTGEN_WORKDIR      $DSTGEN_WORKDIR/secrets/dstgen_db (what deploy installs), else no password
 //	-database                                database (default dstgen; created if missing and allowed)
 //	-isolation                               repeatable-read (default) or serializable
 //	-snapshot-isolation                      on / off: SET SESSION innodb_snapshot_isolation; default the server's
@@ -75,8 +76,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +91,10 @@ import (
 )
 
 func main() { driver.Main(&workload{}) }
+
+// defaultSecret is the sut.secrets name of the workload's password (the
+// example's deploy/galera.service, X-Dstgen-Secret).
+const defaultSecret = "dstgen_db"
 
 // Modes.
 const (
@@ -220,8 +227,19 @@ func (w *workload) Setup(d *driver.Config) error {
 			return fmt.Errorf("-password-file: %w", err)
 		}
 		w.pass = strings.TrimRight(string(b), "\r\n")
-	} else {
-		w.pass = os.Getenv("MYSQL_PWD") // the MySQL clients' own variable: never on a command line
+	} else if pw, ok := os.LookupEnv("MYSQL_PWD"); ok {
+		w.pass = pw // the MySQL clients' own variable: never on a command line
+	} else if d.Workdir != "" {
+		// The login deploy made: sut.secrets [dstgen_db] is installed
+		// at <workdir>/secrets/dstgen_db on every host, and the members'
+		// sut.init (scripts/init.sh) created user dstgen with it.
+		b, err := os.ReadFile(filepath.Join(d.Workdir, "secrets", defaultSecret))
+		switch {
+		case err == nil:
+			w.pass = strings.TrimRight(string(b), "\r\n")
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("password: %w", err)
+		}
 	}
 	var err error
 	switch {

@@ -338,3 +338,60 @@ func TestIsolationCheckerFlagsALostUpdateInThisFormat(t *testing.T) {
 		t.Errorf("first committer wins: outcome %v, want valid: %+v", rep.Result.Outcome, rep.Result.Anomalies)
 	}
 }
+
+// The password: -password-file, else MYSQL_PWD, else the secret deploy
+// installs at $DSTGEN_WORKDIR/secrets/dstgen_db, else none.
+func TestPasswordSources(t *testing.T) {
+	wd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(wd, "secrets"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wd, "secrets", "dstgen_db"), []byte("fromdeploy"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("fromfile\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unreadable := filepath.Join(t.TempDir(), "secrets-dir")
+	if err := os.MkdirAll(filepath.Join(unreadable, "secrets", "dstgen_db"), 0o700); err != nil {
+		t.Fatal(err) // a directory where the file should be: read fails, not "missing"
+	}
+	for _, tc := range []struct {
+		name, mysqlPwd, workdir, want, wantErr string
+		args                                   []string
+		setPwd                                 bool
+	}{
+		{name: "file wins", args: []string{"-password-file", pw}, setPwd: true, mysqlPwd: "env", workdir: wd, want: "fromfile"},
+		{name: "MYSQL_PWD over the secret", setPwd: true, mysqlPwd: "env", workdir: wd, want: "env"},
+		{name: "empty MYSQL_PWD is a choice", setPwd: true, mysqlPwd: "", workdir: wd, want: ""},
+		{name: "the deployed secret", workdir: wd, want: "fromdeploy"},
+		{name: "no secret there", workdir: t.TempDir(), want: ""},
+		{name: "no workdir", want: ""},
+		{name: "unreadable secret", workdir: unreadable, wantErr: "password:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MYSQL_PWD", tc.mysqlPwd)
+			if !tc.setPwd {
+				os.Unsetenv("MYSQL_PWD")
+			}
+			env := map[string]string{"DSTGEN_SUT_HOSTS": "10.0.0.1"}
+			if tc.workdir != "" {
+				env["DSTGEN_WORKDIR"] = tc.workdir
+			}
+			w, _, _, err := configure(t, tc.args, env)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.pass != tc.want {
+				t.Errorf("password %q, want %q", w.pass, tc.want)
+			}
+		})
+	}
+}
