@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	task "github.com/go-task/task/v3"
 	taskerrors "github.com/go-task/task/v3/errors"
@@ -43,7 +42,10 @@ func newExecutor(dir string, stdout, stderr io.Writer) (*task.Executor, error) {
 		task.WithDir(abs),
 		task.WithEntrypoint(entry),
 		// Tasks never read the terminal: a prompt must fail, not hang.
-		task.WithStdin(strings.NewReader("")),
+		// go-task copies stdin into every command it runs, dynamic
+		// variables evaluated at once included: a reader with state
+		// (strings.Reader) would be raced over.
+		task.WithStdin(noInput{}),
 		task.WithStdout(stdout),
 		task.WithStderr(stderr),
 		task.WithVersionCheck(true),
@@ -56,6 +58,11 @@ func newExecutor(dir string, stdout, stderr io.Writer) (*task.Executor, error) {
 	}
 	return e, nil
 }
+
+// noInput is an empty stdin without state: every Read is EOF.
+type noInput struct{}
+
+func (noInput) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Tasks returns the names of the tasks in dir/Taskfile.yml, sorted.
 func Tasks(dir string) ([]string, error) {
