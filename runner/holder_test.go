@@ -516,12 +516,16 @@ func TestHolderOfAnotherBuildIsNeverUsedAndRetired(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = old.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = old.Process.Kill(); <-exited })
-	// It serves a build dir that is not ours.
-	deadline := time.Now().Add(5 * time.Second)
+	// It serves a build dir that is not ours: wait for its pid file (what
+	// a new build retires it by), not just its dir, which comes first.
+	deadline := time.Now().Add(15 * time.Second)
 	for {
-		ents, _ := os.ReadDir(dir)
-		if len(ents) > 0 || time.Now().After(deadline) {
+		pids, _ := filepath.Glob(filepath.Join(dir, "build-*", holderPID))
+		if len(pids) > 0 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other build's holder wrote no pid file within 15 s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
