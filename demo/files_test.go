@@ -14,8 +14,8 @@ import (
 // gets a quiesce, the generated comments stay, and the file still loads.
 func TestFillScenarios(t *testing.T) {
 	dir := t.TempDir()
-	d := &demo{dir: dir, testing: dir, ports: []int{7001, 7002, 7003}, api: "127.0.0.1:8473",
-		health: "kvnode -check 127.0.0.1:{{ .Host.Vars.port }}", cfg: Config{Exe: "/x/dstgen"}}
+	d := &stack{d: &demo{dir: dir, bin: filepath.Join(dir, "bin"), health: "kvnode -check 127.0.0.1:{{ .Host.Vars.port }}", cfg: Config{Exe: "/x/dstgen"}},
+		dir: dir, testing: dir, ports: []int{7001, 7002, 7003}, api: "127.0.0.1:8473"}
 	in := `# generated header
 version: 1
 plan: ""
@@ -71,7 +71,7 @@ scenarios:
 // an error naming the file, not a demo that silently runs less.
 func TestFillScenariosMissing(t *testing.T) {
 	dir := t.TempDir()
-	d := &demo{dir: dir, testing: dir, ports: []int{1, 2, 3}}
+	d := &stack{d: &demo{dir: dir, bin: filepath.Join(dir, "bin")}, dir: dir, testing: dir, ports: []int{1, 2, 3}}
 	p := filepath.Join(dir, "scenarios.yml")
 	if err := os.WriteFile(p, []byte("version: 1\nscenarios:\n  - id: S1\n    workload: {command: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
