@@ -239,7 +239,6 @@ type demo struct {
 	start           time.Time
 	log             io.Writer
 	logFile         *os.File
-	buildEnv        []string
 	health          string // sut.health command template
 	lastAnalyzeCode int
 	heads           []headline
@@ -277,7 +276,9 @@ func (d *demo) newStack(label, dir string, free []int, out, log io.Writer) *stac
 func (d *demo) progress(phase string, kv ...string) { progressLine(d.cfg.Out, d.start, "", phase, kv) }
 
 // progress prints one progress line of the stack's part.
-func (s *stack) progress(phase string, kv ...string) { progressLine(s.out, s.d.start, s.label, phase, kv) }
+func (s *stack) progress(phase string, kv ...string) {
+	progressLine(s.out, s.d.start, s.label, phase, kv)
+}
 
 func progressLine(w io.Writer, start time.Time, label, phase string, kv []string) {
 	var b strings.Builder
