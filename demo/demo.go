@@ -694,23 +694,46 @@ func (d *demo) build(ctx context.Context) error {
 		return badInput("go not on PATH: the demo builds examples/kv with it")
 	}
 	env := os.Environ()
-	// One go build for both: its packages build in parallel, each binary
-	// named after its package directory.
-	if _, err := command(ctx, d.log, env, d.src, goBin, "build", "-o", bin+string(os.PathSeparator), "./kvnode", "./workload"); err != nil {
-		return fmt.Errorf("go build ./kvnode ./workload in %s: %w (see %s)", d.src, err, filepath.Join(d.dir, "demo.log"))
-	}
 	d.pickHealth(bin)
-	if haveTaskRunner(d.cfg.Exe) {
-		return nil
+	dir, pkgs := d.src, []string{"./kvnode", "./workload"}
+	if !haveTaskRunner(d.cfg.Exe) {
+		if d.root == "" {
+			return badInput("no dstgen-task beside %s or on PATH, and no dstgen module above %s to build it from", d.cfg.Exe, d.src)
+		}
+		d.progress("build", "what", "dstgen-task")
+		rel, ok := inModule(d.root, d.src)
+		if !ok {
+			if _, err := command(ctx, d.log, env, d.root, goBin, "build", "-o", filepath.Join(bin, "dstgen-task"), "./cmd/dstgen-task"); err != nil {
+				return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
+			}
+		} else {
+			// examples/kv is in dstgen's module: one go build for the
+			// three, which compiles and links them in parallel.
+			dir, pkgs = d.root, []string{"./" + filepath.ToSlash(filepath.Join(rel, "kvnode")), "./" + filepath.ToSlash(filepath.Join(rel, "workload")), "./cmd/dstgen-task"}
+		}
 	}
-	if d.root == "" {
-		return badInput("no dstgen-task beside %s or on PATH, and no dstgen module above %s to build it from", d.cfg.Exe, d.src)
-	}
-	d.progress("build", "what", "dstgen-task")
-	if _, err := command(ctx, d.log, env, d.root, goBin, "build", "-o", filepath.Join(bin, "dstgen-task"), "./cmd/dstgen-task"); err != nil {
-		return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
+	// One go build for all: its packages build in parallel, each binary
+	// named after its package directory.
+	args := append([]string{"build", "-o", bin + string(os.PathSeparator)}, pkgs...)
+	if _, err := command(ctx, d.log, env, dir, goBin, args...); err != nil {
+		return fmt.Errorf("go build %s in %s: %w (see %s)", strings.Join(pkgs, " "), dir, err, filepath.Join(d.dir, "demo.log"))
 	}
 	return nil
+}
+
+// inModule says whether dir is in the Go module rooted at root (no other
+// go.mod between them) and gives its path relative to root.
+func inModule(root, dir string) (string, bool) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return "", false
+	}
+	for p := dir; p != root && p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+			return "", false
+		}
+	}
+	return rel, true
 }
 
 // pickHealth sets sut.health to kvnode's own probe (-check ADDR): a fresh

@@ -108,3 +108,31 @@ func TestFindSource(t *testing.T) {
 		t.Errorf("from an empty dir: %v", err)
 	}
 }
+
+// TestDemoInModule: examples/kv is built with dstgen-task in one go build
+// only when it is in dstgen's module (no go.mod of its own between).
+func TestDemoInModule(t *testing.T) {
+	root := t.TempDir()
+	own := filepath.Join(root, "examples", "own")
+	for _, p := range []string{filepath.Join(root, "examples", "kv"), own} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(own, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		dir, rel string
+		ok       bool
+	}{
+		{filepath.Join(root, "examples", "kv"), filepath.Join("examples", "kv"), true},
+		{own, "", false},
+		{filepath.Dir(root), "", false},
+	}
+	for _, c := range cases {
+		if rel, ok := inModule(root, c.dir); rel != c.rel || ok != c.ok {
+			t.Errorf("inModule(%s) = %q, %v; want %q, %v", c.dir, rel, ok, c.rel, c.ok)
+		}
+	}
+}
