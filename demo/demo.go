@@ -663,13 +663,18 @@ func (s *stack) task(ctx context.Context, args ...string) (int, error) {
 	return s.dstgen(ctx, s.testing, append([]string{"task", "--dir", s.testing}, args...)...)
 }
 
-// command runs name with args in dir with env, output to log; SIGTERM on
-// cancel, killed 15 s later.
+// command runs name with args in dir with env, output to log; on cancel
+// SIGTERM to its whole process group, the child killed 15 s later.
 func command(ctx context.Context, log io.Writer, env []string, dir, name string, args ...string) (int, error) {
 	fmt.Fprintf(log, "\n$ (cd %s && %s %s)\n", dir, name, strings.Join(args, " "))
 	c := exec.CommandContext(ctx, name, args...)
 	c.Dir, c.Env, c.Stdout, c.Stderr = dir, env, log, log
-	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	// A group of its own, signalled as a whole: the `dstgen run` under
+	// `dstgen task` and go-task hears the interrupt itself, as from a
+	// terminal's Ctrl-C, and heals and stops its samplers while the hosts
+	// are still up, whoever signalled the demo (SIGTERM to its pid too).
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGTERM) }
 	c.WaitDelay = 15 * time.Second
 	err := c.Run()
 	var ee *exec.ExitError
