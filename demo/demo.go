@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +64,13 @@ type Config struct {
 // nodes are the replicas; the client host runs the workload.
 var nodeNames = []string{"kv1", "kv2", "kv3"}
 
+// Part labels: the headline's first column, and the part= of the
+// progress lines when both parts run.
+const (
+	labelSafe  = "safe"
+	labelStale = "stale-reads"
+)
+
 // Run runs the demo and returns the exit code of the last analysis (0
 // DONE, 1 otherwise); an error wrapping ErrBadInput is bad input, any
 // other error a demo step that failed (exit 1, or 2 for bad input).
@@ -108,18 +114,28 @@ func Stay(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer d.closeLog()
-	down, err := d.up(ctx)
-	defer down()
-	if err != nil {
+	kept := func(err error) error {
 		fmt.Fprintf(d.cfg.Out, "kept %s (demo.log has every step's output)\n", d.dir)
 		return err
 	}
-	bin := filepath.Join(d.dir, "bin")
+	if err := d.prepare(ctx); err != nil {
+		return kept(err)
+	}
+	ports, err := freePorts(portsPerStack)
+	if err != nil {
+		return kept(err)
+	}
+	s := d.newStack("", d.dir, ports, d.cfg.Out, d.log)
+	down, err := s.up(ctx, d.cfg.Bug == BugStaleReads)
+	defer down()
+	if err != nil {
+		return kept(err)
+	}
 	fmt.Fprintf(d.cfg.Out, "demo status=ready testing=%s env=%s hosts=%s\n",
-		d.testing, filepath.Join(d.testing, "env.yml"), strings.Join(d.hostNames(), ","))
-	fmt.Fprintf(d.cfg.Out, "demo hint: follow %s; Ctrl-C stops the hosts\n", filepath.Join(d.testing, "README.md"))
+		s.testing, filepath.Join(s.testing, "env.yml"), strings.Join(s.hostNames(), ","))
+	fmt.Fprintf(d.cfg.Out, "demo hint: follow %s; Ctrl-C stops the hosts\n", filepath.Join(s.testing, "README.md"))
 	fmt.Fprintf(d.cfg.Out, "demo hint: in another shell: export PATH=%s:$PATH DSTGEN_NO_HOLDER=1; cd %s && dstgen task validate\n",
-		shellQuote(bin), shellQuote(d.testing))
+		shellQuote(d.bin), shellQuote(s.testing))
 	<-ctx.Done()
 	fmt.Fprintf(d.cfg.Out, "demo status=stopping reason=%q\n", context.Cause(ctx).Error())
 	return nil
@@ -158,7 +174,7 @@ func open(cfg Config) (*demo, bool, int, error) {
 	if err != nil {
 		return nil, false, 2, fmt.Errorf("demo log: %w", err)
 	}
-	d := &demo{cfg: cfg, dir: dir, src: src, root: root, start: time.Now(), log: logf, logFile: logf}
+	d := &demo{cfg: cfg, dir: dir, bin: filepath.Join(dir, "bin"), src: src, root: root, start: time.Now(), log: logf, logFile: logf}
 	if cfg.Log != nil {
 		d.log = io.MultiWriter(logf, cfg.Log)
 	}
@@ -168,12 +184,12 @@ func open(cfg Config) (*demo, bool, int, error) {
 func (d *demo) closeLog() { _ = d.logFile.Close() }
 
 // hostNames are the simulated hosts' names, in env.yml order.
-func (d *demo) hostNames() []string {
-	var s []string
-	for _, h := range d.hosts {
-		s = append(s, h.Name)
+func (s *stack) hostNames() []string {
+	var n []string
+	for _, h := range s.hosts {
+		n = append(n, h.Name)
 	}
-	return s
+	return n
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -214,40 +230,126 @@ func (d *demo) keepReports(into string) error {
 	return nil
 }
 
-// demo is the state of one run.
+// demo is the state of one run: what its parts share (the built binaries,
+// demo.log, the headline), never changed while they run.
 type demo struct {
 	cfg             Config
 	dir, src, root  string
+	bin             string // DIR/bin: kvnode, workload, the dstgen link
 	start           time.Time
 	log             io.Writer
 	logFile         *os.File
-	testing         string // DIR/testing
-	env             []string
-	hosts           []*Host
-	ports           []int          // kvnode listen ports
-	ins             []int          // proxy in-<n>: in front of replica n
-	outs            map[[2]int]int // proxy out-<n>-<m>: replica n's way to m
-	api             string
-	lastAnalyzeCode int
 	health          string // sut.health command template
+	lastAnalyzeCode int
 	heads           []headline
 }
 
-// progress prints one progress line.
-func (d *demo) progress(phase string, kv ...string) {
-	fmt.Fprintf(d.cfg.Out, "demo phase=%s elapsed=%.1fs", phase, time.Since(d.start).Seconds())
-	for i := 0; i+1 < len(kv); i += 2 {
-		fmt.Fprintf(d.cfg.Out, " %s=%s", kv[i], kv[i+1])
-	}
-	fmt.Fprintln(d.cfg.Out)
+// stack is one part's own set of everything mutable: the simulated
+// hosts, the proxy and its ports, the SSH credentials, testing/ (its
+// Taskfile, env.yml, scenarios.yml and results/) and the SUT deployed
+// there. Two stacks share no port, directory, session or socket, so
+// their parts can run at the same time.
+type stack struct {
+	d        *demo
+	label    string // part= of the progress lines; "" = none (one part)
+	dir      string // hosts/, ssh/, testing/ are under it
+	testing  string // dir/testing
+	out, log io.Writer
+	env      []string
+	hosts    []*Host
+	free     []int          // the ports reserved for this stack
+	ports    []int          // kvnode listen ports
+	ins      []int          // proxy in-<n>: in front of replica n
+	outs     map[[2]int]int // proxy out-<n>-<m>: replica n's way to m
+	api      string
 }
 
-// up builds examples/kv, starts the hosts and the proxy, runs dstgen init
-// and fills env.yml and scenarios.yml: everything up to deploy, shared by
-// Run and Stay. down, never nil, undoes what up started (the SUT stopped
-// and healed first, then the proxy and the hosts), whatever the state of
-// ctx; call it once, also when err is not nil.
-func (d *demo) up(ctx context.Context) (down func(), err error) {
+// portsPerStack: a kvnode port per replica, an in- proxy per replica, an
+// out- proxy per ordered pair of replicas, the proxy's API.
+var portsPerStack = len(nodeNames) + len(nodeNames) + len(nodeNames)*(len(nodeNames)-1) + 1
+
+func (d *demo) newStack(label, dir string, free []int, out, log io.Writer) *stack {
+	return &stack{d: d, label: label, dir: dir, testing: filepath.Join(dir, "testing"), free: free, out: out, log: log}
+}
+
+// progress prints one progress line of the demo as a whole.
+func (d *demo) progress(phase string, kv ...string) { progressLine(d.cfg.Out, d.start, "", phase, kv) }
+
+// progress prints one progress line of the stack's part.
+func (s *stack) progress(phase string, kv ...string) {
+	progressLine(s.out, s.d.start, s.label, phase, kv)
+}
+
+func progressLine(w io.Writer, start time.Time, label, phase string, kv []string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "demo phase=%s elapsed=%.1fs", phase, time.Since(start).Seconds())
+	if label != "" {
+		fmt.Fprintf(&b, " part=%s", label)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, " %s=%s", kv[i], kv[i+1])
+	}
+	b.WriteByte('\n')
+	_, _ = io.WriteString(w, b.String())
+}
+
+// prepare builds examples/kv into DIR/bin and links this dstgen there:
+// what every stack runs, built once.
+func (d *demo) prepare(ctx context.Context) error {
+	d.progress("build", "src", d.src)
+	if err := d.build(ctx); err != nil {
+		return err
+	}
+	// DIR/bin/dstgen: the one binary the tasks call, for a user who puts
+	// DIR/bin on PATH (go run's binary is in a temp dir of its own).
+	if link := filepath.Join(d.bin, "dstgen"); d.cfg.Exe != "" && d.cfg.Exe != link {
+		_ = os.Remove(link)
+		if err := os.Symlink(d.cfg.Exe, link); err != nil {
+			return fmt.Errorf("link %s: %w", link, err)
+		}
+	}
+	return nil
+}
+
+// up starts the stack's hosts and proxy, runs dstgen init and fills
+// env.yml (staleReads: the bug switch) and scenarios.yml: everything up to
+// deploy, shared by Run and Stay. down, never nil, undoes what up started
+// (the SUT stopped and healed first, then the proxy and the hosts),
+// whatever the state of ctx; call it once, also when err is not nil.
+func (s *stack) up(ctx context.Context, staleReads bool) (down func(), err error) {
+	down, err = s.serve(ctx)
+	if err != nil {
+		return down, err
+	}
+	serveDown := down
+	// Whatever happens from here on, stop the SUT and heal before the
+	// hosts and the proxy go away.
+	down = func() {
+		s.cleanup()
+		serveDown()
+	}
+	s.progress("init", "out", s.testing)
+	initArgs := []string{"init", "--sut", s.d.src, "--out", s.testing, "--yes"}
+	if s.d.cfg.Plan != "" {
+		initArgs = append(initArgs, "--plan", s.d.cfg.Plan)
+	}
+	if _, err := s.dstgen(ctx, s.dir, initArgs...); err != nil {
+		return down, fmt.Errorf("dstgen init: %w", err)
+	}
+	if err := s.writeEnv(staleReads); err != nil {
+		return down, err
+	}
+	if err := s.fillScenarios(); err != nil {
+		return down, err
+	}
+	return down, nil
+}
+
+// serve starts the stack's hosts (one in-process SSH server each, a fresh
+// key pair, strict host key checking against the stack's own
+// known_hosts) and its proxy on the stack's reserved ports. down, never
+// nil, stops them.
+func (s *stack) serve(ctx context.Context) (down func(), err error) {
 	var undo []func()
 	down = func() {
 		for i := len(undo) - 1; i >= 0; i-- {
@@ -255,20 +357,15 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 		}
 		undo = nil
 	}
-	d.testing = filepath.Join(d.dir, "testing")
-	bin := filepath.Join(d.dir, "bin")
-	d.progress("build", "src", d.src)
-	if err := d.build(ctx, bin); err != nil {
-		return down, err
+	n := len(nodeNames)
+	if len(s.free) != portsPerStack {
+		return down, fmt.Errorf("demo: %d ports reserved for a stack, want %d", len(s.free), portsPerStack)
 	}
-
-	// Hosts: one in-process SSH server each, a fresh key pair, strict
-	// host key checking against the demo's own known_hosts.
 	keys, err := NewKeys()
 	if err != nil {
 		return down, err
 	}
-	sshDir := filepath.Join(d.dir, "ssh")
+	sshDir := filepath.Join(s.dir, "ssh")
 	if err := os.MkdirAll(sshDir, 0o700); err != nil {
 		return down, fmt.Errorf("ssh dir: %w", err)
 	}
@@ -278,21 +375,21 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 	hctx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
 	undo = append(undo, stopHosts)
 	undo = append(undo, func() {
-		for _, h := range d.hosts {
+		for _, h := range s.hosts {
 			if err := h.Close(); err != nil {
-				fmt.Fprintf(d.log, "demo: %v\n", err)
+				fmt.Fprintf(s.log, "demo: %v\n", err)
 			}
 		}
 	})
-	for _, n := range append(append([]string{}, nodeNames...), "client") {
-		h, err := StartHost(hctx, n, filepath.Join(d.dir, "hosts", n), keys.Signer.PublicKey(),
-			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	path := "PATH=" + s.d.bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	for _, name := range append(append([]string{}, nodeNames...), "client") {
+		h, err := StartHost(hctx, name, filepath.Join(s.dir, "hosts", name), keys.Signer.PublicKey(), path)
 		if err != nil {
 			return down, err
 		}
-		d.hosts = append(d.hosts, h)
+		s.hosts = append(s.hosts, h)
 	}
-	if err := WriteKnownHosts(filepath.Join(sshDir, "known_hosts"), d.hosts); err != nil {
+	if err := WriteKnownHosts(filepath.Join(sshDir, "known_hosts"), s.hosts); err != nil {
 		return down, err
 	}
 
@@ -300,27 +397,23 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 	// replica n reaches replica m (through in-<m>). Disabling in-3,
 	// out-3-1 and out-3-2 cuts node 3 off from both peers in both
 	// directions, while its own clients still reach it directly.
-	n := len(nodeNames)
-	ports, err := freePorts(n + n + n*(n-1) + 1)
-	if err != nil {
-		return down, err
-	}
-	d.ports, d.ins = ports[:n], ports[n:2*n]
-	d.outs = map[[2]int]int{}
+	ports := s.free
+	s.ports, s.ins = ports[:n], ports[n:2*n]
+	s.outs = map[[2]int]int{}
 	next := 2 * n
 	var specs []proxy.Spec
 	for i := range n {
 		specs = append(specs, proxy.Spec{Name: fmt.Sprintf("in-%d", i+1),
-			Listen: loopback(d.ins[i]), Upstream: loopback(d.ports[i])})
+			Listen: loopback(s.ins[i]), Upstream: loopback(s.ports[i])})
 	}
 	for i := range n {
 		for j := range n {
 			if i == j {
 				continue
 			}
-			d.outs[[2]int{i, j}] = ports[next]
+			s.outs[[2]int{i, j}] = ports[next]
 			specs = append(specs, proxy.Spec{Name: fmt.Sprintf("out-%d-%d", i+1, j+1),
-				Listen: loopback(ports[next]), Upstream: loopback(d.ins[j])})
+				Listen: loopback(ports[next]), Upstream: loopback(s.ins[j])})
 			next++
 		}
 	}
@@ -329,7 +422,7 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 	ready := make(chan string, 1)
 	perr := make(chan error, 1)
 	go func() {
-		perr <- proxy.Serve(pctx, apiAddr, specs, d.log, func(api string, _ *proxy.Server) { ready <- api })
+		perr <- proxy.Serve(pctx, apiAddr, specs, s.log, func(api string, _ *proxy.Server) { ready <- api })
 	}()
 	undo = append(undo, func() {
 		stopProxy()
@@ -339,166 +432,213 @@ func (d *demo) up(ctx context.Context) (down func(), err error) {
 		}
 	})
 	select {
-	case d.api = <-ready:
+	case s.api = <-ready:
 	case err := <-perr:
 		return down, fmt.Errorf("proxy: %w", err)
 	case <-time.After(10 * time.Second):
 		return down, errors.New("proxy: not listening after 10s")
 	}
-	d.progress("hosts", "ssh", d.hostList(), "proxy_api", d.api)
+	s.progress("hosts", "ssh", s.hostList(), "proxy_api", s.api)
+	s.env = append(os.Environ(), "PATH="+s.d.bin+string(os.PathListSeparator)+os.Getenv("PATH"), "DSTGEN_NO_HOLDER=1", "DSTGEN="+s.d.cfg.Exe)
+	return down, nil
+}
 
-	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
-	d.env = append(os.Environ(), "PATH="+path, "DSTGEN_NO_HOLDER=1", "DSTGEN="+d.cfg.Exe)
-	// DIR/bin/dstgen: the one binary the tasks call, for a user who puts
-	// DIR/bin on PATH (go run's binary is in a temp dir of its own).
-	if link := filepath.Join(bin, "dstgen"); d.cfg.Exe != "" && d.cfg.Exe != link {
-		_ = os.Remove(link)
-		if err := os.Symlink(d.cfg.Exe, link); err != nil {
-			return down, fmt.Errorf("link %s: %w", link, err)
+// run builds, then runs the parts --bug asks for, each on a stack of its
+// own, at the same time: the safe part in DIR, the stale-read part in DIR
+// too when it runs alone, else in DIR/stale-reads with its session moved
+// into DIR/testing/results before it is analyzed (docs/demo.md §3).
+func (d *demo) run(ctx context.Context) (int, error) {
+	if err := d.prepare(ctx); err != nil {
+		return 1, err
+	}
+	safe := d.cfg.Bug == BugNone || d.cfg.Bug == BugBoth
+	stale := d.cfg.Bug == BugStaleReads || d.cfg.Bug == BugBoth
+	both := safe && stale
+	// All ports in one reservation: distinct across the stacks.
+	free, err := freePorts(portsPerStack * 2)
+	if err != nil {
+		return 1, err
+	}
+	safePorts, stalePorts := free[:portsPerStack], free[portsPerStack:]
+	label := func(l string) string {
+		if both {
+			return l
 		}
+		return ""
 	}
+	var parts []partFunc
+	if safe {
+		parts = append(parts, func(ctx context.Context, out, log io.Writer, t *turn) (partResult, error) {
+			s := d.newStack(label(labelSafe), d.dir, safePorts, out, log)
+			return s.safePart(ctx, t)
+		})
+	}
+	if stale {
+		dir := d.dir
+		if both {
+			dir = filepath.Join(d.dir, labelStale)
+		}
+		parts = append(parts, func(ctx context.Context, out, log io.Writer, t *turn) (partResult, error) {
+			s := d.newStack(label(labelStale), dir, stalePorts, out, log)
+			return s.bugPart(ctx, t, filepath.Join(d.dir, "testing", "results"))
+		})
+	}
+	res, err := runParts(ctx, d.cfg.Out, d.log, parts)
+	if err != nil {
+		return 1, err
+	}
+	for _, r := range res {
+		d.heads = append(d.heads, r.heads...)
+		d.lastAnalyzeCode = r.code
+	}
+	return d.lastAnalyzeCode, nil
+}
 
-	// Whatever happens from here on, stop the SUT and heal before the
-	// hosts and the proxy go away.
-	undo = append(undo, d.cleanup)
-
-	d.progress("init", "out", d.testing)
-	initArgs := []string{"init", "--sut", d.src, "--out", d.testing, "--yes"}
-	if d.cfg.Plan != "" {
-		initArgs = append(initArgs, "--plan", d.cfg.Plan)
-	}
-	if _, err := d.dstgen(ctx, d.dir, initArgs...); err != nil {
-		return down, fmt.Errorf("dstgen init: %w", err)
-	}
-	// --bug stale-reads alone deploys with the bug switched on at once.
-	if err := d.writeEnv(d.cfg.Bug == BugStaleReads); err != nil {
+// deploy brings a fresh stack to a deployed SUT: up, validate, deploy.
+func (s *stack) deploy(ctx context.Context, staleReads bool) (down func(), err error) {
+	down, err = s.up(ctx, staleReads)
+	if err != nil {
 		return down, err
 	}
-	if err := d.fillScenarios(); err != nil {
-		return down, err
+	for _, t := range []string{"validate", "deploy"} {
+		s.progress(t)
+		if _, err := s.task(ctx, t); err != nil {
+			return down, fmt.Errorf("task %s: %w", t, err)
+		}
 	}
 	return down, nil
 }
 
-func (d *demo) run(ctx context.Context) (int, error) {
-	down, err := d.up(ctx)
+// safePart: S1 (smoke) then S2 (the partition), one session, analyzed.
+func (s *stack) safePart(ctx context.Context, t *turn) (partResult, error) {
+	down, err := s.deploy(ctx, false)
 	defer down()
 	if err != nil {
-		return 1, err
+		return partResult{}, err
 	}
-	for _, t := range []string{"validate", "deploy"} {
-		d.progress(t)
-		if _, err := d.task(ctx, t); err != nil {
-			return 1, fmt.Errorf("task %s: %w", t, err)
-		}
-	}
-
-	var heads []headline
-	if d.cfg.Bug == BugNone || d.cfg.Bug == BugBoth {
-		h, err := d.safePart(ctx)
-		if err != nil {
-			return 1, err
-		}
-		heads = append(heads, h...)
-	}
-	if d.cfg.Bug == BugStaleReads || d.cfg.Bug == BugBoth {
-		h, err := d.bugPart(ctx, d.cfg.Bug == BugBoth)
-		if err != nil {
-			return 1, err
-		}
-		heads = append(heads, h...)
-	}
-	d.heads = heads
-	return d.lastAnalyzeCode, nil
-}
-
-// safePart: S1 (smoke) then S2 (the partition), one session, analyzed.
-func (d *demo) safePart(ctx context.Context) ([]headline, error) {
-	d.progress("run", "scenario", "S1", "stale_reads", "false")
-	before := d.sessions()
-	if _, err := d.task(ctx, "run:scenario", "SCENARIO=S1"); err != nil {
-		return nil, fmt.Errorf("task run:scenario SCENARIO=S1: %w", err)
-	}
-	sess, err := d.newSession(before)
+	name, err := t.sessionName(ctx)
 	if err != nil {
-		return nil, err
+		return partResult{}, err
 	}
-	d.progress("ran", "scenario", "S1", "ops", d.ops(sess, "S1"))
+	s.progress("run", "scenario", "S1", "stale_reads", "false")
+	if _, err := s.task(ctx, "run:scenario", "SCENARIO=S1", "SESSION="+name); err != nil {
+		return partResult{}, fmt.Errorf("task run:scenario SCENARIO=S1: %w", err)
+	}
+	sess, err := s.session(name)
+	if err != nil {
+		return partResult{}, err
+	}
+	s.progress("ran", "scenario", "S1", "ops", ops(sess, "S1"))
 	// S2 goes into the same session, so the session verdict judges both:
 	// the task's own command line with --out.
-	d.progress("run", "scenario", "S2", "stale_reads", "false")
-	if _, err := d.dstgen(ctx, d.testing, "run", "S2", "--env", "env.yml", "--scenarios", "scenarios.yml", "--out", sess); err != nil && !isExit(err) {
-		return nil, fmt.Errorf("dstgen run S2: %w", err)
+	s.progress("run", "scenario", "S2", "stale_reads", "false")
+	if _, err := s.dstgen(ctx, s.testing, "run", "S2", "--env", "env.yml", "--scenarios", "scenarios.yml", "--out", sess); err != nil && !isExit(err) {
+		return partResult{}, fmt.Errorf("dstgen run S2: %w", err)
 	}
-	d.progress("ran", "scenario", "S2", "ops", d.ops(sess, "S2"))
-	return d.analyze(ctx, sess, "safe")
+	s.progress("ran", "scenario", "S2", "ops", ops(sess, "S2"))
+	r, err := s.analyze(ctx, sess, labelSafe)
+	t.isJudged()
+	return r, err
 }
 
-// bugPart: redeploy with -stale-reads (when the safe part ran first), S2, the re-run with the same seed
-// and schedule into the same session, analyzed.
-func (d *demo) bugPart(ctx context.Context, redeploy bool) ([]headline, error) {
-	if redeploy {
-		d.progress("redeploy", "stale_reads", "true")
-		if _, err := d.task(ctx, "service:stop"); err != nil {
-			return nil, fmt.Errorf("task service:stop: %w", err)
-		}
-		if err := d.writeEnv(true); err != nil {
-			return nil, err
-		}
-		if _, err := d.task(ctx, "deploy"); err != nil {
-			return nil, fmt.Errorf("task deploy (stale reads): %w", err)
-		}
-	}
-	d.progress("run", "scenario", "S2", "stale_reads", "true")
-	before := d.sessions()
-	if _, err := d.task(ctx, "run:scenario", "SCENARIO=S2"); err != nil {
-		return nil, fmt.Errorf("task run:scenario SCENARIO=S2: %w", err)
-	}
-	sess, err := d.newSession(before)
+// bugPart: deploy with -stale-reads, S2, the re-run with the same seed
+// and schedule into the same session, then the session moved into
+// results (DIR/testing/results, where the safe part's session is; a no-op
+// when this stack is in DIR) and analyzed there.
+func (s *stack) bugPart(ctx context.Context, t *turn, results string) (partResult, error) {
+	down, err := s.deploy(ctx, true)
+	defer down()
 	if err != nil {
-		return nil, err
+		return partResult{}, err
 	}
-	d.progress("ran", "scenario", "S2", "ops", d.ops(sess, "S2"))
+	name, err := t.sessionName(ctx)
+	if err != nil {
+		return partResult{}, err
+	}
+	s.progress("run", "scenario", "S2", "stale_reads", "true")
+	if _, err := s.task(ctx, "run:scenario", "SCENARIO=S2", "SESSION="+name); err != nil {
+		return partResult{}, fmt.Errorf("task run:scenario SCENARIO=S2: %w", err)
+	}
+	sess, err := s.session(name)
+	if err != nil {
+		return partResult{}, err
+	}
+	s.progress("ran", "scenario", "S2", "ops", ops(sess, "S2"))
 	// The re-run uses the run's key namespace again: restart the SUT
 	// (in memory) so it starts from an empty store, as the first run did.
-	if _, err := d.task(ctx, "service:restart"); err != nil {
-		return nil, fmt.Errorf("task service:restart: %w", err)
+	if _, err := s.task(ctx, "service:restart"); err != nil {
+		return partResult{}, fmt.Errorf("task service:restart: %w", err)
 	}
-	d.progress("rerun", "scenario", "S2", "session", sess)
-	if _, err := d.dstgen(ctx, d.testing, "run", "S2", "--rerun", "--env", "env.yml", "--scenarios", "scenarios.yml"); err != nil && !isExit(err) {
-		return nil, fmt.Errorf("dstgen run S2 --rerun: %w", err)
+	s.progress("rerun", "scenario", "S2", "session", sess)
+	// The newest session of the stack's own results/ is this one.
+	if _, err := s.dstgen(ctx, s.testing, "run", "S2", "--rerun", "--env", "env.yml", "--scenarios", "scenarios.yml"); err != nil && !isExit(err) {
+		return partResult{}, fmt.Errorf("dstgen run S2 --rerun: %w", err)
 	}
-	return d.analyze(ctx, sess, "stale-reads")
+	// Analyze compares a session with the one before it in its results
+	// dir: the safe part's, judged first, as when they ran one after
+	// the other.
+	if err := t.afterPrevJudged(ctx); err != nil {
+		return partResult{}, fmt.Errorf("waiting for the safe part: %w", err)
+	}
+	if sess, err = moveSession(sess, results); err != nil {
+		return partResult{}, err
+	}
+	r, err := s.analyze(ctx, sess, labelStale)
+	t.isJudged()
+	return r, err
 }
 
-// analyze runs `task analyze RESULTS=sess` and reads its verdicts.
-func (d *demo) analyze(ctx context.Context, sess, label string) ([]headline, error) {
-	d.progress("analyze", "session", sess)
-	code, err := d.task(ctx, "analyze", "RESULTS="+sess)
+// moveSession moves session dir sess (…/results/<slug>/<name>) to
+// results/<slug>/<name> and returns its new path; sess itself when it is
+// there already.
+func moveSession(sess, results string) (string, error) {
+	slugDir := filepath.Dir(sess)
+	dst := filepath.Join(results, filepath.Base(slugDir), filepath.Base(sess))
+	if filepath.Clean(dst) == filepath.Clean(sess) {
+		return sess, nil
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		return "", fmt.Errorf("move the session to %s: it exists", dst)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", fmt.Errorf("move the session: %w", err)
+	}
+	if err := os.Rename(sess, dst); err != nil {
+		return "", fmt.Errorf("move the session: %w", err)
+	}
+	_ = os.Remove(slugDir) // the stack's results/<slug>/, empty now
+	return dst, nil
+}
+
+// analyze runs `task analyze RESULTS=sess` and reads its verdicts; the
+// code is analyze's exit code.
+func (s *stack) analyze(ctx context.Context, sess, label string) (partResult, error) {
+	s.progress("analyze", "session", sess)
+	code, err := s.task(ctx, "analyze", "RESULTS="+sess)
 	if err != nil && !isExit(err) {
-		return nil, fmt.Errorf("task analyze: %w", err)
+		return partResult{}, fmt.Errorf("task analyze: %w", err)
 	}
-	d.lastAnalyzeCode = code
 	if code != 0 && code != 1 {
-		return nil, fmt.Errorf("task analyze RESULTS=%s: exit %d (see %s)", sess, code, filepath.Join(d.dir, "demo.log"))
+		return partResult{}, fmt.Errorf("task analyze RESULTS=%s: exit %d (see %s)", sess, code, filepath.Join(s.d.dir, "demo.log"))
 	}
-	return readHeadlines(sess, label)
+	hs, err := readHeadlines(sess, label)
+	return partResult{heads: hs, code: code}, err
 }
 
 // cleanup stops the SUT and heals every fault, bounded, whatever the
 // state of ctx (Ctrl-C included).
-func (d *demo) cleanup() {
-	if _, err := os.Stat(filepath.Join(d.testing, "env.yml")); err != nil {
+func (s *stack) cleanup() {
+	if _, err := os.Stat(filepath.Join(s.testing, "env.yml")); err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	d.progress("cleanup", "do", "sut-stop,heal")
-	if _, err := d.dstgen(ctx, d.testing, "sut", "stop", "--env", "env.yml"); err != nil {
-		fmt.Fprintf(d.cfg.Out, "demo: stopping the SUT: %v\n", err)
+	s.progress("cleanup", "do", "sut-stop,heal")
+	if _, err := s.dstgen(ctx, s.testing, "sut", "stop", "--env", "env.yml"); err != nil {
+		fmt.Fprintf(s.out, "demo: stopping the SUT: %v\n", err)
 	}
-	if _, err := d.dstgen(ctx, d.testing, "heal", "--all", "--env", "env.yml"); err != nil {
-		fmt.Fprintf(d.cfg.Out, "demo: heal --all: %v\n", err)
+	if _, err := s.dstgen(ctx, s.testing, "heal", "--all", "--env", "env.yml"); err != nil {
+		fmt.Fprintf(s.out, "demo: heal --all: %v\n", err)
 	}
 }
 
@@ -512,24 +652,29 @@ func isExit(err error) bool {
 	return errors.As(err, &ee)
 }
 
-// dstgen runs this dstgen binary in dir; its output goes to the log.
-// The exit code is returned with an *exitErr when it is not 0.
-func (d *demo) dstgen(ctx context.Context, dir string, args ...string) (int, error) {
-	return d.command(ctx, dir, d.cfg.Exe, args...)
+// dstgen runs this dstgen binary in dir; its output goes to the stack's
+// log. The exit code is returned with an *exitErr when it is not 0.
+func (s *stack) dstgen(ctx context.Context, dir string, args ...string) (int, error) {
+	return command(ctx, s.log, s.env, dir, s.d.cfg.Exe, args...)
 }
 
-// task runs `dstgen task NAME VAR=val...` in DIR/testing.
-func (d *demo) task(ctx context.Context, args ...string) (int, error) {
-	return d.dstgen(ctx, d.testing, append([]string{"task", "--dir", d.testing}, args...)...)
+// task runs `dstgen task NAME VAR=val...` in the stack's testing/.
+func (s *stack) task(ctx context.Context, args ...string) (int, error) {
+	return s.dstgen(ctx, s.testing, append([]string{"task", "--dir", s.testing}, args...)...)
 }
 
-// command runs name with args in dir, output to the log; SIGTERM on
-// cancel, killed 15 s later.
-func (d *demo) command(ctx context.Context, dir, name string, args ...string) (int, error) {
-	fmt.Fprintf(d.log, "\n$ (cd %s && %s %s)\n", dir, name, strings.Join(args, " "))
+// command runs name with args in dir with env, output to log; on cancel
+// SIGTERM to its whole process group, the child killed 15 s later.
+func command(ctx context.Context, log io.Writer, env []string, dir, name string, args ...string) (int, error) {
+	fmt.Fprintf(log, "\n$ (cd %s && %s %s)\n", dir, name, strings.Join(args, " "))
 	c := exec.CommandContext(ctx, name, args...)
-	c.Dir, c.Env, c.Stdout, c.Stderr = dir, d.env, d.log, d.log
-	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	c.Dir, c.Env, c.Stdout, c.Stderr = dir, env, log, log
+	// A group of its own, signalled as a whole: the `dstgen run` under
+	// `dstgen task` and go-task hears the interrupt itself, as from a
+	// terminal's Ctrl-C, and heals and stops its samplers while the hosts
+	// are still up, whoever signalled the demo (SIGTERM to its pid too).
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGTERM) }
 	c.WaitDelay = 15 * time.Second
 	err := c.Run()
 	var ee *exec.ExitError
@@ -546,40 +691,60 @@ func (d *demo) command(ctx context.Context, dir, name string, args ...string) (i
 }
 
 // build compiles kvnode and workload (and dstgen-task when no
-// dstgen-task is beside dstgen or on PATH) into bin.
-func (d *demo) build(ctx context.Context, bin string) error {
+// dstgen-task is beside dstgen or on PATH) into DIR/bin.
+func (d *demo) build(ctx context.Context) error {
+	bin := d.bin
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return badInput("go not on PATH: the demo builds examples/kv with it")
 	}
-	d.env = os.Environ()
-	pkgs := [][2]string{{"kvnode", "./kvnode"}, {"workload", "./workload"}}
-	for _, p := range pkgs {
-		if _, err := d.command(ctx, d.src, goBin, "build", "-o", filepath.Join(bin, p[0]), p[1]); err != nil {
-			return fmt.Errorf("go build %s in %s: %w (see %s)", p[1], d.src, err, filepath.Join(d.dir, "demo.log"))
+	env := os.Environ()
+	d.pickHealth(bin)
+	dir, pkgs := d.src, []string{"./kvnode", "./workload"}
+	if !haveTaskRunner(d.cfg.Exe) {
+		if d.root == "" {
+			return badInput("no dstgen-task beside %s or on PATH, and no dstgen module above %s to build it from", d.cfg.Exe, d.src)
+		}
+		d.progress("build", "what", "dstgen-task")
+		rel, ok := inModule(d.root, d.src)
+		if !ok {
+			if _, err := command(ctx, d.log, env, d.root, goBin, "build", "-o", filepath.Join(bin, "dstgen-task"), "./cmd/dstgen-task"); err != nil {
+				return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
+			}
+		} else {
+			// examples/kv is in dstgen's module: one go build for the
+			// three, which compiles and links them in parallel.
+			dir, pkgs = d.root, []string{"./" + filepath.ToSlash(filepath.Join(rel, "kvnode")), "./" + filepath.ToSlash(filepath.Join(rel, "workload")), "./cmd/dstgen-task"}
 		}
 	}
-	if err := d.pickHealth(ctx, bin); err != nil {
-		return err
-	}
-	if haveTaskRunner(d.cfg.Exe) {
-		return nil
-	}
-	if d.root == "" {
-		return badInput("no dstgen-task beside %s or on PATH, and no dstgen module above %s to build it from", d.cfg.Exe, d.src)
-	}
-	d.progress("build", "what", "dstgen-task")
-	if _, err := d.command(ctx, d.root, goBin, "build", "-o", filepath.Join(bin, "dstgen-task"), "./cmd/dstgen-task"); err != nil {
-		return fmt.Errorf("go build ./cmd/dstgen-task: %w (see %s)", err, filepath.Join(d.dir, "demo.log"))
+	// One go build for all: its packages build in parallel, each binary
+	// named after its package directory.
+	args := append([]string{"build", "-o", bin + string(os.PathSeparator)}, pkgs...)
+	if _, err := command(ctx, d.log, env, dir, goBin, args...); err != nil {
+		return fmt.Errorf("go build %s in %s: %w (see %s)", strings.Join(pkgs, " "), dir, err, filepath.Join(d.dir, "demo.log"))
 	}
 	return nil
 }
 
+// inModule says whether dir is in the Go module rooted at root (no other
+// go.mod between them) and gives its path relative to root.
+func inModule(root, dir string) (string, bool) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return "", false
+	}
+	for p := dir; p != root && p != filepath.Dir(p); p = filepath.Dir(p) {
+		if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+			return "", false
+		}
+	}
+	return rel, true
+}
+
 // pickHealth sets sut.health to kvnode's own probe (-check ADDR): a fresh
 // machine need not have curl.
-func (d *demo) pickHealth(_ context.Context, bin string) error {
+func (d *demo) pickHealth(bin string) {
 	d.health = filepath.Join(bin, "kvnode") + " -check 127.0.0.1:{{ .Host.Vars.port }}"
-	return nil
 }
 
 // haveTaskRunner says whether `dstgen task` will find its runner.
@@ -640,14 +805,14 @@ func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 
 // cutProxies are the proxies whose disabling cuts replica n (0-based)
 // off from its peers.
-func (d *demo) cutProxies(n int) string {
-	s := []string{fmt.Sprintf("in-%d", n+1)}
-	for j := range d.ports {
+func (s *stack) cutProxies(n int) string {
+	p := []string{fmt.Sprintf("in-%d", n+1)}
+	for j := range s.ports {
 		if j != n {
-			s = append(s, fmt.Sprintf("out-%d-%d", n+1, j+1))
+			p = append(p, fmt.Sprintf("out-%d-%d", n+1, j+1))
 		}
 	}
-	return strings.Join(s, ",")
+	return strings.Join(p, ",")
 }
 
 // freePorts reserves n distinct loopback ports (closed again before use:
@@ -671,41 +836,26 @@ func freePorts(n int) ([]int, error) {
 	return ps, nil
 }
 
-func (d *demo) hostList() string {
-	var s []string
-	for _, h := range d.hosts {
-		s = append(s, fmt.Sprintf("%s@127.0.0.1:%d", h.Name, h.Port()))
+func (s *stack) hostList() string {
+	var l []string
+	for _, h := range s.hosts {
+		l = append(l, fmt.Sprintf("%s@127.0.0.1:%d", h.Name, h.Port()))
 	}
-	return strings.Join(s, ",")
+	return strings.Join(l, ",")
 }
 
-// sessions lists the session dirs under testing/results/<slug>/.
-func (d *demo) sessions() map[string]bool {
-	m := map[string]bool{}
-	runs, _ := filepath.Glob(filepath.Join(d.testing, "results", "*", "*", "artifacts"))
-	for _, r := range runs {
-		m[filepath.Dir(r)] = true
+// session is the stack's session named name: results/<plan-slug>/<name>
+// of its testing/, which the run named so just made.
+func (s *stack) session(name string) (string, error) {
+	runs, _ := filepath.Glob(filepath.Join(s.testing, "results", "*", name, "artifacts"))
+	if len(runs) != 1 {
+		return "", fmt.Errorf("the run wrote no session %s under %s (see %s)", name, filepath.Join(s.testing, "results"), filepath.Join(s.d.dir, "demo.log"))
 	}
-	return m
-}
-
-// newSession is the session a run just made.
-func (d *demo) newSession(before map[string]bool) (string, error) {
-	var fresh []string
-	for s := range d.sessions() {
-		if !before[s] {
-			fresh = append(fresh, s)
-		}
-	}
-	sort.Strings(fresh)
-	if len(fresh) == 0 {
-		return "", fmt.Errorf("the run wrote no session under %s (see %s)", filepath.Join(d.testing, "results"), filepath.Join(d.dir, "demo.log"))
-	}
-	return fresh[len(fresh)-1], nil
+	return filepath.Dir(runs[0]), nil
 }
 
 // ops counts the ops of a unit's history in a session (the latest run).
-func (d *demo) ops(sess, id string) string {
+func ops(sess, id string) string {
 	b, err := os.ReadFile(filepath.Join(sess, "artifacts", id, "history.jsonl"))
 	if err != nil {
 		return "unknown"

@@ -28,8 +28,8 @@ type example struct {
 	caps     map[string]bool
 }
 
-func (d *demo) readExample() (example, error) {
-	p := filepath.Join(d.testing, "env.example.yml")
+func (s *stack) readExample() (example, error) {
+	p := filepath.Join(s.testing, "env.example.yml")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return example{}, fmt.Errorf("read %s: %w", p, err)
@@ -58,13 +58,14 @@ func (d *demo) readExample() (example, error) {
 
 // writeEnv writes testing/env.yml; staleReads is the bug switch, a
 // parameter the sut.command template turns into -stale-reads.
-func (d *demo) writeEnv(staleReads bool) error {
-	ex, err := d.readExample()
+func (s *stack) writeEnv(staleReads bool) error {
+	d := s.d
+	ex, err := s.readExample()
 	if err != nil {
 		return err
 	}
 	q := strconv.Quote
-	bin := filepath.Join(d.dir, "bin")
+	bin := d.bin
 	var b strings.Builder
 	fmt.Fprintf(&b, `# env.yml — written by dstgen demo from env.example.yml: every host is an
 # SSH server inside the demo process on 127.0.0.1 (strict host key checking
@@ -81,18 +82,18 @@ ssh:
   jump: null
 workdir: %s
 hosts:
-`, q(currentUser()), q(filepath.Join(d.dir, "ssh", "id_ed25519")), q(filepath.Join(d.dir, "ssh", "known_hosts")), q(filepath.Join(d.dir, "hosts", "default")))
-	for i, h := range d.hosts {
+`, q(currentUser()), q(filepath.Join(s.dir, "ssh", "id_ed25519")), q(filepath.Join(s.dir, "ssh", "known_hosts")), q(filepath.Join(s.dir, "hosts", "default")))
+	for i, h := range s.hosts {
 		role, vars := "client", "{}"
 		if i < len(nodeNames) {
 			// peers: how this replica reaches the others (its out- proxies).
 			var peers []string
 			for j := range nodeNames {
 				if j != i {
-					peers = append(peers, fmt.Sprintf("%d=%s", j+1, loopback(d.outs[[2]int{i, j}])))
+					peers = append(peers, fmt.Sprintf("%d=%s", j+1, loopback(s.outs[[2]int{i, j}])))
 				}
 			}
-			role, vars = ex.sutRole, fmt.Sprintf("{id: %d, port: %d, peers: %q}", i+1, d.ports[i], strings.Join(peers, ","))
+			role, vars = ex.sutRole, fmt.Sprintf("{id: %d, port: %d, peers: %q}", i+1, s.ports[i], strings.Join(peers, ","))
 		}
 		fmt.Fprintf(&b, "  - name: %s\n    address: 127.0.0.1\n    port: %d\n    roles: [%s]\n    workdir: %s\n    vars: %s\n",
 			q(h.Name), h.Port(), q(role), q(h.Workdir), vars)
@@ -135,7 +136,7 @@ dstgen:
   poll_interval_s: 10
   max_polls: 60
   capabilities:
-`, q(filepath.Join(bin, "workload")+" -endpoints "+d.endpoints()), q(ex.sutRole), q(filepath.Join(bin, "kvnode")),
+`, q(filepath.Join(bin, "workload")+" -endpoints "+s.endpoints()), q(ex.sutRole), q(filepath.Join(bin, "kvnode")),
 		q(filepath.Join(bin, "kvnode")+" -id {{ .Host.Vars.id }} -listen 127.0.0.1:{{ .Host.Vars.port }} -peers {{ .Host.Vars.peers }} -leader 1{{ if .Vars.stale_reads }} -stale-reads{{ end }}"),
 		ex.sutRole, q(d.health),
 		staleReads, q(ex.planPath))
@@ -147,7 +148,7 @@ dstgen:
 	for _, k := range keys {
 		fmt.Fprintf(&b, "    %s: %t\n", k, ex.caps[k])
 	}
-	p := filepath.Join(d.testing, "env.yml")
+	p := filepath.Join(s.testing, "env.yml")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
@@ -156,28 +157,28 @@ dstgen:
 
 // quiesce is a command that exits 0 once every replica answers its
 // health probe (all replicas listen on this machine's loopback).
-func (d *demo) quiesce() string {
-	var s []string
-	for _, p := range d.ports {
-		s = append(s, strings.ReplaceAll(d.health, "{{ .Host.Vars.port }}", strconv.Itoa(p)))
+func (s *stack) quiesce() string {
+	var c []string
+	for _, p := range s.ports {
+		c = append(c, strings.ReplaceAll(s.d.health, "{{ .Host.Vars.port }}", strconv.Itoa(p)))
 	}
-	return strings.Join(s, " && ")
+	return strings.Join(c, " && ")
 }
 
 // endpoints are the kvnodes' client addresses, for the workload.
-func (d *demo) endpoints() string {
-	var s []string
-	for _, p := range d.ports {
-		s = append(s, fmt.Sprintf("127.0.0.1:%d", p))
+func (s *stack) endpoints() string {
+	var e []string
+	for _, p := range s.ports {
+		e = append(e, fmt.Sprintf("127.0.0.1:%d", p))
 	}
-	return strings.Join(s, ",")
+	return strings.Join(e, ",")
 }
 
 // fillScenarios replaces scenarios.yml's workload TODOs with the demo's
 // workload command, sizes the runs for a demo (the smoke tier's
 // duration), and points S2's partition at node 3's proxy.
-func (d *demo) fillScenarios() error {
-	p := filepath.Join(d.testing, "scenarios.yml")
+func (s *stack) fillScenarios() error {
+	p := filepath.Join(s.testing, "scenarios.yml")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", p, err)
@@ -193,12 +194,12 @@ func (d *demo) fillScenarios() error {
 	if list == nil || list.Kind != yaml.SequenceNode {
 		return fmt.Errorf("%s: no scenarios list", p)
 	}
-	wl := filepath.Join(d.dir, "bin", "workload") + " -endpoints " + d.endpoints()
+	wl := filepath.Join(s.d.bin, "workload") + " -endpoints " + s.endpoints()
 	found := map[string]bool{}
-	for _, s := range list.Content {
-		id := scalar(mapGet(s, "id"))
+	for _, e := range list.Content {
+		id := scalar(mapGet(e, "id"))
 		found[id] = true
-		w := mapGet(s, "workload")
+		w := mapGet(e, "workload")
 		if w == nil {
 			continue
 		}
@@ -206,19 +207,19 @@ func (d *demo) fillScenarios() error {
 		// Recovery is over when every replica answers again (the hint
 		// generated above each entry).
 		q := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-		mapPut(s, "quiesce", q)
-		mapSet(q, "command", d.quiesce())
+		mapPut(e, "quiesce", q)
+		mapSet(q, "command", s.quiesce())
 		mapSet(q, "timeout", "20s")
-		if f := mapGet(s, "faults"); id == "S2" && f != nil && f.Kind == yaml.SequenceNode && len(f.Content) > 0 {
+		if f := mapGet(e, "faults"); id == "S2" && f != nil && f.Kind == yaml.SequenceNode && len(f.Content) > 0 {
 			flt := f.Content[0]
 			mapSet(flt, "nemesis", "partition-full")
 			mapSet(flt, "targets", nodeNames[len(nodeNames)-1])
 			params := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 			mapPut(flt, "params", params)
 			mapSet(params, "via", "proxy")
-			mapSet(params, "proxy_api", d.api)
-			mapSet(params, "proxies", d.cutProxies(len(nodeNames)-1))
-			mapSet(params, "proxy_bin", d.cfg.Exe)
+			mapSet(params, "proxy_api", s.api)
+			mapSet(params, "proxies", s.cutProxies(len(nodeNames)-1))
+			mapSet(params, "proxy_bin", s.d.cfg.Exe)
 		}
 	}
 	for _, id := range []string{"S1", "S2"} {

@@ -14,8 +14,8 @@ import (
 // gets a quiesce, the generated comments stay, and the file still loads.
 func TestFillScenarios(t *testing.T) {
 	dir := t.TempDir()
-	d := &demo{dir: dir, testing: dir, ports: []int{7001, 7002, 7003}, api: "127.0.0.1:8473",
-		health: "kvnode -check 127.0.0.1:{{ .Host.Vars.port }}", cfg: Config{Exe: "/x/dstgen"}}
+	d := &stack{d: &demo{dir: dir, bin: filepath.Join(dir, "bin"), health: "kvnode -check 127.0.0.1:{{ .Host.Vars.port }}", cfg: Config{Exe: "/x/dstgen"}},
+		dir: dir, testing: dir, ports: []int{7001, 7002, 7003}, api: "127.0.0.1:8473"}
 	in := `# generated header
 version: 1
 plan: ""
@@ -71,7 +71,7 @@ scenarios:
 // an error naming the file, not a demo that silently runs less.
 func TestFillScenariosMissing(t *testing.T) {
 	dir := t.TempDir()
-	d := &demo{dir: dir, testing: dir, ports: []int{1, 2, 3}}
+	d := &stack{d: &demo{dir: dir, bin: filepath.Join(dir, "bin")}, dir: dir, testing: dir, ports: []int{1, 2, 3}}
 	p := filepath.Join(dir, "scenarios.yml")
 	if err := os.WriteFile(p, []byte("version: 1\nscenarios:\n  - id: S1\n    workload: {command: x}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -106,5 +106,33 @@ func TestFindSource(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if _, _, err := findSource(""); err == nil || !strings.Contains(err.Error(), "examples/kv not found") {
 		t.Errorf("from an empty dir: %v", err)
+	}
+}
+
+// TestDemoInModule: examples/kv is built with dstgen-task in one go build
+// only when it is in dstgen's module (no go.mod of its own between).
+func TestDemoInModule(t *testing.T) {
+	root := t.TempDir()
+	own := filepath.Join(root, "examples", "own")
+	for _, p := range []string{filepath.Join(root, "examples", "kv"), own} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(own, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		dir, rel string
+		ok       bool
+	}{
+		{filepath.Join(root, "examples", "kv"), filepath.Join("examples", "kv"), true},
+		{own, "", false},
+		{filepath.Dir(root), "", false},
+	}
+	for _, c := range cases {
+		if rel, ok := inModule(root, c.dir); rel != c.rel || ok != c.ok {
+			t.Errorf("inModule(%s) = %q, %v; want %q, %v", c.dir, rel, ok, c.rel, c.ok)
+		}
 	}
 }

@@ -26,15 +26,19 @@ runs dstgen init on examples/kv and fills env.yml and scenarios.yml, then
 drives the generated Taskfile with dstgen task: validate, deploy,
 run:scenario S1 (smoke) and S2 (a follower partitioned through the proxy),
 analyze. With the bug (--bug stale-reads, or both: the default) it
-redeploys with -stale-reads, runs S2 again, re-runs it with the same seed
+deploys with -stale-reads, runs S2, re-runs it with the same seed
 (dstgen run S2 --rerun) and analyzes: FAIL-reproducible with the
-linearizability anomaly. It prints progress lines, then each scenario's
+linearizability anomaly. With both, the two runs go at the same time, each
+on its own hosts, proxy and testing/ (the stale-read run's in
+DIR/stale-reads; its session is moved into DIR/testing/results before it
+is analyzed). It prints progress lines (run by run), then each scenario's
 verdict with one line of evidence and the report paths (docs/demo.md).
 
 Without --dir the work goes to a temp dir, removed at the end unless
 --keep or the run did not end DONE. examples/kv is looked for from the
 current directory upward (run it in a dstgen checkout) or given with --src.
-Ctrl-C stops the SUT, heals and stops the hosts and the proxy.
+Ctrl-C stops the SUT, heals and stops the hosts and the proxy (of both
+runs).
 
 --stay brings up the same hosts, proxy and filled-in testing/ (init,
 env.yml, scenarios.yml; deploy not run), prints

@@ -62,7 +62,7 @@ func readDemoRuns(tb testing.TB, dir string) []demoRunStats {
 // duration (goal ≤ 5 s) and the worst injected − scheduled of a fault
 // window (goal ≤ 100 ms). The headline must carry the same verdicts as
 // TestREADMECommands wants (checkDemoHeadline). Run with -benchtime=1x;
-// it takes about a minute and a half.
+// it takes about a minute.
 func BenchmarkDemo(b *testing.B) {
 	dir := b.TempDir()
 	bin := buildBinary(b)
