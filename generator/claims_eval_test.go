@@ -260,7 +260,7 @@ func (ls *labelSet) measure(claims []CandidateClaim) evalResult {
 		l, ok := ls.match(c.Source)
 		if !ok {
 			r.unlabelled = append(r.unlabelled, c.Source)
-			r.lines = append(r.lines, fmt.Sprintf("%-4s %-50s UNLABELLED %d %q also %v", c.ID, c.Source, c.Score, c.Text, c.Also))
+			r.lines = append(r.lines, fmt.Sprintf("%-4s %-50s UNLABELLED %d %q %q also %v", c.ID, c.Source, c.Score, c.Text, c.Why, c.Also))
 			continue
 		}
 		verdict := l.verdict

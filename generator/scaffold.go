@@ -152,7 +152,7 @@ func techniqueFor(cat string) string {
 func modelFor(c CandidateClaim) string {
 	delivery := deliveryRE.MatchString(c.Text)
 	switch c.Kind {
-	case kindLinearizable, kindConsistency, kindInvariant:
+	case kindLinearizable, kindConsistency, kindInvariant, kindGuarantee:
 		return "kv"
 	case kindSession:
 		return "session"

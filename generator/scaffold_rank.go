@@ -42,6 +42,9 @@ const (
 	kindFairness     = "fairness"
 	kindConsistency  = "consistency"
 	kindInvariant    = "invariant" // never / always: a safety property of some state
+	// kindGuarantee is a promise stated only as one ("delivery is
+	// guaranteed if …") in words of no other kind.
+	kindGuarantee = "guarantee"
 )
 
 // promiseTerm is a phrase that names a promise of one kind, worth points.
@@ -52,6 +55,11 @@ type promiseTerm struct {
 	re     *lazyre.Regexp
 	points int
 	kind   string
+	// protocol marks a protocol property ("blocks until every earlier
+	// write is applied", "steps down", "at most one … at a time"): it
+	// counts only in a core package, where it states what the system
+	// does, and is itself a stated property (a promise word).
+	protocol bool
 }
 
 // signal is a word that makes a sentence more (or less) of a promise;
@@ -70,7 +78,11 @@ func wordRE(expr string) *lazyre.Regexp { return lazyre.New(`\b(?:` + expr + `)`
 // promiseTerms, strongest first within a kind.
 var promiseTerms = func() []promiseTerm {
 	t := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false}
+	}
+	// proto is a protocol property, read in core packages only.
+	proto := func(hints, expr string, points int, kind string) promiseTerm {
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true}
 	}
 	return []promiseTerm{
 		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
@@ -81,8 +93,8 @@ var promiseTerms = func() []promiseTerm {
 		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
 		t("atomic", `atomic(?:ally|ity)?\b`, 2, kindAtomic),
 		t("lineariz", `linearizab\w*`, 7, kindLinearizable),
-		t("consisten", `strict(?:ly)? consisten\w*|strong(?:ly)? consisten\w*|strong consistency`, 6, kindLinearizable),
-		t("stale", `stale reads?`, 5, kindLinearizable),
+		t("consisten", `strict(?:ly)? consisten\w*|(?:strong|high)(?:ly)? consisten\w*|strong consistency`, 6, kindLinearizable),
+		t("stale", `stale reads?|(?:prevent\w*|avoid\w*|never|no) (?:\w+ ){0,2}?stale (?:data|values?|results?)`, 5, kindLinearizable),
 		t("read", `(?:consistent|up[- ]to[- ]date) reads?`, 4, kindLinearizable),
 		t("fresh|stale", `freshness|fresh(?:er|est)? (?:reads?|data|results?)|bounded[- ]staleness|staleness (?:bound|limit)s?|max(?:imum)? staleness`, 4, kindLinearizable),
 		t("your|after", `read[- ]your[- ](?:own[- ])?writes?|read[- ]after[- ]write`, 6, kindSession),
@@ -91,6 +103,7 @@ var promiseTerms = func() []promiseTerm {
 		t("exclusi", `mutual(?:ly)? exclusi\w*`, 6, kindMutex),
 		t("held|holder|owner|exclusive", `(?:lock|lease|leadership) is held (?:until|by the caller|while|as long)|held by (?:one|a single) (?:caller|client|owner|holder)|only (?:the|one) (?:holder|owner)|exclusive (?:access|ownership)`, 4, kindMutex),
 		t("one leader|one holder|one owner|one writer|split|single leader", `(?:at most|only|exactly) one (?:leader|holder|owner|writer)\b|split[- ]brain|single leader`, 5, kindMutex),
+		proto("step", `steps? down\b(?:\s+\S+){0,3}?\s+(?:when|if|once|after|unless|on)\b|(?:will|must|to|then) step down`, 4, kindMutex),
 		t("once", `exactly[- ]once`, 7, kindExactlyOnce),
 		t("once", `at[- ]least[- ]once`, 7, kindAtLeastOnce),
 		t("redeliver", `redeliver\w* (?:\w+ ){0,3}?(?:unacknowledged|unacked|not acknowledged)|(?:unacknowledged|unacked) (?:\w+ )?(?:are|is|will be) redelivered`, 6, kindAtLeastOnce),
@@ -113,16 +126,23 @@ var promiseTerms = func() []promiseTerm {
 		t("monoton|strictly increasing", `monoton\w* (?:increas\w*|grow\w*)|strictly increasing`, 4, kindOrdering),
 		t("fifo|first", `fifo order\w*|first[- ]in[- ]first[- ]out`, 5, kindOrdering),
 		t("before", `(?:delivered|transmitted|sent|applied|processed|returned|seen|observed|committed) (?:\w+ ){0,6}?before`, 4, kindOrdering),
+		t("the order", `in the order (?:that )?(?:they|it) (?:were|was|are|is) (?:committed|applied|written|received|sent|published|proposed|appended|acknowledged)`, 5, kindOrdering),
+		proto("until|for|once|after", `(?:blocks?|waits?|returns?) (?:only )?(?:until|for|once|after) (?:\w+ ){0,6}?(?:committed|applied|replicated|acknowledged|acked|persisted|durable|broadcast\w*|delivered)`, 5, kindOrdering),
+		proto("preceding|prior|previous|earlier", `(?:all|every) (?:preceding|prior|previous|earlier) (?:\w+ )?(?:operations?|writes?|entries|entry|commands?|requests?|updates?)`, 5, kindOrdering),
+		proto("gaps", `(?:no|without|not have|never have) gaps`, 4, kindOrdering),
 		t("fifo", `fifo`, 1, kindOrdering),
 		t("order", `order(?:ed|ing)\b`, 2, kindOrdering),
 		t("within", `within \d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?)\b`, 5, kindLiveness),
 		t("elect", `elects? a (?:new )?leader|leader election|new leader is elected`, 3, kindLiveness),
+		proto("election", `(?:will|to) (?:cause|trigger|start) (?:\w+ ){0,2}?(?:new )?elections?|(?:causes|triggers|starts) (?:\w+ ){0,2}?(?:new )?elections?`, 4, kindLiveness),
 		t("progress|available", `makes? progress|remains? available|stays? available|highly available`, 3, kindLiveness),
 		t("toleran", `fault[- ]toleran\w*`, 2, kindLiveness),
 		t("eventually", `eventually`, 2, kindLiveness),
 		t("membership|cluster", `(?:cluster|group) membership|membership (?:change|view|of the cluster)s?|join(?:s|ing|ed)? (?:the|a|an) (?:existing )?cluster|form(?:s|ing)? a new cluster|(?:removed|leaves?) (?:from )?the cluster`, 3, kindMembership),
 		t("membership", `membership`, 1, kindMembership),
 		t("quorum", `(?:lose|losing|loss of|leads? to|lost) (?:the )?quorum|quorum loss|keeps? (?:a )?quorum`, 4, kindMembership),
+		proto("suspect|dead|fail|left|refut", `suspect\w* (?:\w+ ){0,8}?(?:dead|failed)\b|(?:declar\w*|mark(?:s|ed|ing)?|considered) (?:\w+ ){0,3}?(?:dead|failed|left)\b|refut\w*|detect\w* (?:\w+ ){0,2}?(?:failed|dead|failures?)\b`, 4, kindMembership),
+		proto("participate|considered|count", `(?:won't|will not|does not|doesn't|never|not) (?:\w+ ){0,2}?(?:participate in|considered for|counts? (?:toward|towards|for)) (?:\w+ ){0,3}?(?:elections?|commit\w*|quorum|votes?)`, 4, kindMembership),
 		t("p9|p50|latency|throughput|/s", `p9\d(?:\.\d+)?|p50|latency|throughput|\d+ ?k? ?(?:ops|operations|requests|msgs|messages)/s(?:ec)?`, 2, kindPerformance),
 		t("rolling|downtime|compatib", `rolling (?:restart|upgrade)s?|zero[- ]downtime|without downtime|backwards?[- ]compatib\w*`, 3, kindOperational),
 		t("own|cannot|isolated", `(?:sees?|reads?|lists?|access\w*) only (?:its|their) own|cannot (?:see|read|access|modify) (?:another|other|each)|(?:are|is) isolated from`, 6, kindBoundary),
@@ -134,6 +154,14 @@ var promiseTerms = func() []promiseTerm {
 		t("never", `never (?:be |been |get |gets )?(?:applied|appl(?:y|ies)|commit(?:s|ted)?|acknowledg\w*|acked|returned|served|visible|seen|exposed|overwritten|reordered|replayed|executed)\b`, 4, kindInvariant),
 		t("never", `never`, 2, kindInvariant),
 		t("always", `always`, 1, kindInvariant),
+		proto("one", `(?:at most|only|no more than) one (?:\w+ ){0,3}?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
+		proto("once", `(?:can|may|will) only (?:be )?\w+ once|at most one \w+`, 4, kindInvariant),
+		proto("majority|quorum|committed", `committed (?:\w+ ){0,2}?(?:by|to|on) (?:a|the) (?:majority|quorum)|(?:once|only after|until) (?:\w+ ){0,4}?(?:is|are|has been|have been) committed`, 5, kindInvariant),
+		// Last, so that any other kind wins a tie: a promise stated only as
+		// one.
+		t("guarantee", `guarantee[sd]?\b`, 2, kindGuarantee),
+		t("promise", `promise[sd]?\b`, 2, kindGuarantee),
+		t("ensure", `ensures? that`, 2, kindGuarantee),
 	}
 }()
 
@@ -150,13 +178,13 @@ var boosters = []signal{
 	sig("ensure", `ensures? that`, 1, "ensures that", false),
 	sig("achieve|ensure|preserve|maintain", `(?:to|so as to) (?:achieve|ensure|preserve|maintain)\b`, 1, "a stated purpose", true),
 	sig("returns", `(?:once|after|when) (?:\w+ ){0,5}?returns`, 2, "once it returns", true),
-	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b`, 2, "states a property", true),
+	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b|in an? (?:\w+ )?(?:durable|consistent|atomic|linearizable|serializable|crash-safe|idempotent) (?:manner|fashion|way)`, 2, "states a property", true),
 	sig("will", `will (?:always |never |not )?(?:be|see|return|observe|receive|survive|deliver|apply)`, 1, "will", false),
 	sig("by default", `by default`, 1, "by default", false),
 	sig("reliabl", `reliabl[ey]`, 1, "reliably", true),
 	sig("quorum|majority", `quorum|majority`, 1, "quorum", false),
 	refusal,
-	sig("paper|spec|rfc|thesis", `(?:paper|spec(?:ification)?|rfc ?\d+|thesis)(?:,? (?:says|states|notes))?:?\s*"`, 3, "a quoted rule", true),
+	sig("paper|spec|rfc|thesis|dissertation", `(?:paper|spec(?:ification)?|rfc ?\d+|thesis|dissertation)(?:,? (?:says|states|notes))?:?\s*"|\bper (?:the )?(?:\w+'s )?(?:paper|spec(?:ification)?|rfc ?\d+|thesis|dissertation)\b`, 3, "a quoted rule", true),
 	sig("0|1|2|3|4|5|6|7|8|9", `(?:under|below|less than|at most|at least|within|<=?|≤) ?\d+(?:\.\d+)? ?(?:µs|us|ms|s|sec|seconds?|minutes?|ops/s|%)`, 2, "a number bound", true),
 }
 
@@ -196,19 +224,37 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without", `not guaranteed|no guarantees?|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
+	sig("guarantee|not|n't|without", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
-	sig("caller|responsib", `caller(?:'s)? (?:must|should|responsibility)|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
+	sig("caller|responsib|must", `caller(?:'s)? (?:must|should|responsibility)|(?:you|users?|clients?|applications?|quer(?:y|ies)) (?:\w+ )?must\b|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
 	sig("used|test|debug|helper", `(?:re)?used (?:to|for|by|in|with)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
-	sig("goroutine|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", implementationExpr, -2, "implementation words", false),
+	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", implementationExpr, -2, "implementation words", false),
 }
 
+// ruleAfterRE follows a "may not" that forbids: "may not be created
+// until the prior one commits".
+var ruleAfterRE = lazyre.New(`^ (?:\w+ ){0,3}?(?:until|unless|before)\b`)
+
+// docIdiomRE is the opening of a Go doc comment that says what the
+// declaration does ("Barrier is used to issue …") or when the library
+// calls it ("Apply is called once …").
+var docIdiomRE = lazyre.New(`^\s*[a-z_][a-z0-9_.]* (?:is|are) (?:(?:only )?used to|called (?:only )?(?:once|when|whenever|after|before|for each|in))\b`)
+
+// obligationRE is an RFC 2119 MUST or MUST NOT (as written, upper case)
+// and implementerRE the words of an interface's contract with its
+// implementations: an obligation on the code a user writes, not a promise
+// of the system.
+var (
+	obligationRE  = lazyre.New(`\bMUST\b|\bSHALL\b|\bREQUIRED\b`)
+	implementerRE = wordRE(`implementations? (?:must|should|need to|are required)|implementers?\b|must be implemented|implementing (?:this|the) interface must`)
+)
+
 // implementationExpr are the words of an implementation note.
-const implementationExpr = `goroutines?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`
+const implementationExpr = `goroutines?|threads?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`
 
 // implementationRE finds them in a comment paragraph.
 var implementationRE = wordRE(implementationExpr)
@@ -353,19 +399,27 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	best, loc := -1, []int(nil)
 	kinds := map[string]bool{}
 	for i, t := range promiseTerms {
-		if !hasHint(prose, t.hints) {
+		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore {
 			continue
 		}
 		l := termAt(t, prose, s.text)
 		if l == nil {
 			continue
 		}
-		kinds[t.kind] = true
+		if t.kind != kindGuarantee {
+			kinds[t.kind] = true // the generic kind is the guarantee word itself, no second promise
+		}
 		if best < 0 || t.points > promiseTerms[best].points {
 			best, loc = i, l
 		}
 	}
 	if best < 0 || dropRE.MatchString(strings.TrimSpace(prose)) {
+		return scoredClaim{}, false
+	}
+	if promiseTerms[best].kind == kindGuarantee && (s.doc < 0 || !subjectRE.MatchString(prose) || implementationRE.MatchString(s.para)) {
+		// A guarantee in no other kind's words is the system's only when it
+		// names what it is about, outside a function body, and its
+		// paragraph is not about the code.
 		return scoredClaim{}, false
 	}
 	term := promiseTerms[best]
@@ -395,7 +449,8 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// A non-guarantee ("no guarantee", "is not durable") names the
 	// property to deny it: its promise words do not count.
 	negated := hasHint(prose, penalties[0].hints) && penalties[0].re.MatchString(prose)
-	form, refused, strong, planOrHedge := false, false, false, false
+	// A protocol property states what the system does by itself.
+	form, refused, strong, planOrHedge := term.protocol, false, false, false
 	for _, b := range boosters {
 		if !hasHint(prose, b.hints) || kind == kindInvariant && (b.name == "never" || b.name == "always") ||
 			negated && (b.name == "guarantee" || b.name == "states a property") {
@@ -414,18 +469,44 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if subj := uniqueLower(subjectRE.FindAllString(prose, -1)); len(subj) > 0 {
 		add(min(len(subj), 2), "about "+strings.Join(limitSlice(subj, 2), ", "))
 	}
+	// "Name is used to …", "Name is called once …": the Go doc idiom for
+	// what a declaration does or when the library runs it, no note on use
+	// or implementation note when the sentence states a property.
+	penProse, weRule := prose, false
+	if l := docIdiomRE.FindStringIndex(prose); l != nil && s.doc >= 1 && s.code && (form || strength >= 4) {
+		penProse = strings.Repeat(" ", l[1]) + prose[l[1]:]
+		why = append(why, fmt.Sprintf("%q the doc idiom +0", strings.TrimSpace(prose[:l[1]])))
+	}
+	if obligationRE.MatchString(s.text) || implementerRE.MatchString(prose) {
+		add(-6, "an obligation on an implementer")
+	}
 	for _, p := range penalties {
+		prose := prose
+		if p.name == "a note on use" || p.name == "implementation words" {
+			prose = penProse
+		}
 		if !hasHint(prose, p.hints) ||
 			refused && (p.name == "a hedge" || p.name == "describes a failure") ||
 			p.name == "a setting" && onByDefaultRE.MatchString(prose) {
 			continue
 		}
-		if m := p.re.FindString(prose); m != "" {
+		if l := p.re.FindStringIndex(prose); l != nil {
+			m := prose[l[0]:l[1]]
+			switch {
+			case p.name == "a hedge" && m == "may not" && ruleAfterRE.MatchString(prose[l[1]:]):
+				continue // "may not be created until …" forbids, it does not hedge
+			case p.name == "a plan" && term.protocol && strings.HasPrefix(m, "we ") && l[0] <= loc[0] && loc[0] <= l[1]+4:
+				// "we will step down", "we need to step down": the protocol's
+				// rule in the first person, not a plan.
+				weRule = true
+				continue
+			}
 			add(p.points, fmt.Sprintf("%q %s", m, p.name))
 			planOrHedge = planOrHedge || p.name == "a plan" || p.name == "a hedge"
 		}
 	}
-	lead := strings.TrimSpace(prose)
+	// "Note that X" states X.
+	lead := strings.TrimLeft(strings.TrimPrefix(strings.TrimSpace(prose), "note that"), " ,")
 	switch {
 	case imperativeRE.MatchString(lead):
 		add(-2, "an instruction")
@@ -443,7 +524,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if versionNoteRE.MatchString(prose) {
 		add(-2, "a version note")
 	}
-	if s.doc != 0 && firstPersonRE.MatchString(prose) {
+	if s.doc != 0 && !weRule && firstPersonRE.MatchString(prose) {
 		add(-1, "first person")
 	}
 	if strings.HasPrefix(lead, "because ") {
@@ -570,7 +651,7 @@ next:
 			if kept[i].para == c.para && c.doc {
 				continue next // a doc comment's best sentence stands for it
 			}
-			if kept[i].c.Kind == c.c.Kind && path.Dir(kept[i].para) == path.Dir(c.para) || nearDuplicate(kept[i].toks, c.toks) {
+			if samePromise(kept[i], c) {
 				kept[i].c.Also = append(kept[i].c.Also, c.c.Source)
 				continue next
 			}
@@ -616,11 +697,60 @@ func claimTokens(s string) map[string]bool {
 	return out
 }
 
-// nearDuplicate: two sentences share at least half of their content words
-// (Jaccard), so they state the same promise.
-func nearDuplicate(a, b map[string]bool) bool {
-	if len(a) == 0 || len(b) == 0 {
+// samePromise reports a candidate that states a listed one's promise
+// again: near-duplicate words anywhere, or the same kind in the same file,
+// or in the same package with the same phrase or a fifth of its words. A
+// package states several promises of one kind (a vote persisted, a
+// snapshot fsynced), and a library's root package is all of the library.
+func samePromise(a, b scoredClaim) bool {
+	if nearDuplicate(a.toks, b.toks) {
+		return true
+	}
+	if a.c.Kind != b.c.Kind {
 		return false
+	}
+	fa, _ := splitSource(a.para)
+	fb, _ := splitSource(b.para)
+	return fa == fb || packageOf(fa) == packageOf(fb) &&
+		(phraseStem(a.c.Matched) == phraseStem(b.c.Matched) || overlap(a.toks, b.toks) >= samePackageOverlap)
+}
+
+// phraseStem is the first letters of a matched phrase, spelling aside:
+// "linearizable" and "linearizability", "at-least-once" and "at least
+// once" are one phrase.
+func phraseStem(m string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(m) {
+		if unicode.IsLetter(r) {
+			b.WriteRune(r)
+			if b.Len() == 5 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// samePackageOverlap is how much of their content words two promises of
+// one kind in one package share to be the same promise: a package states
+// several promises of one kind (a vote persisted, a snapshot fsynced), and
+// a library's root package is all of it.
+var samePackageOverlap = 0.2
+
+// packageOf is the package a file belongs to: its directory, but the
+// docs at the repository's root (README.md beside a library's root
+// package) are the project's, not the package's.
+func packageOf(file string) string {
+	if d := path.Dir(file); d != "." || !docExts[strings.ToLower(path.Ext(file))] {
+		return d
+	}
+	return "docs"
+}
+
+// overlap is the Jaccard index of two sentences' content words.
+func overlap(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
 	}
 	inter := 0
 	for w := range a {
@@ -628,5 +758,9 @@ func nearDuplicate(a, b map[string]bool) bool {
 			inter++
 		}
 	}
-	return float64(inter) >= 0.5*float64(len(a)+len(b)-inter)
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
+
+// nearDuplicate: two sentences share at least half of their content words
+// (Jaccard), so they state the same promise.
+func nearDuplicate(a, b map[string]bool) bool { return overlap(a, b) >= 0.5 }
