@@ -576,3 +576,23 @@ func TestRunUnitLeaderTargetWaitsOutAnElection(t *testing.T) {
 		t.Errorf("windows %+v, want one on the leader h1", run.FaultWindows)
 	}
 }
+
+// A window whose victim is the history (read only after collect) is
+// logged as pending when it heals, never "landed=no": the run's own line
+// and analyze's verdict must not contradict each other.
+func TestRunUnitHistoryVictimIsPendingAtHeal(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	out := o.RunUnit(context.Background(), unitOf(markerFault("1s", "1s")), attemptIn(o, 7, 3*time.Second))
+	if out.Err != nil {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	b, err := os.ReadFile(filepath.Join(o.session.Dir, session.SessionLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if !strings.Contains(log, "window=S1-w1 landed=pending") || strings.Contains(log, "landed=no") {
+		t.Errorf("session log does not say the history victim is pending at heal:\n%s", log)
+	}
+}

@@ -201,6 +201,11 @@ func (r *unitRun) window(ctx context.Context, cl cluster, p placement, sf sessio
 		cancel()
 	}
 	rec.w.Landed = landed(rec.w)
+	if rec.historyVictim && rec.w.VictimEvidence == nil {
+		// The victim is the history, read after collect: not "no" yet.
+		r.logf("window=%s landed=pending injector_evidence=%s victim_evidence=pending (the history, read after collect); healed", sf.FaultEpoch, verdictOf(rec.w.InjectorEvidence))
+		return nil
+	}
 	r.logf("window=%s landed=%s injector_evidence=%s victim_evidence=%s; healed", sf.FaultEpoch, yesNo(rec.w.Landed), verdictOf(rec.w.InjectorEvidence), verdictOf(rec.w.VictimEvidence))
 	return nil
 }
