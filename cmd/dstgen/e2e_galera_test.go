@@ -101,8 +101,14 @@ func TestGaleraFrameworkEndToEnd(t *testing.T) {
 	switch v := ra.verdicts["S1"]; v {
 	case "PASS-smoke":
 		t.Logf("S1: %s; %s", v, js(s1["checkers"]))
-	case "FAIL-reproducible":
+	case "FAIL-reproducible", "FAIL-nondeterministic":
+		// The anomalies of a real Galera come and go: the re-run with the
+		// same seed and schedule decides which of the two, and both are
+		// honest. Either way the FAIL was re-run, reduced and drawn.
 		t.Logf("S1: %s; %s", v, js(s1["checkers"]))
+		if !strings.Contains(js(s1["runs"]), "re_run_of") {
+			t.Errorf("S1's FAIL was not re-run: %s", js(s1["runs"]))
+		}
 		md, err := os.ReadFile(filepath.Join(absIn(f.dir, ra.sessions["S1"]), "findings", "report.md"))
 		if err != nil || !regexp.MustCompile(`reduced from \d+ ops to \d+ ops`).Match(md) {
 			t.Errorf("S1's FAIL has no reduced reproducer (%v)", err)
@@ -111,7 +117,7 @@ func TestGaleraFrameworkEndToEnd(t *testing.T) {
 			t.Errorf("S1's report.html draws no cycle (%v)", err)
 		}
 	default:
-		t.Errorf("S1: verdict %q, want PASS-smoke or FAIL-reproducible (a FAIL is re-run): %s", v, js(s1))
+		t.Errorf("S1: verdict %q, want PASS-smoke, or FAIL-reproducible / FAIL-nondeterministic after its re-run: %s", v, js(s1))
 	}
 	if keep := os.Getenv("DSTGEN_GALERA_KEEP"); keep != "" {
 		// For the example's README: the judged sessions, kept by hand.
