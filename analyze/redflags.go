@@ -239,12 +239,12 @@ const recoveryCap = 30 * time.Second
 // recoveryTails are the intervals (by start) of each heal's recovery
 // tail: a run of intervals below the floor that begins within the
 // recovery intervals after the heal, until the first at or above it, at
-// most recoveryCap after the heal. The rejoin after a partition is itself a disruption — a cut-off
-// member comes back with a higher term and forces an election, TCP
-// reconnects after its retransmission backoff — so an outage that starts
-// at the heal and lasts until throughput returns is the fault's effect;
-// one that starts after the floor was met again is not (docs/verdicts.md
-// §6 check 1).
+// most recoveryCap after the heal. The rejoin after a partition is itself
+// a disruption — a cut-off member comes back with a higher term and forces
+// an election, TCP reconnects after its retransmission backoff — so an
+// outage that starts at the heal and lasts until throughput returns is
+// the fault's effect; one that starts after the floor was met again is
+// not (docs/verdicts.md §6 check 1).
 func recoveryTails(r *session.Run, ser []session.Interval, step int64, below func(session.Interval) bool) map[int64]bool {
 	out := map[int64]bool{}
 	for _, w := range r.FaultWindows {
@@ -263,11 +263,13 @@ func recoveryTails(r *session.Run, ser []session.Interval, step int64, below fun
 		})
 		grace := heal + recoveryIntervals*step
 		for dip := false; i < len(ser) && ser[i].StartNS < heal+int64(recoveryCap); i++ {
-			switch b := below(ser[i]); {
-			case b && (dip || ser[i].StartNS < grace):
+			b := below(ser[i])
+			if b && (dip || ser[i].StartNS < grace) {
 				out[ser[i].StartNS], dip = true, true
-			case b || dip || ser[i].StartNS >= grace:
-				i = len(ser) // over: a dip begun too late, or throughput back
+				continue
+			}
+			if b || dip || ser[i].StartNS >= grace {
+				break // a dip begun too late, or throughput back
 			}
 		}
 	}

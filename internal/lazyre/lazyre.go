@@ -77,9 +77,6 @@ func (r *Regexp) ReplaceAllStringFunc(src string, repl func(string) string) stri
 	return r.re().ReplaceAllStringFunc(src, repl)
 }
 
-// SubexpIndex is regexp.Regexp.SubexpIndex.
-func (r *Regexp) SubexpIndex(name string) int { return r.re().SubexpIndex(name) }
-
 // FindAllSubmatch is regexp.Regexp.FindAllSubmatch.
 func (r *Regexp) FindAllSubmatch(b []byte, n int) [][][]byte { return r.re().FindAllSubmatch(b, n) }
 
