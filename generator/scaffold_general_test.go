@@ -13,13 +13,7 @@ import (
 // one) with that category, own those that must be a candidate of their
 // own (not merged), never those that must not be listed at all.
 func TestClaimsGeneralPatterns(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		files map[string]string
-		want  map[string]string // file:line → category
-		own   []string
-		never []string
-	}{
+	for _, tc := range []claimCase{
 		{
 			name: "a guarantee in no other kind's words",
 			files: map[string]string{
@@ -94,50 +88,64 @@ func TestClaimsGeneralPatterns(t *testing.T) {
 			own: []string{"README.md:3", "vote.go:3", "snapshot.go:4"},
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"go.mod": "module example.com/recall\n"}
-			for k, v := range tc.files {
-				files[k] = v
-			}
-			dir := namedTree(t, "recall", files)
-			ctx := context.Background()
-			p, err := Scan(ctx, dir, ScanOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			claims, _, err := FindClaims(ctx, p, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, own := map[string]string{}, map[string]bool{}
-			for _, c := range claims {
-				got[c.Source], own[c.Source] = c.Category, true
-				for _, a := range c.Also {
-					got[a] = c.Category
-				}
-				checkClaimLine(t, p.Root, c)
-			}
-			for src, cat := range tc.want {
-				if g, ok := got[src]; !ok || g != cat {
-					t.Errorf("%s: listed %v as %q, want a %s claim", src, ok, g, cat)
-				}
-			}
-			for _, src := range tc.own {
-				if !own[src] {
-					t.Errorf("%s: not a candidate of its own (merged: %v)", src, got[src] != "")
-				}
-			}
-			for _, src := range tc.never {
-				if _, ok := got[src]; ok {
-					t.Errorf("%s listed: not a promise", src)
-				}
-			}
-			if t.Failed() {
-				all, _ := scoreTree(ctx, p)
-				for _, c := range all {
-					t.Logf("scored %s %d %s %q %v", c.c.Source, c.c.Score, c.c.Kind, c.c.Text, c.c.Why)
-				}
-			}
-		})
+		t.Run(tc.name, tc.check)
+	}
+}
+
+// claimCase is one fixture tree for the claim scanner: files (beside a
+// go.mod), the file:line places that must be listed with their category
+// (as a candidate or one of its merged places), those that must be
+// candidates of their own (not merged), and those never listed.
+type claimCase struct {
+	name  string
+	files map[string]string
+	want  map[string]string // file:line → category
+	own   []string
+	never []string
+}
+
+func (tc claimCase) check(t *testing.T) {
+	files := map[string]string{"go.mod": "module example.com/recall\n"}
+	for k, v := range tc.files {
+		files[k] = v
+	}
+	dir := namedTree(t, "recall", files)
+	ctx := context.Background()
+	p, err := Scan(ctx, dir, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, _, err := FindClaims(ctx, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, own := map[string]string{}, map[string]bool{}
+	for _, c := range claims {
+		got[c.Source], own[c.Source] = c.Category, true
+		for _, a := range c.Also {
+			got[a] = c.Category
+		}
+		checkClaimLine(t, p.Root, c)
+	}
+	for src, cat := range tc.want {
+		if g, ok := got[src]; !ok || g != cat {
+			t.Errorf("%s: listed %v as %q, want a %s claim", src, ok, g, cat)
+		}
+	}
+	for _, src := range tc.own {
+		if !own[src] {
+			t.Errorf("%s: not a candidate of its own (merged: %v)", src, got[src] != "")
+		}
+	}
+	for _, src := range tc.never {
+		if _, ok := got[src]; ok {
+			t.Errorf("%s listed: not a promise", src)
+		}
+	}
+	if t.Failed() {
+		all, _ := scoreTree(ctx, p)
+		for _, c := range all {
+			t.Logf("scored %s %d %s %q %v", c.c.Source, c.c.Score, c.c.Kind, c.c.Text, c.c.Why)
+		}
 	}
 }

@@ -1,9 +1,6 @@
 package generator
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // TestClaimsRecallPatterns: the promises a core package states only inside
 // a function body or in weak words are found (docs/plan-format.md §15.2),
@@ -12,12 +9,7 @@ import (
 // candidate or merged into one) with that category, never those that
 // must not be.
 func TestClaimsRecallPatterns(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		files map[string]string
-		want  map[string]string // file:line → category
-		never []string
-	}{
+	for _, tc := range []claimCase{
 		{
 			name: "body comment with a guarantee, first person and all",
 			files: map[string]string{
@@ -91,45 +83,6 @@ func TestClaimsRecallPatterns(t *testing.T) {
 			never: []string{"store/local.go:3"},
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"go.mod": "module example.com/recall\n"}
-			for k, v := range tc.files {
-				files[k] = v
-			}
-			dir := namedTree(t, "recall", files)
-			ctx := context.Background()
-			p, err := Scan(ctx, dir, ScanOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			claims, _, err := FindClaims(ctx, p, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]string{}
-			for _, c := range claims {
-				got[c.Source] = c.Category
-				for _, a := range c.Also {
-					got[a] = c.Category
-				}
-				checkClaimLine(t, p.Root, c)
-			}
-			for src, cat := range tc.want {
-				if g, ok := got[src]; !ok || g != cat {
-					t.Errorf("%s: listed %v as %q, want a %s claim", src, ok, g, cat)
-				}
-			}
-			for _, src := range tc.never {
-				if _, ok := got[src]; ok {
-					t.Errorf("%s listed: not a promise", src)
-				}
-			}
-			if t.Failed() {
-				all, _ := scoreTree(ctx, p)
-				for _, c := range all {
-					t.Logf("scored %s %d %s %q %v", c.c.Source, c.c.Score, c.c.Kind, c.c.Text, c.c.Why)
-				}
-			}
-		})
+		t.Run(tc.name, tc.check)
 	}
 }
