@@ -84,9 +84,7 @@ func Unguard(ctx context.Context, x Exec, h Host, tag, kind string) error {
 // runUndo runs one fault's undo script and removes it (and its lease)
 // once it succeeded. A script that is not there has nothing left to undo.
 func runUndo(ctx context.Context, x Exec, h Host, epoch, kind string) error {
-	p := shell.Quote(undoPath(h.Workdir, epoch, kind))
-	l := shell.Quote(undoPath(h.Workdir, epoch, kind) + leaseSuffix)
-	cmd := fmt.Sprintf("[ -f %s ] || exit 0; sh %s && rm -f %s %s", p, p, p, l)
+	cmd := undoOnce + "dstgen_undo " + shell.Quote(undoPath(h.Workdir, epoch, kind)) + "\ncase $? in 0|3) ;; 4) echo 'another heal of this fault still holds its lock' >&2; exit 1;; *) exit 1;; esac"
 	if _, err := x.Run(ctx, h.Host, cmd); err != nil {
 		return fmt.Errorf("%s: heal %s (%s): %w", h.Name, epoch, kind, err)
 	}
@@ -100,6 +98,39 @@ const sbinPath = "PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin\n"
 
 // leaseSuffix names a dead-man timer's lease beside its undo script.
 const leaseSuffix = ".lease"
+
+// undoOnce defines the shell function dstgen_undo PATH [TOKEN], which
+// runs one undo script at most once at a time and removes it (and its
+// lease) when it succeeded. A window's heal, `dstgen heal --all` and the
+// dead-man timer can meet on the same script (a lease that runs out while
+// the heal is under way); two runs at once undo each other's steps (one
+// deletes the chain the other is flushing) and the loser reports a heal
+// that failed. The lock is a directory beside the script (mkdir is
+// atomic) holding its holder's pid, so that a holder that died (an SSH
+// session cut mid-heal) does not block the next; the wait is bounded (200
+// tenths of a second, inside one round trip's 30 s). With TOKEN (the
+// dead-man timer's), the script runs only if its lease still names that
+// token: while the timer waited, a heal may have removed the script and
+// the next injection of the epoch armed its own.
+// Returns 0 ran and removed, 1 the script failed (its output is the
+// caller's), 3 nothing of its own there, 4 the lock was never freed.
+const undoOnce = `dstgen_undo() {
+  _n=0
+  until mkdir "$1.run" 2>/dev/null; do
+    _p=$(cat "$1.run/pid" 2>/dev/null)
+    if [ -n "$_p" ] && ! kill -0 "$_p" 2>/dev/null; then rm -rf "$1.run"; continue; fi
+    _n=$((_n+1)); [ $_n -lt 200 ] || return 4
+    sleep 0.1 2>/dev/null || sleep 1
+  done
+  echo $$ > "$1.run/pid"
+  _t=; [ -z "${2:-}" ] || read -r _ _t < "$1` + leaseSuffix + `" 2>/dev/null
+  if [ ! -f "$1" ] || [ "$_t" != "${2:-}" ]; then _r=3
+  elif sh "$1"; then rm -f "$1" "$1` + leaseSuffix + `"; _r=0
+  else _r=1; fi
+  rm -rf "$1.run"
+  return $_r
+}
+`
 
 // defaultLease is Fault.Lease's default.
 const defaultLease = 30 * time.Second
@@ -141,7 +172,8 @@ func renewScript(h Host, tag, kind string, lease int) string {
 // token ends the old timer instead.
 func deadmanScript(h Host, tag, kind string, lease int) string {
 	u := undoPath(h.Workdir, tag, kind)
-	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do [ -f "$1" ] || exit 0; read -r d t < "$2" 2>/dev/null || exit 0; [ "$t" = "$3" ] || exit 0; [ "$(date +%%s)" -ge "$d" ] && break; sleep 1; i=$((i+1)); done; [ -f "$1" ] && sh "$1" && rm -f "$1" "$2"`, maxDeadmanTicks)
+	loop := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do [ -f "$1" ] || exit 0; read -r d t < "$2" 2>/dev/null || exit 0; [ "$t" = "$3" ] || exit 0; [ "$(date +%%s)" -ge "$d" ] && break; sleep 1; i=$((i+1)); done; dstgen_undo "$1" "$3"`, maxDeadmanTicks)
+	loop = undoOnce + loop
 	return "tok=$$.$(date +%s%N)\n" +
 		fmt.Sprintf("echo \"$(( $(date +%%s) + %d )) $tok\" > %s\n", lease, shell.Quote(u+leaseSuffix)) +
 		"S=; command -v setsid >/dev/null 2>&1 && S=setsid\n" +
@@ -241,7 +273,8 @@ func sweepScript(h Host, list bool, keep []string) string {
 	} else {
 		// An ordered restart's undo is the caller's to carry out, over
 		// the whole cluster (ordered.go): listed, not run.
-		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; %scase \"$f\" in *.%s.sh) echo \"ordered $(basename \"$f\" .sh)\"; continue;; esac; if sh \"$f\" >/dev/null 2>&1; then rm -f \"$f\" \"$f.lease\"; echo \"removed undo $(basename \"$f\" .sh)\"; else echo \"failed undo $(basename \"$f\" .sh)\"; fi; done\n", dir, skip, orderedUndoKind)
+		b.WriteString(undoOnce)
+		fmt.Fprintf(&b, "for f in %s/*.sh; do [ -f \"$f\" ] || continue; %scase \"$f\" in *.%s.sh) echo \"ordered $(basename \"$f\" .sh)\"; continue;; esac; dstgen_undo \"$f\" >/dev/null 2>&1; case $? in 0) echo \"removed undo $(basename \"$f\" .sh)\";; 3) ;; *) echo \"failed undo $(basename \"$f\" .sh)\";; esac; done\n", dir, skip, orderedUndoKind)
 	}
 	// iptables: every DSTGEN and DSTGEN-<hooks> chain, the jumps to it
 	// first (-w waits for the xtables lock).
