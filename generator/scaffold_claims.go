@@ -120,6 +120,15 @@ func scoreTree(ctx context.Context, p *Profile) ([]scoredClaim, error) {
 			// comments are the contract.
 			f.tier, f.where = tierCore, "root package"
 		}
+		if f.tier == tierSource && codeExts[path.Ext(f.rel)] && !(path.Ext(f.rel) == ".go" && isGoMain(data)) {
+			if d, ok := namedAfterProject(f.rel, p.Name); ok {
+				// The library package named after the project (module
+				// …/kvstore, package kvstore/) is the project itself,
+				// whatever its name says; its command (cmd/kvstore, a main
+				// package) is not.
+				f.tier, f.where = tierCore, "core package "+d+"/"
+			}
+		}
 		for _, sen := range sentencesIn(f.rel, string(data)) {
 			if c, ok := scoreSentence(f, sen); ok {
 				out = append(out, c)
@@ -166,7 +175,7 @@ func (s *scanner) claimWalk(rel string, depth int, harness map[string]bool, file
 			}
 		case e.Type().IsRegular():
 			ext := strings.ToLower(path.Ext(name))
-			if !docExts[ext] && !(codeExts[ext] && !isTestSource(name)) || noPromiseFile(name) {
+			if !docExts[ext] && !(codeExts[ext] && !isTestSource(name)) || noPromiseFile(name) || docExts[ext] && comparisonDoc(name) {
 				continue
 			}
 			t, where := tierOf(child, docExts[ext])
@@ -230,6 +239,19 @@ func noPromiseFile(name string) bool {
 		}
 	}
 	return false
+}
+
+// comparisonDoc reports a doc page that compares the project with other
+// systems ("vs-zookeeper.md", "comparison.md"): what it says of them
+// ("they are strongly consistent") is no promise of this one.
+func comparisonDoc(name string) bool {
+	base := strings.ToUpper(name)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	base = strings.NewReplacer("-", "_", " ", "_").Replace(base)
+	return strings.HasPrefix(base, "VS_") || strings.Contains(base, "_VS_") || strings.HasSuffix(base, "_VS") ||
+		strings.HasPrefix(base, "COMPARISON") || base == "ALTERNATIVES"
 }
 
 // noPromiseDir reports directories that hold only such files, or the
@@ -327,6 +349,22 @@ func tierOf(rel string, doc bool) (claimTier, string) {
 	return tierSource, "source"
 }
 
+// namedAfterProject reports a file of the package named after the
+// project (its module's last path element, its crate or package name),
+// and that package's directory: the library that holds the project's own
+// state when it is not the root package. A package below it is its own.
+func namedAfterProject(rel, name string) (string, bool) {
+	name = strings.ToLower(name)
+	if name == "" {
+		return "", false
+	}
+	dir := path.Dir(rel)
+	if d := strings.ToLower(path.Base(dir)); dir != "." && (d == name || strings.ReplaceAll(d, "_", "-") == name) {
+		return dir, true
+	}
+	return "", false
+}
+
 // isCoreName reports a name that is a core word or made of core words
 // and others ("jetstream_cluster", "raftlog" is not: words are split on
 // '_', '-' and '.').
@@ -357,6 +395,10 @@ type sentence struct {
 	starts []int // offset in text of each paragraph line, relative to the sentence
 	doc    int   // +2 package doc, +1 doc comment, 0 prose, -1 inline comment
 	code   bool  // from a source file's comment
+	// example marks an illustration ("For example, if it is set to 5 s,
+	// …") and the "Otherwise, …" that goes on with it: what a setting
+	// would do in one case, not what the system promises.
+	example bool
 }
 
 // lineAt is the source line of offset off in the sentence.
@@ -586,15 +628,21 @@ func paragraphSentences(para []textLine, doc int) []sentence {
 	prose := maskIdioms(lowerASCII(blankLinks(blankQuoted(blankCode(text)))))
 	lines := append([]textLine(nil), para...)
 	var out []sentence
+	example := false
 	for _, sen := range sentences(text) {
 		rel := make([]int, len(starts))
 		for i, st := range starts {
 			rel[i] = st - sen[0]
 		}
-		out = append(out, sentence{text: text[sen[0]:sen[1]], prose: prose[sen[0]:sen[1]], para: prose, lines: lines, starts: rel, doc: doc})
+		lead := strings.TrimSpace(prose[sen[0]:sen[1]])
+		example = exampleRE.MatchString(lead) || example && strings.HasPrefix(lead, "otherwise")
+		out = append(out, sentence{text: text[sen[0]:sen[1]], prose: prose[sen[0]:sen[1]], para: prose, lines: lines, starts: rel, doc: doc, example: example})
 	}
 	return out
 }
+
+// exampleRE opens an illustration.
+var exampleRE = lazyre.New(`^(?:for (?:example|instance)|e\.g\.)`)
 
 // sentences returns the [start, end) offsets of the sentences of text: a
 // '.', '!' or '?' followed by a space and an upper-case letter ends one

@@ -109,6 +109,9 @@ var promiseTerms = func() []promiseTerm {
 		t("redeliver", `redeliver\w* (?:\w+ ){0,3}?(?:unacknowledged|unacked|not acknowledged)|(?:unacknowledged|unacked) (?:\w+ )?(?:are|is|will be) redelivered`, 6, kindAtLeastOnce),
 		t("redeliver", `redeliver\w*`, 2, kindAtLeastOnce),
 		t("once", `at[- ]most[- ]once`, 5, kindIdempotent),
+		// Delivery deduplicated: "prevents re-delivery of events", "never
+		// delivered twice".
+		t("deliver|duplicate", `(?:prevent\w*|no|never|without) (?:\w+ )?(?:re-?deliver\w*|duplicate (?:deliver\w*|messages?|events?))|(?:not|never) (?:be )?(?:re-?)?delivered (?:twice|again|more than once)`, 5, kindIdempotent),
 		t("idempoten", `idempoten\w*`, 4, kindIdempotent),
 		t("duplicat", `de-?duplicat\w*|duplicates? (?:are|is) (?:dropped|detected|discarded|ignored)`, 4, kindIdempotent),
 		t("lost|lose|losing|loss", `never (?:be )?(?:lost|lose|loses|losing)|(?:is|are|be) (?:never|not) lost|no (?:acknowledged |acked |committed )?(?:data|writes?|messages?|entries|events) (?:is |are |will be |can be )?lost|without (?:any )?(?:data )?loss|(?:zero|no) data loss`, 7, kindDurability),
@@ -117,11 +120,11 @@ var promiseTerms = func() []promiseTerm {
 		t("across", `(?:preserv|kept|keep|retain)\w* (?:\w+ ){0,5}?across (?:\w+ ){0,3}?(?:restarts?|crash\w*|reboots?|leader (?:changes?|elections?)|failovers?)`, 6, kindDurability),
 		t("crash", `crash[- ](?:safe\w*|consistent|recover\w*)`, 5, kindDurability),
 		t("durab", `durab\w*`, 5, kindDurability),
-		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written|persist\w*) to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written) to (?:the )?(?:disk|stable storage)|persist\w* (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
 		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
-		t("order", `total(?:ly)? order\w*`, 6, kindOrdering),
+		t("order", `total(?:ly)? order\w*|(?:cluster|system|group|network)[- ]wide order\w*|global(?:ly)? order\w*`, 6, kindOrdering),
 		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence) order\b`, 5, kindOrdering),
-		t("in order|in-order", `in[- ]order\b`, 4, kindOrdering),
+		t("order", `in[- ]order\b|in (?:the )?(?:proper|correct|right|causal|strict) order(?:ing)?\b`, 4, kindOrdering),
 		t("revision|sequence|index|version|term", `(?:increments?|increases?|advances?|bumps?) (?:the )?(?:\w+ )?(?:revision|sequence|index|version|term)s?\b|(?:higher|greater|larger|lower|smaller) (?:\w+ )?(?:revision|sequence|index|term)s?\b`, 4, kindOrdering),
 		t("monoton|strictly increasing", `monoton\w* (?:increas\w*|grow\w*)|strictly increasing`, 4, kindOrdering),
 		t("fifo|first", `fifo order\w*|first[- ]in[- ]first[- ]out`, 5, kindOrdering),
@@ -134,14 +137,17 @@ var promiseTerms = func() []promiseTerm {
 		t("order", `order(?:ed|ing)\b`, 2, kindOrdering),
 		t("within", `within \d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?)\b`, 5, kindLiveness),
 		t("elect", `elects? a (?:new )?leader|leader election|new leader is elected`, 3, kindLiveness),
-		proto("election", `(?:will|to) (?:cause|trigger|start) (?:\w+ ){0,2}?(?:new )?elections?|(?:causes|triggers|starts) (?:\w+ ){0,2}?(?:new )?elections?`, 4, kindLiveness),
+		proto("election", `(?:will|to|we) (?:cause|trigger|start|attempt|begin) (?:\w+ ){0,2}?(?:new )?elections?|(?:causes|triggers|starts|attempts|begins) (?:\w+ ){0,2}?(?:new )?elections?`, 4, kindLiveness),
 		t("progress|available", `makes? progress|remains? available|stays? available|highly available`, 3, kindLiveness),
 		t("toleran", `fault[- ]toleran\w*`, 2, kindLiveness),
 		t("eventually", `eventually`, 2, kindLiveness),
 		t("membership|cluster", `(?:cluster|group) membership|membership (?:change|view|of the cluster)s?|join(?:s|ing|ed)? (?:the|a|an) (?:existing )?cluster|form(?:s|ing)? a new cluster|(?:removed|leaves?) (?:from )?the cluster`, 3, kindMembership),
 		t("membership", `membership`, 1, kindMembership),
 		t("quorum", `(?:lose|losing|loss of|leads? to|lost) (?:the )?quorum|quorum loss|keeps? (?:a )?quorum`, 4, kindMembership),
-		proto("suspect|dead|fail|left|refut", `suspect\w* (?:\w+ ){0,8}?(?:dead|failed)\b|(?:declar\w*|mark(?:s|ed|ing)?|considered) (?:\w+ ){0,3}?(?:dead|failed|left)\b|refut\w*|detect\w* (?:\w+ ){0,2}?(?:failed|dead|failures?)\b`, 4, kindMembership),
+		proto("suspect|dead|fail|left|refut", `suspect\w* (?:\w+ ){0,8}?(?:dead|failed)\b|(?:declar\w*|mark(?:s|ed|ing)?|consider(?:ed|ing|s)?) (?:\w+ ){0,3}?(?:dead|failed|left|gone)\b|refut\w*|detect\w* (?:[\w']+ ){0,6}?(?:failed|dead|failures?)\b`, 4, kindMembership),
+		// What the protocol does with a failed node, and with a node that
+		// left when it restarts.
+		proto("failed|dead|departed|unreachable|crashed|join", `(?:remov|evict|reap|reclaim)\w* (?:a |the |any |all )?(?:failed|dead|departed|unreachable|crashed) (?:\w+ )?(?:nodes?|members?|peers?|servers?|replicas?)\b|(?:restart|reboot)\w* (?:\w+ ){0,3}?(?:re-?join\w*|join)\b|re-?join\w* (?:\w+ ){0,3}?after (?:a |the )?(?:leav\w*|restart\w*|reboot\w*)`, 4, kindMembership),
 		proto("participate|considered|count", `(?:won't|will not|does not|doesn't|never|not) (?:\w+ ){0,2}?(?:participate in|considered for|counts? (?:toward|towards|for)) (?:\w+ ){0,3}?(?:elections?|commit\w*|quorum|votes?)`, 4, kindMembership),
 		t("p9|p50|latency|throughput|/s", `p9\d(?:\.\d+)?|p50|latency|throughput|\d+ ?k? ?(?:ops|operations|requests|msgs|messages)/s(?:ec)?`, 2, kindPerformance),
 		t("rolling|downtime|compatib", `rolling (?:restart|upgrade)s?|zero[- ]downtime|without downtime|backwards?[- ]compatib\w*`, 3, kindOperational),
@@ -176,9 +182,9 @@ var boosters = []signal{
 	sig("never", `never`, 2, "never", true),
 	sig("always", `always`, 1, "always", true),
 	sig("ensure", `ensures? that`, 1, "ensures that", false),
-	sig("achieve|ensure|preserve|maintain", `(?:to|so as to) (?:achieve|ensure|preserve|maintain)\b`, 1, "a stated purpose", true),
+	sig("achieve|ensure|preserve|maintain|prevent|guard", `(?:to|so as to) (?:achieve|ensure|preserve|maintain|prevent|guard against)\b`, 1, "a stated purpose", true),
 	sig("returns", `(?:once|after|when) (?:\w+ ){0,5}?returns`, 2, "once it returns", true),
-	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b|in an? (?:\w+ )?(?:durable|consistent|atomic|linearizable|serializable|crash-safe|idempotent) (?:manner|fashion|way)`, 2, "states a property", true),
+	sig("is |are |be |remain|stay", `(?:is|are|be|remains?|stays?)\s+(?:\w+\s+)?(?:linearizable|durable|serializable|consistent|idempotent|atomic|ordered|fsynced|persisted|delivered|committed|guaranteed|lost|isolated|preserved|applied)\b|in an? (?:\w+ )?(?:durable|consistent|atomic|linearizable|serializable|crash-safe|idempotent) (?:manner|fashion|way)|(?:is|are|be) (?:\w+ )?(?:sent|delivered|applied|fired|emitted|dispatched|processed|received) (?:\S+ ){0,4}?in (?:the )?(?:\w+ )?order`, 2, "states a property", true),
 	sig("will", `will (?:always |never |not )?(?:be|see|return|observe|receive|survive|deliver|apply)`, 1, "will", false),
 	sig("by default", `by default`, 1, "by default", false),
 	sig("reliabl", `reliabl[ey]`, 1, "reliably", true),
@@ -224,16 +230,43 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
+	sig("guarantee|not|n't|without|written|saved", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
-	sig("custom|configur|tunable|option|setting|flag|enable|disable", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?`, -3, "a setting", false),
+	sig("custom|configur|tunable|option|setting|flag|enable|disable|set to", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?|(?:is|are|be|was) set to\b`, -3, "a setting", false),
 	sig("caller|responsib|must", `caller(?:'s)? (?:must|should|responsibility)|(?:you|users?|clients?|applications?|quer(?:y|ies)) (?:\w+ )?must\b|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
-	sig("used|test|debug|helper", `(?:re)?used (?:to|for|by|in|with)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
+	sig("used|test|debug|helper|useful", `(?:re)?used (?:to|for|by|in|with)|useful (?:to|for)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
-	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called", implementationExpr, -2, "implementation words", false),
+	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called|cas|swap", implementationExpr, -2, "implementation words", false),
 }
+
+// lossRE states that something is lost ("will be lost upon restart");
+// neverLostTerm is the index of the promise term that says it is not.
+var (
+	lossRE        = wordRE(`(?:will|would|can|could|may|might) be lost|(?:is|are|gets?) lost (?:on|upon|after|when|if|during|at)\b`)
+	neverLostTerm = func() int {
+		for i, t := range promiseTerms {
+			if t.kind == kindDurability {
+				return i // the first, strongest: "never lost"
+			}
+		}
+		panic("no durability term")
+	}()
+)
+
+// timeBoundRE names a time that ends before something: "the amount of
+// time to reconnect before giving up", "the time without a leader before
+// an election".
+var timeBoundRE = wordRE(`(?:amount of time|the time|the duration|how long|the timeout|the period|the interval)\b(?:\s+\S+){0,14}?\s+before\b`)
+
+// usedForRE is "used to" or "used for": a promise phrase right after it,
+// or after one verb ("used to prevent …"), is what the thing is for;
+// notUsedRE ends the words before a denial ("can not be used to …").
+var (
+	usedForRE = wordRE(`used (?:to|for) `)
+	notUsedRE = lazyre.New(`(?:\bnot|\bnever|n't) (?:be )?$`)
+)
 
 // ruleAfterRE follows a "may not" that forbids: "may not be created
 // until the prior one commits".
@@ -254,7 +287,7 @@ var (
 )
 
 // implementationExpr are the words of an implementation note.
-const implementationExpr = `goroutines?|threads?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held`
+const implementationExpr = `goroutines?|threads?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held|lock[- ]free|compare[- ]and[- ]swap|cas\b`
 
 // implementationRE finds them in a comment paragraph.
 var implementationRE = wordRE(implementationExpr)
@@ -303,10 +336,10 @@ var (
 
 // idiomRE are phrases that only look like promises: "in order to",
 // "lock ordering", "JSON-serializable", "durable consumer" (a name).
-var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive`)
+var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive|(?:amount of time|how long|time(?:out)?|duration|deadline) to wait\b`)
 
 // idiomHints are literals every idiom contains.
-var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive"}
+var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive", "wait"}
 
 // maskIdioms blanks those phrases in lowered text, keeping offsets.
 func maskIdioms(s string) string {
@@ -449,6 +482,10 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// A non-guarantee ("no guarantee", "is not durable") names the
 	// property to deny it: its promise words do not count.
 	negated := hasHint(prose, penalties[0].hints) && penalties[0].re.MatchString(prose)
+	// "… will be lost upon restart" states a loss: a denial too, unless
+	// the sentence says it is never lost.
+	lossStated := strings.Contains(prose, "lost") && lossRE.MatchString(prose) && termAt(promiseTerms[neverLostTerm], prose, s.text) == nil
+	negated = negated || lossStated
 	// A protocol property states what the system does by itself.
 	form, refused, strong, planOrHedge := term.protocol, false, false, false
 	for _, b := range boosters {
@@ -463,6 +500,26 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			strong = strong || b.name == refusal.name || b.name == "guarantee" || b.name == "promise" || b.name == "a quoted rule"
 		}
 	}
+	// "used to prevent re-delivery", "used for cluster-wide ordering": the
+	// promise is what the thing is for, a stated purpose, not a note on use.
+	usedFor := -1
+	for _, l := range usedForRE.FindAllStringIndex(prose, -1) {
+		if l[1] <= loc[0] && len(strings.Fields(prose[l[1]:loc[0]])) <= 1 && !notUsedRE.MatchString(prose[:l[0]]) {
+			usedFor = l[0]
+			if !strings.Contains(strings.Join(why, " "), "a stated purpose") {
+				add(1, fmt.Sprintf("%q a stated purpose", strings.TrimSpace(prose[l[0]:loc[1]])))
+			}
+			form = true
+			break
+		}
+	}
+	// "X is the amount of time … before it is declared dead": a setting
+	// that bounds a protocol step states the bound, no definition.
+	timeBound := false
+	if l := timeBoundRE.FindStringIndex(prose); l != nil && term.protocol && l[1] <= loc[0] {
+		add(2, fmt.Sprintf("%q a named time bound", prose[l[0]:l[1]]))
+		timeBound, form = true, true
+	}
 	if !form && strength <= 3 {
 		add(-2, "no promise words")
 	}
@@ -476,6 +533,15 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if l := docIdiomRE.FindStringIndex(prose); l != nil && s.doc >= 1 && s.code && (form || strength >= 4) {
 		penProse = strings.Repeat(" ", l[1]) + prose[l[1]:]
 		why = append(why, fmt.Sprintf("%q the doc idiom +0", strings.TrimSpace(prose[:l[1]])))
+	}
+	if usedFor >= 0 {
+		penProse = penProse[:usedFor] + strings.Repeat(" ", loc[0]-usedFor) + penProse[loc[0]:]
+	}
+	if lossStated {
+		add(-6, "states a loss")
+	}
+	if s.example {
+		add(-3, "an example")
 	}
 	if obligationRE.MatchString(s.text) || implementerRE.MatchString(prose) {
 		add(-6, "an obligation on an implementer")
@@ -510,7 +576,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	switch {
 	case imperativeRE.MatchString(lead):
 		add(-2, "an instruction")
-	case strength < 6 && definesRE.MatchString(lead):
+	case strength < 6 && !timeBound && definesRE.MatchString(lead):
 		add(-2, "defines a thing")
 	case !form && strength < 6 && describesRE.MatchString(lead):
 		add(-1, "describes a function")
