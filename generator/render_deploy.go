@@ -445,6 +445,9 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 			break
 		}
 	}
+	if m.DriverDir == "" {
+		fillContractDriver(m, p)
+	}
 	if pl == nil {
 		return
 	}
@@ -457,6 +460,28 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 			m.BenchModel, m.BenchChecker, m.BenchModelWhy = "kv", "linearizability", sc.ID+" §7.M (per-key "+sc.M.Model+", "+sc.M.Checker+")"
 			return
 		}
+	}
+}
+
+// fillContractDriver takes, when no docs line runs a driver, the first Go
+// main package the scan found that is built on dstgen's driver package:
+// what `dstgen driver new` writes, often as a module of its own in a
+// repository that is no Go module (a deployment repo). Such a driver reads
+// the SUT's hosts from DSTGEN_SUT_HOSTS, so its benchmark command is the
+// uploaded binary alone.
+func fillContractDriver(m *model, p *Profile) {
+	for _, a := range p.Artifacts {
+		if a.GoPackage == "" || !contractDriver(filepath.Join(p.Root, filepath.FromSlash(a.GoPackage))) {
+			continue
+		}
+		dir := path.Clean(a.GoPackage)
+		m.DriverDir = path.Join(m.SUTRel, dir)
+		m.DriverWhy = a.File + " (a Go main package on github.com/dstgen/dstgen/driver)"
+		if strings.HasPrefix(m.BenchCommand, "TODO(") {
+			m.BenchCommand = "{{ .Host.Workdir }}/bin/" + path.Base(dir)
+			m.TODOs = dropTODO(m.TODOs, "benchmark.command", "test.workload_command")
+		}
+		return
 	}
 }
 
