@@ -115,3 +115,27 @@ func TestInitFindsADriverNewSkeleton(t *testing.T) {
 		})
 	}
 }
+
+// A docs line that asks the SUT itself whether it answers is its health
+// command, with the docs' example address (alone or with a port) made
+// this host's; the service manager's lines are not.
+func TestHealthCommandFromDocs(t *testing.T) {
+	const a = "{{ .Host.Address }}"
+	for _, c := range []struct{ line, want string }{
+		{"redis-cli -h 10.0.0.1 ping", "redis-cli -h " + a + " ping"},
+		{"mysqladmin -h 192.0.2.7 ping", "mysqladmin -h " + a + " ping"},
+		{"pg_isready -h 10.0.0.1 -p 5432", "pg_isready -h " + a + " -p 5432"},
+		{"etcdctl --endpoints 10.0.0.1:2379,10.0.0.2:2379 endpoint health", "etcdctl --endpoints " + a + ":2379 endpoint health"},
+		{"redis-cli -h 127.0.0.1 ping", "redis-cli -h 127.0.0.1 ping"},
+		{"systemctl status redis", ""},
+		{"redis-cli -h 10.0.0.2 info replication", ""},
+	} {
+		got := ""
+		if isHealthCommand(c.line) {
+			got = hostAddresses(c.line, a)
+		}
+		if got != c.want {
+			t.Errorf("%q: health %q, want %q", c.line, got, c.want)
+		}
+	}
+}
