@@ -393,7 +393,7 @@ func evidenceTexts(u *unit) (oracle, landing string) {
 			most := 0
 			for _, res := range lr.results {
 				most = max(most, res.OpsConsumed)
-				anomalies += len(res.Anomalies)
+				anomalies += res.AnomalyCount()
 				for _, t := range res.Thresholds {
 					bounds = append(bounds, res.Checker+" "+t)
 				}

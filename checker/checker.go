@@ -88,15 +88,33 @@ type Anomaly struct {
 	// unknown), so a reviewer can tell an anomaly under fault from one
 	// without.
 	FaultEpoch string `json:"fault_epoch,omitempty"`
+	// Count is, for the entry of kind "more" that ends a capped list, how
+	// many anomalies it stands for; 0 for an anomaly of its own.
+	Count int `json:"count,omitempty"`
+}
+
+// AnomalyCount is how many anomalies the checker found: the listed ones
+// plus those a capped list summarises in its "more" entry, which is no
+// anomaly of its own.
+func (r Result) AnomalyCount() int {
+	n := 0
+	for _, a := range r.Anomalies {
+		if a.Kind == "more" && a.Count > 0 {
+			n += a.Count
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // Evidence renders the execution-evidence sentence of
 // docs/history-and-checkers.md §5, e.g.
 // "4217 ops consumed, 0 anomalies".
 func (r Result) Evidence() string {
-	word := "anomalies"
-	if len(r.Anomalies) == 1 {
+	n, word := r.AnomalyCount(), "anomalies"
+	if n == 1 {
 		word = "anomaly"
 	}
-	return fmt.Sprintf("%d ops consumed, %d %s", r.OpsConsumed, len(r.Anomalies), word)
+	return fmt.Sprintf("%d ops consumed, %d %s", r.OpsConsumed, n, word)
 }

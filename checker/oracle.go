@@ -63,7 +63,7 @@ func (a *anomalies) add(x Anomaly) {
 
 func (a *anomalies) done() []Anomaly {
 	if a.dropped > 0 {
-		a.list = append(a.list, Anomaly{Kind: "more", Message: fmt.Sprintf("%d more anomalies not listed", a.dropped)})
+		a.list = append(a.list, Anomaly{Kind: "more", Count: a.dropped, Message: fmt.Sprintf("%d more anomalies not listed", a.dropped)})
 	}
 	return a.list
 }

@@ -637,3 +637,23 @@ func TestSLORecovery(t *testing.T) {
 		})
 	}
 }
+
+// A capped anomaly list still counts every anomaly: the evidence sentence
+// of 150 lost acks says 150, not the 100 listed plus the entry that
+// summarises the rest.
+func TestEvidenceCountsAnomaliesBeyondTheCap(t *testing.T) {
+	for _, n := range []int{1, maxAnomalies, maxAnomalies + 50} {
+		var rows []string
+		for i := range n {
+			rows = append(rows, fmt.Sprintf("c1 %d %d write k%d %d _", 2*i+1, 2*i+2, i, i))
+		}
+		res := checkNoLostAck(context.Background(), h(t, rows...), &FinalState{Keys: map[string]json.RawMessage{}})
+		word := "anomalies"
+		if n == 1 {
+			word = "anomaly"
+		}
+		if got, want := res.Evidence(), fmt.Sprintf("%d ops consumed, %d %s", n, n, word); got != want {
+			t.Errorf("%d lost acks: evidence %q, want %q", n, got, want)
+		}
+	}
+}

@@ -54,6 +54,8 @@ var (
 	// hostPortListRE matches a comma list of host:port items (example
 	// addresses in docs: 10.0.0.1:2379,10.0.0.2:2379 or 127.0.0.1:2379).
 	hostPortListRE = lazyre.New(`^(https?://)?[A-Za-z0-9.-]+:(\d+)(,(https?://)?[A-Za-z0-9.-]+:\d+)*$`)
+	// bareIPv4RE is an address given alone (redis-cli -h 10.0.0.1 ping).
+	bareIPv4RE = lazyre.New(`^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$`)
 )
 
 // configDataDir is the literal data dir a config file sets, "" when it
@@ -371,15 +373,16 @@ func artifactOf(m *model, s *sutModel, a artifactModel) string {
 }
 
 // isHealthCommand reports whether a deploy-doc line asks the SUT whether
-// it is healthy (etcdctl endpoint health, curl …/health, kvnode -check),
-// rather than the service manager.
+// it is healthy (etcdctl endpoint health, curl …/health, kvnode -check,
+// redis-cli -h ADDR ping, mysqladmin ping, pg_isready), rather than the
+// service manager.
 func isHealthCommand(c string) bool {
 	f := strings.Fields(c)
 	if len(f) == 0 || strings.Contains(c, "systemctl") || strings.Contains(c, "journalctl") {
 		return false
 	}
 	for _, w := range f {
-		if w == "health" || w == "-check" || w == "--check" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
+		if w == "health" || w == "ping" || w == "-check" || w == "--check" || path.Base(w) == "pg_isready" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
 			return true
 		}
 	}
@@ -387,12 +390,15 @@ func isHealthCommand(c string) bool {
 }
 
 // hostAddresses replaces every host:port list in c by one host:port whose
-// host is addr (a template expression) and whose port is the first item's.
+// host is addr (a template expression) and whose port is the first item's,
+// and every IPv4 address given alone but loopback by addr.
 func hostAddresses(c, addr string) string {
 	words := strings.Fields(c)
 	for i, w := range words {
 		if mm := hostPortListRE.FindStringSubmatch(w); mm != nil {
 			words[i] = mm[1] + addr + ":" + mm[2]
+		} else if bareIPv4RE.MatchString(w) && !strings.HasPrefix(w, "127.") {
+			words[i] = addr
 		}
 	}
 	return strings.Join(words, " ")
@@ -445,6 +451,9 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 			break
 		}
 	}
+	if m.DriverDir == "" {
+		fillContractDriver(m, p)
+	}
 	if pl == nil {
 		return
 	}
@@ -457,6 +466,28 @@ func fillDriver(m *model, p *Profile, pl *plan.Plan) {
 			m.BenchModel, m.BenchChecker, m.BenchModelWhy = "kv", "linearizability", sc.ID+" §7.M (per-key "+sc.M.Model+", "+sc.M.Checker+")"
 			return
 		}
+	}
+}
+
+// fillContractDriver takes, when no docs line runs a driver, the first Go
+// main package the scan found that is built on dstgen's driver package:
+// what `dstgen driver new` writes, often as a module of its own in a
+// repository that is no Go module (a deployment repo). Such a driver reads
+// the SUT's hosts from DSTGEN_SUT_HOSTS, so its benchmark command is the
+// uploaded binary alone.
+func fillContractDriver(m *model, p *Profile) {
+	for _, a := range p.Artifacts {
+		if a.GoPackage == "" || !contractDriver(filepath.Join(p.Root, filepath.FromSlash(a.GoPackage))) {
+			continue
+		}
+		dir := path.Clean(a.GoPackage)
+		m.DriverDir = path.Join(m.SUTRel, dir)
+		m.DriverWhy = a.File + " (a Go main package on github.com/dstgen/dstgen/driver)"
+		if strings.HasPrefix(m.BenchCommand, "TODO(") {
+			m.BenchCommand = "{{ .Host.Workdir }}/bin/" + path.Base(dir)
+			m.TODOs = dropTODO(m.TODOs, "benchmark.command", "test.workload_command")
+		}
+		return
 	}
 }
 

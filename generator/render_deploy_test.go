@@ -3,7 +3,10 @@ package generator
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // A docs line's flags that the driver contract's variables give already
@@ -56,5 +59,83 @@ func TestScanSUTInsideALargerModule(t *testing.T) {
 	}
 	if p.Name == "big" {
 		t.Errorf("the enclosing module named the SUT: project %q", p.Name)
+	}
+}
+
+// A driver `dstgen driver new` wrote as a module of its own, in a SUT tree
+// that is no Go module and whose docs never `go run` it, is the driver
+// deploy uploads and the benchmark runs; a main package that is not on
+// the driver package is not.
+func TestInitFindsADriverNewSkeleton(t *testing.T) {
+	skel, err := DriverSkeleton("go", "load", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name                  string
+		files                 map[string][]byte
+		wantDriver, wantBench string
+	}{
+		{"driver new skeleton", map[string][]byte{"load/go.mod": skel["go.mod"], "load/main.go": skel["main.go"]},
+			"load", "{{ .Host.Workdir }}/bin/load"},
+		{"a main package of another kind", map[string][]byte{"tool/go.mod": []byte("module tool\n\ngo 1.26\n"), "tool/main.go": []byte("package main\n\nfunc main() {}\n")},
+			"", "TODO("},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sut := t.TempDir()
+			c.files["README.md"] = []byte("# svc\n\n## Install\n\n```sh\nsudo apt-get install -y svc\n```\n")
+			for name, data := range c.files {
+				p := filepath.Join(sut, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "testing")
+			mustInit(t, InitOptions{SUT: sut, Out: out, Yes: true})
+			data, err := os.ReadFile(filepath.Join(out, "env.example.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Benchmark struct{ Command, Driver string } `yaml:"benchmark"`
+			}
+			if err := yaml.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if filepath.Base(doc.Benchmark.Driver) != c.wantDriver && !(c.wantDriver == "" && doc.Benchmark.Driver == "") {
+				t.Errorf("benchmark.driver %q, want a path ending in %q", doc.Benchmark.Driver, c.wantDriver)
+			}
+			if !strings.HasPrefix(doc.Benchmark.Command, c.wantBench) {
+				t.Errorf("benchmark.command %q, want %q…", doc.Benchmark.Command, c.wantBench)
+			}
+		})
+	}
+}
+
+// A docs line that asks the SUT itself whether it answers is its health
+// command, with the docs' example address (alone or with a port) made
+// this host's; the service manager's lines are not.
+func TestHealthCommandFromDocs(t *testing.T) {
+	const a = "{{ .Host.Address }}"
+	for _, c := range []struct{ line, want string }{
+		{"redis-cli -h 10.0.0.1 ping", "redis-cli -h " + a + " ping"},
+		{"mysqladmin -h 192.0.2.7 ping", "mysqladmin -h " + a + " ping"},
+		{"pg_isready -h 10.0.0.1 -p 5432", "pg_isready -h " + a + " -p 5432"},
+		{"etcdctl --endpoints 10.0.0.1:2379,10.0.0.2:2379 endpoint health", "etcdctl --endpoints " + a + ":2379 endpoint health"},
+		{"redis-cli -h 127.0.0.1 ping", "redis-cli -h 127.0.0.1 ping"},
+		{"systemctl status redis", ""},
+		{"redis-cli -h 10.0.0.2 info replication", ""},
+	} {
+		got := ""
+		if isHealthCommand(c.line) {
+			got = hostAddresses(c.line, a)
+		}
+		if got != c.want {
+			t.Errorf("%q: health %q, want %q", c.line, got, c.want)
+		}
 	}
 }
