@@ -381,8 +381,9 @@ func isHealthCommand(c string) bool {
 	if len(f) == 0 || strings.Contains(c, "systemctl") || strings.Contains(c, "journalctl") {
 		return false
 	}
-	for _, w := range f {
-		if w == "health" || w == "ping" || w == "-check" || w == "--check" || path.Base(w) == "pg_isready" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
+	for i, w := range f {
+		// ping as a subcommand asks the SUT; ping(8) itself asks the network.
+		if w == "health" || (w == "ping" && i > 0) || w == "-check" || w == "--check" || path.Base(w) == "pg_isready" || strings.HasSuffix(w, "/health") || strings.HasSuffix(w, "/healthz") {
 			return true
 		}
 	}

@@ -128,6 +128,7 @@ func TestHealthCommandFromDocs(t *testing.T) {
 		{"etcdctl --endpoints 10.0.0.1:2379,10.0.0.2:2379 endpoint health", "etcdctl --endpoints " + a + ":2379 endpoint health"},
 		{"redis-cli -h 127.0.0.1 ping", "redis-cli -h 127.0.0.1 ping"},
 		{"systemctl status redis", ""},
+		{"ping -c 1 10.0.0.2", ""},
 		{"redis-cli -h 10.0.0.2 info replication", ""},
 	} {
 		got := ""
