@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -260,6 +261,7 @@ func newModel(in RenderInput) model {
 	}
 	m.Hosts, m.BenchHost = hostsFor(p, in.Plan)
 	applyAnswers(&m, p.Questions)
+	unknownRoleTargets(&m)
 	fillSUT(&m, p, in.Plan)
 	wireScenarios(&m, in.Plan, p.Root)
 	return m
@@ -383,6 +385,34 @@ func templateRole(p *Profile) (role, source string) {
 		}
 	}
 	return role, source
+}
+
+// unknownRoleTargets turns a fault target "role:X" that no host of
+// env.example.yml carries into a TODO: targetsOf reads "the X" as a role
+// ("restart the gateway"), and prose such as "from the other members" or
+// "the primary h1" would otherwise become role:other or role:primary,
+// which no host has, with nothing said until the run.
+func unknownRoleTargets(m *model) {
+	var roles []string
+	for _, h := range m.Hosts {
+		for _, r := range h.Roles {
+			if !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
+		}
+	}
+	for i := range m.Scenarios {
+		sc := &m.Scenarios[i]
+		for j := range sc.Faults {
+			f := &sc.Faults[j]
+			r, ok := strings.CutPrefix(f.Targets, "role:")
+			if !ok || slices.Contains(roles, r) {
+				continue
+			}
+			f.Targets = fmt.Sprintf("TODO(%s.faults[%d].targets): the plan's Faults text reads as role %q, which no host has (roles: %s); name a host, role:R, leader, random, one, minority, majority or all",
+				sc.ID, j, r, strings.Join(roles, ", "))
+		}
+	}
 }
 
 // sutRole is the role of the hosts that run the SUT: the one its templates

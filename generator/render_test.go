@@ -377,3 +377,25 @@ func TestScenarioHintsUncomment(t *testing.T) {
 		t.Errorf("fault hints not read: %+v", f)
 	}
 }
+
+// A fault target read as a role no host carries ("from the other
+// members" → role:other) is a TODO naming the roles there are, not a
+// target that fails only at the run; a role the hosts carry stays.
+func TestUnknownRoleTargetIsATODO(t *testing.T) {
+	m := model{
+		Hosts: []hostModel{{Name: "redis-1", Roles: []string{"redis"}}, {Name: "client-1", Roles: []string{"client"}}},
+		Scenarios: []scenarioModel{{ID: "S1", Faults: []scenarios.Fault{
+			{Nemesis: "partition-full", Targets: targetsOf("partition-full of replica h2 from the other members")},
+			{Nemesis: "kill-9", Targets: targetsOf("restart the redis process")},
+			{Nemesis: "kill-9", Targets: "leader"},
+		}}},
+	}
+	unknownRoleTargets(&m)
+	got := m.Scenarios[0].Faults
+	if !strings.HasPrefix(got[0].Targets, "TODO(S1.faults[0].targets)") || !strings.Contains(got[0].Targets, `"other"`) || !strings.Contains(got[0].Targets, "roles: redis, client") {
+		t.Errorf("role:other target became %q, want a TODO naming the roles", got[0].Targets)
+	}
+	if got[1].Targets != "role:redis" || got[2].Targets != "leader" {
+		t.Errorf("known targets changed: %q, %q", got[1].Targets, got[2].Targets)
+	}
+}
