@@ -112,6 +112,14 @@ func scenarioFor(s plan.Scenario) scenarioModel {
 	}
 	sm.Faults = faultsFor(s.ID, s.Faults, nemText)
 	sm.Landing = landingFor(s.ID, nemText, sm.Faults)
+	if l := metricLanding(sm.Landing); l != nil {
+		for i := range sm.Faults {
+			if sm.Faults[i].Landing == nil {
+				c := *l
+				sm.Faults[i].Landing = &c
+			}
+		}
+	}
 	if s.M != nil {
 		sm.Model = orTODO(s.M.Model, s.ID+".oracle.model", "§7.M names no model")
 		sm.Checker = orTODO(s.M.Checker, s.ID+".oracle.checker", "§7.M names no checker")
@@ -546,6 +554,40 @@ func landingFor(id, mNemesis string, faults []scenarios.Fault) []string {
 		out = append(out, fmt.Sprintf("TODO(%s.landing_signals): name the injector and victim signals that prove each fault landed", id))
 	}
 	return out
+}
+
+// metricSignalRE is a landing signal that names, in backticks, a command
+// printing one number and the way it moves: "`redis-cli … | sed …` on the
+// replica rises". The command is read before the injection and within the
+// window (docs/scenarios-yml.md §3.10, docs/plan-format.md §7).
+var metricSignalRE = lazyre.New("`([^`]+)`[^`]*?\\b(rises|rise|increments|increases|grows|falls|drops|decreases|changes)\\b")
+
+// metricLanding is the victim-side metric the §7.M evidence names, the
+// first signal of that shape; nil when none does, or when the command is
+// what a named field is read from. Injector-side signals
+// (a DROP counter, a pid) are the nemesis's own and never a command.
+func metricLanding(signals []string) *scenarios.Landing {
+	for _, sig := range signals {
+		loc := metricSignalRE.FindStringSubmatchIndex(sig)
+		// "field of `cmd` rises" names a part of the command's output,
+		// not a command that prints the number.
+		if loc == nil || strings.HasSuffix(strings.ToLower(strings.TrimSpace(sig[:loc[0]])), " of") {
+			continue
+		}
+		m := []string{sig[loc[0]:loc[1]], sig[loc[2]:loc[3]], sig[loc[4]:loc[5]]}
+		if strings.TrimSpace(m[1]) == "" {
+			continue
+		}
+		expect := "rise"
+		switch m[2] {
+		case "falls", "drops", "decreases":
+			expect = "fall"
+		case "changes":
+			expect = "change"
+		}
+		return &scenarios.Landing{Metric: strings.TrimSpace(m[1]), Expect: expect}
+	}
+	return nil
 }
 
 // PlanNemeses are the nemesis ids `dstgen init` reads from a plan

@@ -399,3 +399,32 @@ func TestUnknownRoleTargetIsATODO(t *testing.T) {
 		t.Errorf("known targets changed: %q, %q", got[1].Targets, got[2].Targets)
 	}
 }
+
+// A §7.M signal that names a command printing one number and how it
+// moves becomes each fault's landing metric; a field of a command's
+// output, a signal with no direction, or none at all leaves the default.
+func TestMetricLandingFromPlanEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		signal, metric, expect string
+	}{
+		{"`redis-cli info replication | sed -n 's/^master_last_io_seconds_ago://p'` on the replica rises", "redis-cli info replication | sed -n 's/^master_last_io_seconds_ago://p'", "rise"},
+		{"`cat /proc/loadavg | cut -d' ' -f1` falls after the heal", "cat /proc/loadavg | cut -d' ' -f1", "fall"},
+		{"`etcdctl get --print-value-only epoch` changes", "etcdctl get --print-value-only epoch", "change"},
+		{"master_last_io_seconds_ago of `redis-cli info replication` on h2 rises", "", ""},
+		{"(or `etcdctl endpoint status` names a different leader)", "", ""},
+		{"DROP counter on h2 rises from 0", "", ""},
+	} {
+		l := metricLanding([]string{tc.signal})
+		switch {
+		case tc.metric == "" && l != nil:
+			t.Errorf("%q: landing %+v, want none", tc.signal, *l)
+		case tc.metric != "" && (l == nil || l.Metric != tc.metric || l.Expect != tc.expect):
+			t.Errorf("%q: landing %+v, want metric %q expect %s", tc.signal, l, tc.metric, tc.expect)
+		}
+	}
+	sm := scenarioFor(plan.Scenario{ID: "S1", Faults: "partition-full of a random member at T+10s for 10s",
+		M: &plan.ModelBlock{Nemesis: "partition-full via iptables; evidence = DROP counter rises AND `redis-cli info replication | sed -n 's/^master_last_io_seconds_ago://p'` rises"}})
+	if len(sm.Faults) != 1 || sm.Faults[0].Landing == nil || sm.Faults[0].Landing.Expect != "rise" {
+		t.Errorf("scenario faults %+v: want the plan's metric as the fault's landing", sm.Faults)
+	}
+}
