@@ -91,6 +91,38 @@ func TestDriverNewBuildsAndVets(t *testing.T) {
 	if data, err := os.ReadFile(hist); err != nil || !strings.Contains(string(data), `"key":"dstgen/r1/k`) || !strings.Contains(string(data), `"node_seen":"127.0.0.1:1"`) {
 		t.Errorf("history: %v\n%s", err, data)
 	}
+
+	// With its two client calls filled in (here, a map in the process),
+	// the skeleton's final-state dump holds what was written, per host.
+	src := strings.Replace(string(main), "// TODO: read key from endpoint with the SUT's client library.\n\treturn nil, driver.Fail(\"not-implemented\")",
+		"if v, ok := memStore.Load(key); ok {\n\t\treturn v, nil\n\t}\n\treturn nil, nil", 1)
+	src = strings.Replace(src, "// TODO: write v to key on endpoint with the SUT's client library.\n\treturn driver.Fail(\"not-implemented\")",
+		"memStore.Store(key, v)\n\treturn nil", 1)
+	if strings.Count(src, "memStore") != 2 {
+		t.Fatalf("the skeleton's get and put no longer read as this test fills them:\n%s", main)
+	}
+	filled := filepath.Join(mod, "cmd", "filled")
+	if err := os.MkdirAll(filled, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"main.go": src, "store.go": "package main\n\nimport \"sync\"\n\nvar memStore sync.Map\n"} {
+		if err := os.WriteFile(filepath.Join(filled, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := goIn(t, mod, "build", "-o", bin, "./cmd/filled"); err != nil {
+		t.Fatalf("go build of the filled skeleton: %v\n%s", err, out)
+	}
+	final := filepath.Join(t.TempDir(), "final.json")
+	cmd = exec.Command(bin, "-port", "1", "-ops", "40", "-final", final)
+	cmd.Env = append(os.Environ(), "DSTGEN_SUT_HOSTS=127.0.0.1", "DSTGEN_HISTORY="+hist, "DSTGEN_RUN_ID=r1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the filled skeleton: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(final)
+	if err != nil || !strings.Contains(string(data), `"keys":{"dstgen/r1/k`) || !strings.Contains(string(data), `"replicas":{"127.0.0.1:1":{"dstgen/r1/k`) {
+		t.Errorf("final state of the filled skeleton: %v\n%s", err, data)
+	}
 }
 
 // Outside any module driver new writes a go.mod too; a dstgen built from a
