@@ -226,8 +226,16 @@ func (p *Pool) conn(ctx context.Context, h env.Host) (c *conn, fresh bool, err e
 	return c, true, nil
 }
 
-// drop closes c so that the next caller for its host redials.
+// drop closes c, which failed under its caller, so that the next caller
+// for its host redials. A holder connection that failed means the holder
+// went away or lost its upstream, so later dials of this Pool go direct:
+// decided here, because watch, which decides it for a connection that ends
+// on its own, sees this close as ours and would not (TestHolderKilledMidCall
+// under -race started a new holder instead).
 func (p *Pool) drop(c *conn) {
+	if c.viaHolder {
+		p.holderOff.Store(true)
+	}
 	c.close()
 }
 
