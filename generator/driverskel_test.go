@@ -46,7 +46,7 @@ func TestDriverSkeleton(t *testing.T) {
 				t.Errorf("go.mod %q, want %q", got, c.goMod)
 			}
 			main := string(files["main.go"])
-			for _, want := range []string{`cfg.Name = "` + c.driver + `"`, "driver.Main(&workload{})", "// TODO: read op.Key", "// TODO: write op.Input"} {
+			for _, want := range []string{`cfg.Name = "` + c.driver + `"`, "driver.Main(&workload{})", "// TODO: read key from endpoint", "// TODO: write v to key on endpoint", "func (w *workload) WriteFinal("} {
 				if !strings.Contains(main, want) {
 					t.Errorf("main.go lacks %q", want)
 				}
