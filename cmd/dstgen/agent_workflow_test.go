@@ -674,10 +674,17 @@ func startDemoStay(ctx context.Context, t *testing.T, bin, dir string) (map[stri
 	}
 	var rest bytes.Buffer
 	done := make(chan error, 1)
+	// drained is closed once the reader started below has written the
+	// last line into rest; nil until it starts (a read of rest before
+	// then would race with its writes, as go test -race showed).
+	var drained chan struct{}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case err := <-done:
+			if drained != nil {
+				<-drained
+			}
 			if err != nil {
 				t.Errorf("dstgen demo --stay after SIGINT: %v\n%s", err, errb.String())
 			}
@@ -717,12 +724,14 @@ func startDemoStay(ctx context.Context, t *testing.T, bin, dir string) (map[stri
 			}
 			if ready != nil && len(hint) >= 2 {
 				// Keep reading (the cleanup line), so the pipe never fills.
+				t.Logf("dstgen demo --stay:\n%s", rest.String())
+				drained = make(chan struct{})
 				go func() {
+					defer close(drained)
 					for l := range lines {
 						rest.WriteString(l + "\n")
 					}
 				}()
-				t.Logf("dstgen demo --stay:\n%s", rest.String())
 				return ready, hint
 			}
 		case <-wait.C:
