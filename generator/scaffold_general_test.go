@@ -110,15 +110,7 @@ func (tc claimCase) check(t *testing.T) {
 		files[k] = v
 	}
 	dir := namedTree(t, "recall", files)
-	ctx := context.Background()
-	p, err := Scan(ctx, dir, ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims, _, err := FindClaims(ctx, p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, claims := claimsOf(t, dir)
 	got, own := map[string]string{}, map[string]bool{}
 	for _, c := range claims {
 		got[c.Source], own[c.Source] = c.Category, true
@@ -143,7 +135,7 @@ func (tc claimCase) check(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		all, _ := scoreTree(ctx, p)
+		all, _ := scoreTree(context.Background(), p)
 		for _, c := range all {
 			t.Logf("scored %s %d %s %q %v", c.c.Source, c.c.Score, c.c.Kind, c.c.Text, c.c.Why)
 		}

@@ -224,15 +224,7 @@ func TestClaimsCapPerFileAndMerge(t *testing.T) {
 		"raft/log.go":         "package raft\n\n// An entry is committed only once a majority has fsynced it, so a\n// committed entry is never lost.\nfunc commit() {}\n",
 		"replication/copy.go": "package replication\n\n// Followers apply committed entries in log order, so every member\n// applies the same sequence of writes.\nfunc apply() {}\n",
 	})
-	ctx := context.Background()
-	p, err := Scan(ctx, dir, ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims, _, err := FindClaims(ctx, p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, claims := claimsOf(t, dir)
 	perFile := map[string]int{}
 	linearizable := 0
 	for _, c := range claims {
@@ -275,15 +267,7 @@ func TestScaffoldStubFromClaim(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := namedTree(t, "one", map[string]string{"store/store.go": "package store\n\n// " + tc.sentence + "\nfunc Do() {}\n"})
-			ctx := context.Background()
-			p, err := Scan(ctx, dir, ScanOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			claims, _, err := FindClaims(ctx, p, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, claims := claimsOf(t, dir)
 			if len(claims) != 1 || claims[0].Category != tc.category {
 				t.Fatalf("claims %+v, want one %s claim", claims, tc.category)
 			}

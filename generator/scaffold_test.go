@@ -35,15 +35,7 @@ func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []Ca
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	copyTree(t, src, dir)
-	ctx := context.Background()
-	p, err := Scan(ctx, dir, ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	claims, _, err := FindClaims(ctx, p, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, claims := claimsOf(t, dir)
 	if o.Slug == "" {
 		o.Slug = name + "-draft"
 	}
@@ -52,6 +44,20 @@ func scaffoldOf(t *testing.T, name, src string, o ScaffoldOptions) ([]byte, []Ca
 	}
 	o.Claims = claims
 	return Scaffold(p, o), claims, dir
+}
+
+// claimsOf scans dir and lists its candidate claims (default cap).
+func claimsOf(t *testing.T, dir string) (*Profile, []CandidateClaim) {
+	t.Helper()
+	p, err := Scan(context.Background(), dir, ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, _, err := FindClaims(context.Background(), p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, claims
 }
 
 var todoRE = regexp.MustCompile(`TODO\(([a-z-]+)(?::([^)]*))?\)`)
