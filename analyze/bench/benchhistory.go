@@ -278,7 +278,8 @@ func (b *Run) checkHistory(ctx context.Context, rel string, ops []history.Op, op
 	c := &Check{Checker: res.Checker, Model: opts.Model, Outcome: string(res.Outcome), Evidence: res.Evidence(), Reason: res.Reason}
 	for i, a := range res.Anomalies {
 		if i == 5 {
-			c.Anomalies = append(c.Anomalies, fmt.Sprintf("%d more anomalies", len(res.Anomalies)-i))
+			// The rest, counting those a capped list's "more" entry stands for.
+			c.Anomalies = append(c.Anomalies, fmt.Sprintf("%d more anomalies", res.AnomalyCount()-i))
 			break
 		}
 		c.Anomalies = append(c.Anomalies, a.Message)
