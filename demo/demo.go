@@ -125,6 +125,7 @@ func Stay(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return kept(err)
 	}
+	d.reserved = ports
 	s := d.newStack("", d.dir, ports, d.cfg.Out, d.log)
 	down, err := s.up(ctx, d.cfg.Bug == BugStaleReads)
 	defer down()
@@ -233,6 +234,9 @@ func (d *demo) keepReports(into string) error {
 // demo is the state of one run: what its parts share (the built binaries,
 // demo.log, the headline), never changed while they run.
 type demo struct {
+	// reserved are the ports freePorts handed to the stacks, which the
+	// in-process sshds must not take (listenAvoiding).
+	reserved []int
 	cfg             Config
 	dir, src, root  string
 	bin             string // DIR/bin: kvnode, workload, the dstgen link
@@ -383,7 +387,7 @@ func (s *stack) serve(ctx context.Context) (down func(), err error) {
 	})
 	path := "PATH=" + s.d.bin + string(os.PathListSeparator) + os.Getenv("PATH")
 	for _, name := range append(append([]string{}, nodeNames...), "client") {
-		h, err := StartHost(hctx, name, filepath.Join(s.dir, "hosts", name), keys.Signer.PublicKey(), path)
+		h, err := StartHost(hctx, name, filepath.Join(s.dir, "hosts", name), keys.Signer.PublicKey(), s.d.reserved, path)
 		if err != nil {
 			return down, err
 		}
@@ -459,6 +463,7 @@ func (d *demo) run(ctx context.Context) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	d.reserved = free
 	safePorts, stalePorts := free[:portsPerStack], free[portsPerStack:]
 	label := func(l string) string {
 		if both {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -97,7 +98,7 @@ type Host struct {
 // with env (KEY=value) on top of this process's environment: the demo puts
 // its bin/ first on PATH there, as an install would on a real host. It
 // serves until Close or until ctx ends.
-func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey, env ...string) (*Host, error) {
+func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey, avoid []int, env ...string) (*Host, error) {
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return nil, fmt.Errorf("host %s: work dir: %w", name, err)
 	}
@@ -119,7 +120,7 @@ func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey, 
 		},
 	}
 	cfg.AddHostKey(hk)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenAvoiding(avoid)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: listen: %w", name, err)
 	}
@@ -136,6 +137,32 @@ func StartHost(ctx context.Context, name, workdir string, client ssh.PublicKey, 
 }
 
 // Port is the port the host's SSH server listens on.
+// listenAvoiding listens on a loopback port the kernel picks, never one
+// of avoid: ports the demo reserved for its kvnodes and proxies and
+// closed again until they bind, which the kernel would otherwise hand to
+// the next listener (a concurrent part's sshd took a proxy's port: "bind:
+// address already in use"). A refused pick stays open until the end, so
+// it is not picked again; at most 64 tries.
+func listenAvoiding(avoid []int) (net.Listener, error) {
+	var skipped []net.Listener
+	defer func() {
+		for _, l := range skipped {
+			_ = l.Close()
+		}
+	}()
+	for range 64 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(avoid, ln.Addr().(*net.TCPAddr).Port) {
+			return ln, nil
+		}
+		skipped = append(skipped, ln)
+	}
+	return nil, errors.New("no loopback port outside the reserved ones in 64 tries")
+}
+
 func (h *Host) Port() int { return h.ln.Addr().(*net.TCPAddr).Port }
 
 // KnownHostsLine is the host's known_hosts entry ([127.0.0.1]:port key).

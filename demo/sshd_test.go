@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +37,7 @@ func startHosts(t *testing.T, n int) (*env.Env, *runner.Pool, []*Host) {
 		"demo", keyPath, filepath.Join(dir, "known_hosts"))
 	for i := range n {
 		name := fmt.Sprintf("h%d", i+1)
-		h, err := StartHost(ctx, name, filepath.Join(dir, "hosts", name), keys.Signer.PublicKey(), "DEMO_HOST_ENV=given-to-StartHost")
+		h, err := StartHost(ctx, name, filepath.Join(dir, "hosts", name), keys.Signer.PublicKey(), nil, "DEMO_HOST_ENV=given-to-StartHost")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,5 +200,25 @@ func TestHostSFTPPushCollect(t *testing.T) {
 	b, err := os.ReadFile(got[0].File)
 	if err != nil || string(b) != "payload\n" {
 		t.Fatalf("collected %q %v", b, err)
+	}
+}
+
+// An in-process sshd never listens on a port the demo reserved for a
+// kvnode or a proxy and closed until it binds.
+func TestListenAvoidsReservedPorts(t *testing.T) {
+	reserved, err := freePorts(200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		ln, err := listenAvoiding(reserved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		if slices.Contains(reserved, p) {
+			t.Fatalf("listened on reserved port %d", p)
+		}
 	}
 }
