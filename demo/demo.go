@@ -236,7 +236,7 @@ func (d *demo) keepReports(into string) error {
 type demo struct {
 	// reserved are the ports freePorts handed to the stacks, which the
 	// in-process sshds must not take (listenAvoiding).
-	reserved []int
+	reserved        []int
 	cfg             Config
 	dir, src, root  string
 	bin             string // DIR/bin: kvnode, workload, the dstgen link
