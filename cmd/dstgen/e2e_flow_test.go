@@ -104,7 +104,9 @@ func (f *flow) task(args ...string) (int, string) {
 func (f *flow) must(code int, out string) string {
 	f.t.Helper()
 	if code != 0 {
-		f.t.Fatalf("exit %d:\n%s", code, out)
+		// The end (where the error is) first: CI shows a failure's first
+		// lines and may cut the middle of a long output.
+		f.t.Fatalf("exit %d; the output ends:\n%s\nthe whole output:\n%s", code, lastLines(out, 12), out)
 	}
 	return out
 }

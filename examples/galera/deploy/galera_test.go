@@ -22,6 +22,7 @@ import (
 	"github.com/dstgen/dstgen/nemesis"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/testbed"
+	"github.com/dstgen/dstgen/testbed/netns"
 	"github.com/dstgen/dstgen/testsupport/sshtest"
 )
 
@@ -39,7 +40,9 @@ sut:
     - template: EXAMPLE/scripts/start.sh
     - template: EXAMPLE/scripts/rank.sh
     - template: EXAMPLE/scripts/healthy.sh
-  init: mariadb-install-db --defaults-file={{ .Host.Workdir }}/etc/galera.cnf --skip-test-db
+    - template: EXAMPLE/scripts/init.sh
+  secrets: [dstgen_db]
+  init: sh {{ .Host.Workdir }}/etc/init.sh {{ .Host.Workdir }}/etc/galera.cnf {{ .Host.Workdir }}/secrets/dstgen_db
   command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf
   bootstrap:
     command: sh {{ .Host.Workdir }}/etc/start.sh {{ .Host.Workdir }}/etc/galera.cnf --wsrep-new-cluster
@@ -155,7 +158,7 @@ func TestGaleraOrderedDeployKillAndHeal(t *testing.T) {
 			t.Errorf("deploy output lacks %q:\n%s", w, out.String())
 		}
 	}
-	sql(t, workdirs, 0, "CREATE DATABASE dstgen; CREATE TABLE dstgen.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO dstgen.t (v) VALUES (1),(2),(3)")
+	sql(t, workdirs, 0, "CREATE DATABASE IF NOT EXISTS dstgen; CREATE TABLE dstgen.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT) ENGINE=InnoDB; INSERT INTO dstgen.t (v) VALUES (1),(2),(3)")
 
 	x := runner.Shell{Pool: pool}
 	nh := d.NemesisHosts(nil)
@@ -284,8 +287,10 @@ func testbedHosts(t *testing.T, seen *[]int) ([]byte, []string) {
 			return // another testbed holds the subnet: its namespaces are not ours
 		}
 		for _, p := range *seen {
-			if err := syscall.Kill(p, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("pid %d still there after testbed down (kill 0: %v)", p, err)
+			// A zombie counts as gone: Down killed it, and the reaper
+			// (the machine's pid 1) may not have waited for it yet.
+			if !netns.Gone(context.Background(), p, 2*time.Second) {
+				t.Errorf("pid %d still there after testbed down", p)
 			}
 		}
 		if out, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(out), "dstgen-tb-") {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # start.sh CNF [--wsrep-new-cluster] — the foreground command of a Galera
 # member (sut.command; with --wsrep-new-cluster, sut.bootstrap.command).
-# 1. Creates the run dir of the socket and pid file, owned by the cnf's user.
+# 1. Creates the run dir of the socket and pid file and the tmpdir, owned
+#    by the cnf's user.
 # 2. After a crash grastate.dat says seqno -1: the member's position is
 #    recovered from InnoDB (mariadbd --wsrep-recover) and written back, so
 #    the member rejoins by IST (only the writesets it missed) instead of a
@@ -24,6 +25,8 @@ u=$(cnf_get user)
 # own PATH: hand PATH to the server's user (only root can, and must).
 own() { [ "$(id -u)" != 0 ] || chown "$u:" "$1"; }
 mkdir -p "$run" && own "$run"
+tmp=$(cnf_get tmpdir)
+if [ -n "$tmp" ]; then mkdir -p "$tmp" && own "$tmp"; fi
 g=$dd/grastate.dat
 if [ -f "$g" ] && [ "$(awk '$1 == "seqno:" { print $2 }' "$g")" = -1 ] && [ -e "$dd/ibdata1" ]; then
 	log=$run/wsrep-recover.log
