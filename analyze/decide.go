@@ -261,6 +261,16 @@ func sessionVerdict(vs []Verdict) SessionVerdict {
 	return Inconclusive
 }
 
+// reRan is whether a re-run of s fed its verdict.
+func reRan(s ScenarioResult) bool {
+	for _, r := range s.Runs {
+		if r.ReRunOf != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // headline leads with the strongest evidence: a reproducible FAIL, then a
 // nondeterministic violation, then the pass/inconclusive tally.
 func headline(sv SessionVerdict, scen []ScenarioResult) string {
@@ -284,7 +294,30 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 			fmt.Fprintf(&b, " and %d nondeterministic (%s)", len(failN), strings.Join(failN, ", "))
 		}
 	case len(failN) > 0:
-		fmt.Fprintf(&b, "%d nondeterministic oracle %s (%s), not reproduced", len(failN), plural(len(failN), "violation", "violations"), strings.Join(failN, ", "))
+		// "Not reproduced" would say a re-run came out clean; a violation
+		// nobody re-ran is not re-run (the reason's words, docs/verdicts.md §3.3).
+		var clean, unrun []string
+		for _, s := range scen {
+			if s.Verdict != FailNondeterministic {
+				continue
+			}
+			if reRan(s) {
+				clean = append(clean, s.ID)
+			} else {
+				unrun = append(unrun, s.ID)
+			}
+		}
+		fmt.Fprintf(&b, "%d nondeterministic oracle %s (%s)", len(failN), plural(len(failN), "violation", "violations"), strings.Join(failN, ", "))
+		var how []string
+		if len(clean) > 0 {
+			how = append(how, "not reproduced on re-run ("+strings.Join(clean, ", ")+")")
+		}
+		if len(unrun) > 0 {
+			how = append(how, "not re-run ("+strings.Join(unrun, ", ")+")")
+		}
+		if len(how) > 0 {
+			b.WriteString(", " + strings.Join(how, ", "))
+		}
 	case sv == Done:
 		fmt.Fprintf(&b, "all %d %s passed with stated coverage", n, plural(n, "scenario", "scenarios"))
 	case sv == Blocked:
