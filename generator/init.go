@@ -159,14 +159,23 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 
 	in := RenderInput{Profile: prof, Plan: res.Plan, Templates: o.Templates}
-	if in.SUTRel, err = filepath.Rel(out, sut); err != nil {
-		in.SUTRel = sut
+	// Inside the SUT, testing/ names the SUT's files relative to itself
+	// (the tree moves as one); outside it (--out /tmp/x), by absolute
+	// path: "../../../work/app/deploy/x.tmpl" breaks as soon as either
+	// moves and says nothing to the person reading env.yml.
+	inSUT := outRel != ""
+	in.SUTRel = sut
+	if inSUT {
+		in.SUTRel = relSlash(out, sut)
 	}
 	in.SUTRel = filepath.ToSlash(in.SUTRel)
 	in.TestingDir = filepath.ToSlash(outRel)
 	if planPath != "" {
 		in.PlanSHA = sum(planData)
-		in.PlanPath = relSlash(out, planPath)
+		in.PlanPath = filepath.ToSlash(planPath)
+		if inSUT {
+			in.PlanPath = relSlash(out, planPath)
+		}
 		in.PlanRel = relSlash(sut, planPath)
 	}
 	files, err := Render(in)

@@ -140,3 +140,59 @@ func TestHealthCommandFromDocs(t *testing.T) {
 		}
 	}
 }
+
+// testing/ names the SUT's files relative to itself when it lies inside
+// the SUT (the two move as one), and by absolute path when it does not:
+// a `--out /tmp/x` env.yml with "../../../work/app/…" breaks when either
+// moves.
+func TestInitNamesSUTFilesByWhereTestingLies(t *testing.T) {
+	src, err := filepath.Abs("../examples/galera")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		out    func(sut string) string
+		isAbs  bool
+		prefix string
+	}{
+		{"inside the SUT", func(sut string) string { return filepath.Join(sut, "testing") }, false, "../"},
+		{"outside the SUT", func(string) string { return filepath.Join(t.TempDir(), "testing") }, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sut := filepath.Join(t.TempDir(), "galera")
+			if err := os.CopyFS(sut, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			out := c.out(sut)
+			mustInit(t, InitOptions{SUT: sut, Out: out, Yes: true})
+			data, err := os.ReadFile(filepath.Join(out, "env.example.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				SUT struct {
+					Configs []struct{ Template string } `yaml:"configs"`
+				} `yaml:"sut"`
+			}
+			if err := yaml.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.SUT.Configs) == 0 {
+				t.Fatalf("no sut.configs in env.example.yml:\n%s", data)
+			}
+			for _, cf := range doc.SUT.Configs {
+				p := filepath.FromSlash(cf.Template)
+				if filepath.IsAbs(p) != c.isAbs || !strings.HasPrefix(cf.Template, c.prefix) {
+					t.Errorf("template %q: absolute=%v, want %v (prefix %q)", cf.Template, filepath.IsAbs(p), c.isAbs, c.prefix)
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(out, p)
+				}
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("template %q does not name a file from %s: %v", cf.Template, out, err)
+				}
+			}
+		})
+	}
+}
