@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +219,49 @@ func TestBenchMissingSamplerNamed(t *testing.T) {
 	}
 	if strings.Contains(all, "no vmstat.log") {
 		t.Errorf("vmstat.log is there, but named missing:\n%s", all)
+	}
+}
+
+// The report lists five anomalies and counts the rest, those a capped
+// checker's "more" entry stands for included: 120 locks each held twice
+// at once are 120 anomalies, listed by mutual-exclusion as 100 and one
+// "20 more" entry, so the rest is 115, not the 96 entries after the fifth.
+func TestBenchAnomalyListCountsTheRest(t *testing.T) {
+	const locks = 120
+	dir := filepath.Join(t.TempDir(), "run_20261201_100000")
+	fixture.CopyDir(t, benchCollected, dir)
+	h := filepath.Join(dir, "benchmark", "history.jsonl")
+	b, err := os.ReadFile(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{strings.SplitN(string(b), "\n", 2)[0]}
+	op := func(id int, proc string, inv, end int64, key string) string {
+		return fmt.Sprintf(`{"op_id":"%d","process_id":"%s","invoke_ts":%d,"complete_ts":%d,"op_type":"acquire","key":"%s","input":null,"output":true,"error":null,"timeout_marker":false,"node_seen":"node1","fault_epoch":null}`, id, proc, inv, end, key)
+	}
+	for i := range locks {
+		key := fmt.Sprintf("L%d", i)
+		base := int64(i) * 100_000_000
+		lines = append(lines, op(2*i+1, "p", base, base+10_000_000, key), op(2*i+2, "q", base+40_000_000, base+50_000_000, key))
+	}
+	if err := os.WriteFile(h, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Analyze(context.Background(), dir, Options{Model: "lock", Checker: "mutual-exclusion", NoPrevious: true, MaxErrorRate: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Benchmarks) != 1 || run.Benchmarks[0].Check == nil {
+		t.Fatalf("benchmarks %+v, problems %v", run.Benchmarks, run.Problems)
+	}
+	c := run.Benchmarks[0].Check
+	if c.Outcome != "invalid" || len(c.Anomalies) != 6 {
+		t.Fatalf("check %s with %d anomalies listed, want invalid with 5 and a count: %q", c.Outcome, len(c.Anomalies), c.Anomalies)
+	}
+	if want := fmt.Sprintf("%d more anomalies", locks-5); c.Anomalies[5] != want {
+		t.Errorf("the rest reads %q, want %q", c.Anomalies[5], want)
+	}
+	if md := string(RenderMarkdown(run)); !strings.Contains(md, fmt.Sprintf("%d more anomalies", locks-5)) {
+		t.Errorf("report.md does not count the rest:\n%s", md)
 	}
 }
