@@ -6,17 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dstgen/dstgen/deploy"
 	"github.com/dstgen/dstgen/generator"
 	"github.com/dstgen/dstgen/internal/exitcode"
-	"github.com/dstgen/dstgen/internal/fileline"
 	"github.com/dstgen/dstgen/orchestrator"
-	"github.com/dstgen/dstgen/plan"
 	"github.com/dstgen/dstgen/runner"
 	"github.com/dstgen/dstgen/scenarios"
 	"github.com/dstgen/dstgen/session"
@@ -106,7 +102,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkAgainstPlan(sf, opt); err != nil {
+	if err := generator.FaultDrift(sf, opt.ID, opt.All); err != nil {
 		if !f.allowDrift {
 			return fmt.Errorf("%w (--allow-fault-drift runs it all the same)", err)
 		}
@@ -263,62 +259,4 @@ func newRunStopCmd() *cobra.Command {
 	cmd.Flags().StringVar(&scenariosPath, "scenarios", "scenarios.yml", "scenarios.yml whose results/ holds the sessions")
 	cmd.Flags().DurationVar(&wait, "wait", 60*time.Second, "how long to wait for the run to heal and exit")
 	return cmd
-}
-
-// checkAgainstPlan refuses a scenarios.yml whose scenario injects a
-// fault its plan's scenario of the same id does not state: its run would be
-// judged and reported under the plan's name for a test the plan never
-// asked for (a leader isolation swapped for a follower partition). It
-// compares what `dstgen init` reads from the plan (generator.PlanNemeses)
-// with the units to run; a plan that cannot be read, a scenario the plan
-// lacks, prose init cannot read, or a custom nemesis (the plan's fault
-// done by hand) is not judged.
-func checkAgainstPlan(sf *scenarios.File, opt orchestrator.Options) error {
-	if sf.Plan == "" {
-		return nil
-	}
-	pp := sf.Plan
-	if !filepath.IsAbs(pp) {
-		pp = filepath.Join(filepath.Dir(sf.Path), pp)
-	}
-	p, err := plan.Parse(pp)
-	if err != nil {
-		return nil
-	}
-	want, _, _ := strings.Cut(opt.ID, "/")
-	for _, sc := range sf.Scenarios {
-		if !opt.All && !strings.EqualFold(sc.ID, want) {
-			continue
-		}
-		var ps *plan.Scenario
-		for i := range p.Scenarios {
-			if strings.EqualFold(p.Scenarios[i].ID, sc.ID) {
-				ps = &p.Scenarios[i]
-			}
-		}
-		if ps == nil {
-			continue
-		}
-		planned := generator.PlanNemeses(*ps)
-		var got []string
-		custom := false
-		for _, fa := range sc.Faults {
-			custom = custom || fa.Nemesis == "custom"
-			if !slices.Contains(got, fa.Nemesis) {
-				got = append(got, fa.Nemesis)
-			}
-		}
-		if len(planned) == 0 || custom {
-			continue
-		}
-		// Fewer of the plan's faults is a smaller test of the same
-		// claim; a fault the plan does not state is another test.
-		for _, n := range got {
-			if !slices.Contains(planned, n) {
-				return fileline.Errorf(sf.Path, sc.Line, "drift: %s injects %s, but the plan's %s (%s) states %s; its run would be judged and reported as the plan's %s: restore the plan's fault, or change the plan and re-run dstgen init",
-					sc.ID, n, ps.ID, pp, strings.Join(planned, ", "), ps.ID)
-			}
-		}
-	}
-	return nil
 }
