@@ -10,14 +10,14 @@ import (
 	"github.com/dstgen/dstgen/scenarios"
 )
 
-// FaultDrift refuses a scenarios.yml whose scenario injects a
-// fault its plan's scenario of the same id does not state: its run would be
-// judged and reported under the plan's name for a test the plan never
-// asked for (a leader isolation swapped for a follower partition). It
-// compares what `dstgen init` reads from the plan (PlanNemeses)
-// with the scenarios to run (id, or every one with all; an arm id "S4/api" is its scenario's); a plan that cannot be read, a scenario the plan
-// lacks, prose init cannot read, or a custom nemesis (the plan's fault
-// done by hand) is not judged.
+// FaultDrift refuses a scenarios.yml whose scenario injects a fault its
+// plan's scenario of the same id does not state: its run would be judged
+// and reported under the plan's name for a test the plan never asked for
+// (a leader isolation swapped for a follower partition). It compares what
+// `dstgen init` reads from the plan (PlanNemeses) with the scenarios to
+// run: id (an arm "S4/api" is its scenario's), or every one with all. A
+// plan that cannot be read, a scenario the plan lacks, prose init cannot
+// read, or a custom nemesis (the plan's fault done by hand) is not judged.
 func FaultDrift(sf *scenarios.File, id string, all bool) error {
 	if sf.Plan == "" {
 		return nil
