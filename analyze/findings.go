@@ -54,6 +54,7 @@ func taxdc(nemeses []string) string {
 func causalNemeses(lr *loadedRun) (nemeses []string, note string) {
 	var all []string
 	latestEnd, located := int64(-1), false
+	var ends []int64
 	for _, res := range lr.results {
 		if res.Outcome != checker.Invalid {
 			continue
@@ -62,18 +63,36 @@ func causalNemeses(lr *loadedRun) (nemeses []string, note string) {
 			if an.WindowEnd > 0 {
 				located = true
 				latestEnd = max(latestEnd, an.WindowEnd)
+				ends = append(ends, an.WindowEnd)
 			}
 		}
 	}
 	var causal []string
+	first := int64(-1) // the first injection
 	for _, w := range lr.run.FaultWindows {
 		all = append(all, w.Nemesis)
 		if !located || (w.InjectedAtNS != nil && *w.InjectedAtNS <= latestEnd) {
 			causal = append(causal, w.Nemesis)
 		}
+		if w.InjectedAtNS != nil && (first < 0 || *w.InjectedAtNS < first) {
+			first = *w.InjectedAtNS
+		}
 	}
 	if located && len(all) > 0 && len(causal) == 0 {
 		note = fmt.Sprintf("every anomaly ended (by +%s) before any fault was injected (%s), so no fault caused it", time.Duration(latestEnd), strings.Join(uniq(all), ", "))
+	} else if located && first >= 0 {
+		// Some before, some after: the label names the fault, but a
+		// reviewer must know the anomaly class needs none (a Galera run's
+		// lost updates in its first seconds, long before the kill).
+		before := 0
+		for _, e := range ends {
+			if e < first {
+				before++
+			}
+		}
+		if before > 0 {
+			note = fmt.Sprintf("%d of the %d anomalies with a time ended before the first fault was injected (+%s), so the anomaly class needs no fault", before, len(ends), time.Duration(first))
+		}
 	}
 	if !located {
 		return all, note

@@ -358,6 +358,7 @@ func TestCausalNemeses(t *testing.T) {
 		{"before every fault", anomalyAt(2e9), "", true, "timing"},
 		{"after the partition only", anomalyAt(15e9), "partition-asym", false, "partition"},
 		{"after both (crash effects show after heal)", anomalyAt(40e9), "partition-asym,kill-9", false, "partition"},
+		{"some before every fault, some after", append(anomalyAt(2e9), anomalyAt(25e9)...), "partition-asym,kill-9", true, "partition"},
 		{"no anomaly window: every fault counts", []checker.Result{{Outcome: checker.Invalid, Anomalies: []checker.Anomaly{{Kind: "lost"}}}}, "partition-asym,kill-9", false, "partition"},
 	}
 	for _, tt := range tests {
@@ -369,6 +370,9 @@ func TestCausalNemeses(t *testing.T) {
 			}
 			if (note != "") != tt.wantNote {
 				t.Errorf("note %q, want one: %v", note, tt.wantNote)
+			}
+			if tt.name == "some before every fault, some after" && !strings.Contains(note, "1 of the 2 anomalies with a time ended before the first fault was injected (+10s)") {
+				t.Errorf("note %q does not count the anomalies before the first fault", note)
 			}
 			if l := taxdc(got); l != tt.label {
 				t.Errorf("label %s, want %s", l, tt.label)
