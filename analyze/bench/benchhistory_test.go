@@ -19,6 +19,15 @@ const benchCollected = "testdata/benchruns/collected/run_20261201_100000"
 // lines after _meta, append lines at the end.
 func editHistory(t *testing.T, insert, add []string) string {
 	t.Helper()
+	return rewriteHistory(t, func(lines []string) []string {
+		return append(append(append([]string{lines[0]}, insert...), lines[1:]...), add...)
+	})
+}
+
+// rewriteHistory copies the collected run and replaces its history's
+// lines (the _meta line first) with what edit makes of them.
+func rewriteHistory(t *testing.T, edit func([]string) []string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run_20261201_100000")
 	fixture.CopyDir(t, benchCollected, dir)
 	h := filepath.Join(dir, "benchmark", "history.jsonl")
@@ -26,8 +35,7 @@ func editHistory(t *testing.T, insert, add []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	lines = append(append(append([]string{lines[0]}, insert...), lines[1:]...), add...)
+	lines := edit(strings.Split(strings.TrimRight(string(b), "\n"), "\n"))
 	if err := os.WriteFile(h, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -228,25 +236,18 @@ func TestBenchMissingSamplerNamed(t *testing.T) {
 // "20 more" entry, so the rest is 115, not the 96 entries after the fifth.
 func TestBenchAnomalyListCountsTheRest(t *testing.T) {
 	const locks = 120
-	dir := filepath.Join(t.TempDir(), "run_20261201_100000")
-	fixture.CopyDir(t, benchCollected, dir)
-	h := filepath.Join(dir, "benchmark", "history.jsonl")
-	b, err := os.ReadFile(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := []string{strings.SplitN(string(b), "\n", 2)[0]}
 	op := func(id int, proc string, inv, end int64, key string) string {
 		return fmt.Sprintf(`{"op_id":"%d","process_id":"%s","invoke_ts":%d,"complete_ts":%d,"op_type":"acquire","key":"%s","input":null,"output":true,"error":null,"timeout_marker":false,"node_seen":"node1","fault_epoch":null}`, id, proc, inv, end, key)
 	}
-	for i := range locks {
-		key := fmt.Sprintf("L%d", i)
-		base := int64(i) * 100_000_000
-		lines = append(lines, op(2*i+1, "p", base, base+10_000_000, key), op(2*i+2, "q", base+40_000_000, base+50_000_000, key))
-	}
-	if err := os.WriteFile(h, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := rewriteHistory(t, func(lines []string) []string {
+		out := lines[:1] // _meta
+		for i := range locks {
+			key := fmt.Sprintf("L%d", i)
+			base := int64(i) * 100_000_000
+			out = append(out, op(2*i+1, "p", base, base+10_000_000, key), op(2*i+2, "q", base+40_000_000, base+50_000_000, key))
+		}
+		return out
+	})
 	run, err := Analyze(context.Background(), dir, Options{Model: "lock", Checker: "mutual-exclusion", NoPrevious: true, MaxErrorRate: 0.05})
 	if err != nil {
 		t.Fatal(err)
