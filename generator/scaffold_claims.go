@@ -395,6 +395,9 @@ type sentence struct {
 	starts []int // offset in text of each paragraph line, relative to the sentence
 	doc    int   // +2 package doc, +1 doc comment, 0 prose, -1 inline comment
 	code   bool  // from a source file's comment
+	// helper marks a comment on an unexported Go function: what it
+	// does is the implementation's business unless it states a property.
+	helper bool
 	// example marks an illustration ("For example, if it is set to 5 s,
 	// …") and the "Otherwise, …" that goes on with it: what a setting
 	// would do in one case, not what the system promises.
@@ -490,11 +493,33 @@ func commentSentences(ext, data string) []sentence {
 	var para []textLine
 	indent, docMarker := 0, false
 	var g goBlock
-	flush := func(next string) {
+	// The paragraphs of one comment group wait for the line after it: a
+	// package doc is every paragraph before `package`, and what a doc
+	// comment documents (an unexported helper) is named there.
+	type pending struct {
+		para      []textLine
+		indent    int
+		docMarker bool
+		g         goBlock
+	}
+	var group []pending
+	endPara := func() {
 		if len(para) > 0 {
-			out = append(out, paragraphSentences(para, commentPlace(ext, indent, docMarker, g, next))...)
+			group = append(group, pending{append([]textLine(nil), para...), indent, docMarker, g})
 		}
 		para = para[:0]
+	}
+	flush := func(next string) {
+		endPara()
+		helper := ext == ".go" && unexportedFuncRE.MatchString(next)
+		for _, p := range group {
+			ss := paragraphSentences(p.para, commentPlace(ext, p.indent, p.docMarker, p.g, next))
+			for i := range ss {
+				ss[i].helper = helper
+			}
+			out = append(out, ss...)
+		}
+		group = group[:0]
 	}
 	block := false
 	for i, line := range strings.Split(data, "\n") {
@@ -536,10 +561,7 @@ func commentSentences(ext, data string) []sentence {
 			continue // a block's closing line: what follows it says what it documents
 		}
 		if c == "" {
-			if len(para) > 0 {
-				out = append(out, paragraphSentences(para, commentPlace(ext, indent, docMarker, g, "?"))...)
-				para = para[:0]
-			}
+			endPara()
 			continue
 		}
 		if len(para) == 0 {
@@ -551,6 +573,10 @@ func commentSentences(ext, data string) []sentence {
 	flush("")
 	return out
 }
+
+// unexportedFuncRE is the declaration of an unexported Go function or
+// method, the line after its doc comment.
+var unexportedFuncRE = lazyre.New(`^func (?:\([^)]*\) )?[a-z_]\w*[\[(]`)
 
 // indentLevel counts a line's leading tabs, and spaces by fours.
 func indentLevel(line string) int {

@@ -60,6 +60,9 @@ type promiseTerm struct {
 	// counts only in a core package, where it states what the system
 	// does, and is itself a stated property (a promise word).
 	protocol bool
+	// subject marks a term that counts only when the sentence names what
+	// it is about (a leader, entries, the commit index).
+	subject bool
 }
 
 // signal is a word that makes a sentence more (or less) of a promise;
@@ -78,11 +81,15 @@ func wordRE(expr string) *lazyre.Regexp { return lazyre.New(`\b(?:` + expr + `)`
 // promiseTerms, strongest first within a kind.
 var promiseTerms = func() []promiseTerm {
 	t := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false, false}
 	}
 	// proto is a protocol property, read in core packages only.
 	proto := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, false}
+	}
+	// protoSubject is a protocol property that needs a subject.
+	protoSubject := func(hints, expr string, points int, kind string) promiseTerm {
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, true}
 	}
 	return []promiseTerm{
 		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
@@ -158,6 +165,10 @@ var promiseTerms = func() []promiseTerm {
 		t("consistent", `consistent (?:snapshot|backup|view|copy|state|dump)s?`, 4, kindConsistency),
 		t("consisten", `consisten(?:t|cy)\b`, 2, kindConsistency),
 		t("never", `never (?:be |been |get |gets )?(?:applied|appl(?:y|ies)|commit(?:s|ted)?|acknowledg\w*|acked|returned|served|visible|seen|exposed|overwritten|reordered|replayed|executed)\b`, 4, kindInvariant),
+		// What the protocol never does to its log, terms and votes: "a
+		// leader never issues two entries with the same index", "never
+		// lower the commit index".
+		protoSubject("never", `never (?:\w+ )?(?:issu(?:es?|ed|ing)|decreas\w*|decrement\w*|lower(?:s|ed)?|regress\w*|go(?:es)? (?:back\w*|down)|mov(?:es?|ed) back\w*|rolls? back|diverg\w*|disagree\w*|conflict\w*|grant\w*|reus(?:es?|ed)|exceed\w*|pass(?:es)?|chang(?:es?|ed)|revert\w*|votes? twice)\b`, 5, kindInvariant),
 		t("never", `never`, 2, kindInvariant),
 		t("always", `always`, 1, kindInvariant),
 		proto("one", `(?:at most|only|no more than) one (?:\w+ ){0,3}?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
@@ -230,7 +241,7 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without|written|saved", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?`, -6, "a non-guarantee", false),
+	sig("guarantee|not|n't|without|written|saved|need", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable|set to", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?|(?:is|are|be|was) set to\b`, -3, "a setting", false),
@@ -276,6 +287,23 @@ var ruleAfterRE = lazyre.New(`^ (?:\w+ ){0,3}?(?:until|unless|before)\b`)
 // declaration does ("Barrier is used to issue …") or when the library
 // calls it ("Apply is called once …").
 var docIdiomRE = lazyre.New(`^\s*[a-z_][a-z0-9_.]* (?:is|are) (?:(?:only )?used to|called (?:only )?(?:once|when|whenever|after|before|for each|in))\b`)
+
+// dutyRE is a duty of the code that uses a library, stated with no
+// caller named: a passive "must be durable / persisted / processed …", a
+// "must persist / send / apply …", and "it is important that …".
+var (
+	dutyRE    = wordRE(`(?:must|needs? to|has to|have to) (?:not )?(?:\w+ )?be (?:\w+ )?(?:durable|persisted|written|synced|fsynced|flushed|processed|applied|sent|delivered|discarded|acknowledged)\b|must (?:not )?(?:\w+ )?(?:persist|write|flush|sync|fsync|apply|send|deliver\w*|process|discard)\b|it is (?:important|essential|crucial|vital|necessary|required) (?:that|to)\b`)
+	dutyHints = []string{"must", "need", "has to", "have to", "important", "essential", "crucial", "vital", "necessary", "required"}
+)
+
+// possibilityRE ends the words before a stated property that only may
+// hold: "can be applied", "may be sent".
+var possibilityRE = lazyre.New(`\b(?:can|may|could|might)\s+$`)
+
+// helperOpeningRE opens a doc comment that says what a function does step
+// by step: it marks, attempts, or returns whether. On an unexported
+// function that is the implementation, not a promise.
+var helperOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:marks|attempts|tries|returns (?:whether|if|true if)|reports (?:whether|if)|checks (?:whether|if))\b`)
 
 // obligationRE is an RFC 2119 MUST or MUST NOT (as written, upper case)
 // and implementerRE the words of an interface's contract with its
@@ -336,10 +364,10 @@ var (
 
 // idiomRE are phrases that only look like promises: "in order to",
 // "lock ordering", "JSON-serializable", "durable consumer" (a name).
-var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive|(?:amount of time|how long|time(?:out)?|duration|deadline) to wait\b`)
+var idiomRE = wordRE(`in order (?:to|for|that|of)\b|lock[- ]order(?:ing|s)?|order(?:ing)? of (?:the )?locks?|out[- ]of[- ]order|(?:json|yaml|proto\w*|gob|xml)[- ]serializ\w*|serializab\w* (?:representation|form|format|type|object)|durable (?:consumer|subscription|subscriber|name|queue)s?|inconsistent|set membership|mutually exclusive|(?:amount of time|how long|time(?:out)?|duration|deadline) to wait\b|at[- ]most[- ]once (?:per|every|each|an?|in an?) \w+`)
 
 // idiomHints are literals every idiom contains.
-var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive", "wait"}
+var idiomHints = []string{"order", "serializ", "durable", "inconsistent", "membership", "exclusive", "wait", "once"}
 
 // maskIdioms blanks those phrases in lowered text, keeping offsets.
 func maskIdioms(s string) string {
@@ -432,7 +460,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	best, loc := -1, []int(nil)
 	kinds := map[string]bool{}
 	for i, t := range promiseTerms {
-		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore {
+		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore || t.subject && !subjectRE.MatchString(prose) {
 			continue
 		}
 		l := termAt(t, prose, s.text)
@@ -486,14 +514,22 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// the sentence says it is never lost.
 	lossStated := strings.Contains(prose, "lost") && lossRE.MatchString(prose) && termAt(promiseTerms[neverLostTerm], prose, s.text) == nil
 	negated = negated || lossStated
+	// What the application must do, in a doc comment that names no
+	// caller ("must be durable before", "it is important that no message
+	// be sent until …"), demands the property rather than stating it.
+	duty := s.code && s.doc >= 1 && hasHint(prose, dutyHints) && dutyRE.MatchString(prose)
 	// A protocol property states what the system does by itself.
 	form, refused, strong, planOrHedge := term.protocol, false, false, false
 	for _, b := range boosters {
 		if !hasHint(prose, b.hints) || kind == kindInvariant && (b.name == "never" || b.name == "always") ||
-			negated && (b.name == "guarantee" || b.name == "states a property") {
+			negated && (b.name == "guarantee" || b.name == "states a property") || duty && b.name == "states a property" {
 			continue
 		}
-		if m := b.re.FindString(prose); m != "" {
+		if l := b.re.FindStringIndex(prose); l != nil {
+			m := prose[l[0]:l[1]]
+			if b.name == "states a property" && possibilityRE.MatchString(prose[:l[0]]) {
+				continue // "an optimization can be applied": what may be, not what is
+			}
 			add(b.points, fmt.Sprintf("%q %s", m, b.name))
 			form = form || b.form
 			refused = refused || b.name == refusal.name
@@ -571,8 +607,15 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			planOrHedge = planOrHedge || p.name == "a plan" || p.name == "a hedge"
 		}
 	}
+	if w := strings.Join(why, " "); duty && !strings.Contains(w, "a precondition") && !strings.Contains(w, "an obligation") {
+		// The code a user writes must do it, as an implementer's MUST.
+		add(-6, "a duty of the application")
+	}
 	// "Note that X" states X.
 	lead := strings.TrimLeft(strings.TrimPrefix(strings.TrimSpace(prose), "note that"), " ,")
+	if s.helper && s.doc >= 1 && len(s.starts) > 0 && s.starts[0] == 0 && helperOpeningRE.MatchString(lead) {
+		add(-3, "what an unexported helper does")
+	}
 	switch {
 	case imperativeRE.MatchString(lead):
 		add(-2, "an instruction")
@@ -584,7 +627,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if codeRE.MatchString(prose) {
 		add(-3, "code in the comment")
 	}
-	if identifierRE.MatchString(withoutDocName(s)) {
+	if identifierRE.MatchString(blankQuoted(withoutDocName(s))) {
 		add(-2, "about a code symbol")
 	}
 	if versionNoteRE.MatchString(prose) {
