@@ -182,7 +182,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	prof.Root = "" // machine-specific; profile.yml records sut relative to out
+	prof.Root = "" // machine-specific; profile.yml records sut as SUTRel
 	meta, err := profileYAML(in, prof)
 	if err != nil {
 		return nil, err

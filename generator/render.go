@@ -25,10 +25,12 @@ type RenderInput struct {
 	Profile *Profile
 	Plan    *plan.Plan
 	// PlanPath is the plan's path relative to the output directory (what
-	// the generated Taskfile and env.yml refer to); PlanRel is relative to
-	// the SUT root, for display. PlanSHA is the plan's sha256 in hex.
+	// the generated Taskfile and env.yml refer to), absolute when the
+	// output directory lies outside the SUT; PlanRel is relative to the
+	// SUT root, for display. PlanSHA is the plan's sha256 in hex.
 	PlanPath, PlanRel, PlanSHA string
-	// SUTRel is the SUT root relative to the output directory ("..").
+	// SUTRel is the SUT root relative to the output directory (".."), or
+	// absolute when the output directory lies outside the SUT.
 	SUTRel string
 	// TestingDir is the output directory as the SUT root sees it, the
 	// path the agent files name ("" = "testing"): relative when it lies
@@ -113,6 +115,9 @@ func renderFuncs() template.FuncMap {
 		// taskq keeps go-task from evaluating "{{" that came from the SUT or
 		// the plan.
 		"taskq": func(s string) string { return strings.ReplaceAll(s, "{{", `{{"{{"}}`) },
+		// isAbs: go-task's joinPath is filepath.Join, which appends an
+		// absolute path to ROOT_DIR instead of taking it as it is.
+		"isAbs": path.IsAbs,
 		// oneline folds a value into one comment-safe line.
 		"oneline": oneline.Fold,
 		// harnessPush lists the harness files for `dstgen push`.

@@ -2,6 +2,7 @@ package generator
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,6 +193,17 @@ func TestInitNamesSUTFilesByWhereTestingLies(t *testing.T) {
 				if _, err := os.Stat(p); err != nil {
 					t.Errorf("template %q does not name a file from %s: %v", cf.Template, out, err)
 				}
+			}
+			// The Taskfile's SUT_DIR too: go-task's joinPath appended an
+			// absolute SUT to ROOT_DIR, and `task build` made and built in
+			// out/<the SUT's path> (go-task creates a missing dir).
+			cmd := exec.Command(taskBinary(t), "build")
+			cmd.Dir = out
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("task build: %v\n%s", err, b)
+			}
+			if _, err := os.Stat(filepath.Join(out, sut)); err == nil {
+				t.Errorf("task build made %s: SUT_DIR is not the SUT", filepath.Join(out, sut))
 			}
 		})
 	}
