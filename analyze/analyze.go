@@ -135,6 +135,7 @@ func evaluate(u *unit, reqs []plan.EnvReq) ScenarioResult {
 		ID: u.id, Parent: u.parent, Name: u.name, Surface: u.surface, Serious: u.serious,
 		Verdict: final, TreeVerdict: tree, TierMet: f.tier, Release: release, Reasons: reasons,
 		Oracle: u.oracle, RedFlags: f.redFlags, WeakOracle: f.weak, Claims: u.claims,
+		reRun: f.reruns > 0,
 	}
 	if f.tierWarn != "" && !tree.IsPass() {
 		res.Reasons = append(res.Reasons, Reason{Step: "gate:tier", To: final, Text: "warning: " + f.tierWarn})

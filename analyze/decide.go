@@ -261,16 +261,6 @@ func sessionVerdict(vs []Verdict) SessionVerdict {
 	return Inconclusive
 }
 
-// reRan is whether a re-run of s fed its verdict.
-func reRan(s ScenarioResult) bool {
-	for _, r := range s.Runs {
-		if r.ReRunOf != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // headline leads with the strongest evidence: a reproducible FAIL, then a
 // nondeterministic violation, then the pass/inconclusive tally.
 func headline(sv SessionVerdict, scen []ScenarioResult) string {
@@ -296,15 +286,24 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 	case len(failN) > 0:
 		// "Not reproduced" would say a re-run came out clean; a violation
 		// nobody re-ran is not re-run (the reason's words, docs/verdicts.md §3.3).
+		// A parent's arms carry the runs, so they are named.
 		var clean, unrun []string
 		for _, s := range scen {
 			if s.Verdict != FailNondeterministic {
 				continue
 			}
-			if reRan(s) {
-				clean = append(clean, s.ID)
-			} else {
-				unrun = append(unrun, s.ID)
+			units := []ScenarioResult{s}
+			if len(s.Arms) > 0 {
+				units = s.Arms
+			}
+			for _, u := range units {
+				switch {
+				case u.Verdict != FailNondeterministic:
+				case u.reRun:
+					clean = append(clean, u.ID)
+				default:
+					unrun = append(unrun, u.ID)
+				}
 			}
 		}
 		fmt.Fprintf(&b, "%d nondeterministic oracle %s (%s)", len(failN), plural(len(failN), "violation", "violations"), strings.Join(failN, ", "))

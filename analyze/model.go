@@ -207,6 +207,11 @@ type ScenarioResult struct {
 	// Hypotheses are the plan hypotheses this scenario closes.
 	Hypotheses []string `json:"hypotheses,omitempty"`
 	Claims     []string `json:"claims,omitempty"`
+	// reRun is the tree's own test of whether a re-run fed the verdict
+	// (one of a violating seed, attempted), which the headline's words
+	// must agree with: Runs also lists a re-run that never started or
+	// repeats another seed, and a parent with arms lists none.
+	reRun bool
 }
 
 // Reason explains one step of a verdict: the tree branch taken or a gate's

@@ -228,6 +228,21 @@ func TestHeadlineLeadsWithFail(t *testing.T) {
 	}
 }
 
+// The headline's "not re-run" / "not reproduced on re-run" follow the
+// tree's test, not the re-run records listed: a re-run that never started
+// is no re-run, and a parent's words come from its arms.
+func TestHeadlineReRunWords(t *testing.T) {
+	unstarted := ScenarioResult{ID: "S1", Verdict: FailNondeterministic, Runs: []RunRef{{File: "run.json", Seed: 3}, {File: "run-seed-3.json", Seed: 3, ReRunOf: "seed 3"}}}
+	parent := ScenarioResult{ID: "S4", Verdict: FailNondeterministic, Arms: []ScenarioResult{
+		{ID: "S4/api", Verdict: FailNondeterministic, reRun: true},
+		{ID: "S4/cli", Verdict: PassSmoke},
+	}}
+	h := headline(DoneWithConcerns, []ScenarioResult{unstarted, parent})
+	if want := "2 nondeterministic oracle violations (S1, S4), not reproduced on re-run (S4/api), not re-run (S1)"; !strings.HasPrefix(h, want) {
+		t.Errorf("headline %q, want it to begin %q", h, want)
+	}
+}
+
 func TestPlannedRate(t *testing.T) {
 	cases := map[string]float64{
 		"2 clients, 100% put at 50 ops/s, 5 min":                          50,
