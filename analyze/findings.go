@@ -50,7 +50,8 @@ func taxdc(nemeses []string) string {
 // anomaly had ended cannot have, and labelling the finding by it (a
 // crash-recovery label on a stale read seen before the kill) would mislead
 // triage. When no anomaly carries a time window every fault counts; when
-// none could have caused them, note says so.
+// none could have caused them, note says so, and when only some ended
+// before the first injection, note counts them.
 func causalNemeses(lr *loadedRun) (nemeses []string, note string) {
 	var all []string
 	latestEnd, located := int64(-1), false
