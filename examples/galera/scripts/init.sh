@@ -19,7 +19,7 @@ case $pw in
 '' | *[!A-Za-z0-9]*) echo "init.sh: $pwf must hold letters and digits only" >&2; exit 1 ;;
 esac
 # The server's own tmpdir (galera.cnf): mariadbd does not create it, and
-# this runs before start.sh, which does too.
+# mariadb-install-db below runs before start.sh could have made it.
 cnf_get() { awk -v k="$1" '{ sub(/#.*/, "") } $1 == k && $2 == "=" { sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t]+$/, ""); print; exit }' "$cnf"; }
 tmp=$(cnf_get tmpdir)
 if [ -n "$tmp" ]; then
