@@ -296,6 +296,11 @@ var (
 	dutyHints = []string{"must", "need", "has to", "have to", "important", "essential", "crucial", "vital", "necessary", "required"}
 )
 
+// systemActorRE names a part of the replicated system as the subject or
+// the place of a duty-shaped sentence: then it states what the protocol
+// does, not what the application must.
+var systemActorRE = wordRE(`majority|quorum|leaders?|followers?|candidates?|nodes?|replicas?|members?|peers?|cluster|group|term|we`)
+
 // possibilityRE ends the words before a stated property that only may
 // hold: "can be applied", "may be sent".
 var possibilityRE = lazyre.New(`\b(?:can|may|could|might)\s+$`)
@@ -517,7 +522,13 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// What the application must do, in a doc comment that names no
 	// caller ("must be durable before", "it is important that no message
 	// be sent until …"), demands the property rather than stating it.
-	duty := s.code && s.doc >= 1 && hasHint(prose, dutyHints) && dutyRE.MatchString(prose)
+	// In a package doc (the library's guide to its user) such a sentence
+	// is the application's; in a declaration's doc only when no actor of
+	// the system is named: "messages to one target must be reliably
+	// processed in order" (a Config field) is a duty, "an entry must be
+	// persisted on a majority before it is committed" the protocol's.
+	duty := s.code && (s.doc >= 2 || s.doc == 1 && !systemActorRE.MatchString(prose)) &&
+		hasHint(prose, dutyHints) && dutyRE.MatchString(prose)
 	// A protocol property states what the system does by itself.
 	form, refused, strong, planOrHedge := term.protocol, false, false, false
 	for _, b := range boosters {

@@ -24,6 +24,17 @@ func TestClaimsFifthRoundPatterns(t *testing.T) {
 			never: []string{"consensus/doc.go:3", "consensus/doc.go:4", "consensus/doc.go:5", "consensus/doc.go:7", "consensus/doc.go:8"},
 		},
 		{
+			name: "a duty in a declaration's doc is the application's only with no actor of the system named",
+			files: map[string]string{
+				"consensus/config.go": "package consensus\n\n// Config configures a group member.\ntype Config struct {\n" +
+					"\t// AsyncWrites hands writes to a local thread. Messages to the same thread\n\t// must be reliably processed in order.\n\tAsyncWrites bool\n}\n",
+				"consensus/commit.go": "package consensus\n\n// Commit commits the entry. An entry must be persisted on a majority of the\n// group before it is committed.\nfunc Commit() {}\n\n" +
+					"// Vote answers a vote request. A vote must be written to disk before the reply\n// is sent, so a node never votes twice in one term.\nfunc Vote() {}\n",
+			},
+			want:  map[string]string{"consensus/commit.go:3": "durability", "consensus/commit.go:8": "safety"},
+			never: []string{"consensus/config.go:5", "consensus/config.go:6"},
+		},
+		{
 			name: "a package doc in a block comment, its indented notes too",
 			files: map[string]string{
 				"consensus/doc.go": "/*\nPackage consensus runs the election protocol.\n\n" +

@@ -170,6 +170,36 @@ func parseRootAnalysis(t *testing.T, out string) rootAnalysis {
 // checkersRan requires that every checker id's report in session sdir
 // (findings/report.json, written by the root analysis) lists ran with the
 // outcome valid: judged with its checker, not a pass by default.
+// why is what a scenario's verdict rests on, for a failure message: its
+// reasons and the red flags that did not pass, from the session's
+// report.json (sdir relative to the testing dir, or absolute).
+func (f *flow) why(sdir, id string) string {
+	if !filepath.IsAbs(sdir) {
+		sdir = filepath.Join(f.dir, sdir)
+	}
+	data, err := os.ReadFile(filepath.Join(sdir, "findings", "report.json"))
+	if err != nil {
+		return err.Error()
+	}
+	rep := map[string]any{}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return err.Error()
+	}
+	s := scenarioOf(rep, id)
+	if s == nil {
+		return "no scenario " + id + " in report.json"
+	}
+	var flags []any
+	if rf, ok := s["red_flags"].([]any); ok {
+		for _, c := range rf {
+			if m, ok := c.(map[string]any); ok && m["status"] != "pass" && m["status"] != "n/a" {
+				flags = append(flags, m)
+			}
+		}
+	}
+	return "reasons " + js(s["reasons"]) + "; red flags not passed " + js(flags)
+}
+
 func (f *flow) checkersRan(sdir, id string, want ...string) {
 	t := f.t
 	t.Helper()

@@ -60,7 +60,7 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	ra := f.card("S1", "S2", "S3")
 	for _, id := range []string{"S1", "S2", "S3"} {
 		if v := ra.verdicts[id]; v != "PASS-smoke" {
-			t.Errorf("%s: verdict %q, want PASS-smoke (a correct etcd)", id, v)
+			t.Errorf("%s: verdict %q, want PASS-smoke (a correct etcd): %s", id, v, f.why(ra.sessions[id], id))
 		}
 	}
 	if ra.bench != "DONE" {
