@@ -7,6 +7,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -307,12 +308,21 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 			}
 		}
 		fmt.Fprintf(&b, "%d nondeterministic oracle %s (%s)", len(failN), plural(len(failN), "violation", "violations"), strings.Join(failN, ", "))
+		// The ids again only when they tell the two groups apart.
+		named := func(words string, ids []string) string {
+			if len(clean) == 0 || len(unrun) == 0 {
+				if slices.Equal(ids, failN) {
+					return words
+				}
+			}
+			return words + " (" + strings.Join(ids, ", ") + ")"
+		}
 		var how []string
 		if len(clean) > 0 {
-			how = append(how, "not reproduced on re-run ("+strings.Join(clean, ", ")+")")
+			how = append(how, named("not reproduced on re-run", clean))
 		}
 		if len(unrun) > 0 {
-			how = append(how, "not re-run ("+strings.Join(unrun, ", ")+")")
+			how = append(how, named("not re-run", unrun))
 		}
 		if len(how) > 0 {
 			b.WriteString(", " + strings.Join(how, ", "))

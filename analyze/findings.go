@@ -262,7 +262,8 @@ func failFinding(ctx context.Context, u *unit, t *ScenarioResult) Finding {
 		ns, note := causalNemeses(lr)
 		nemeses = append(nemeses, ns...)
 		if note != "" {
-			notes = append(notes, note)
+			// Several violating seeds: each note says whose run it reads.
+			notes = append(notes, lr.rel+": "+note)
 		}
 	}
 	for _, rr := range u.reruns {

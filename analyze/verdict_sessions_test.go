@@ -127,9 +127,9 @@ func TestFixtureSessionVerdicts(t *testing.T) {
 	}{
 		{sessMixed, DoneWithConcerns, "1 of 5 scenarios passed"},
 		{sessFail, Fail, "1 reproducible oracle violation (S1)"},
-		{sessFlaky, DoneWithConcerns, "1 nondeterministic oracle violation (S1), not re-run (S1)"},
+		{sessFlaky, DoneWithConcerns, "1 nondeterministic oracle violation (S1), not re-run;"},
 		{sessWeak, Inconclusive, "0 of 5 scenarios passed"},
-		{sessNoRep, Inconclusive, "1 nondeterministic oracle violation (S1), not reproduced on re-run (S1)"},
+		{sessNoRep, Inconclusive, "1 nondeterministic oracle violation (S1), not reproduced on re-run;"},
 		{sessDone, Done, "all 2 scenarios passed with stated coverage"},
 		{sessBlock, Blocked, "nothing ran"},
 	}

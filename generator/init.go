@@ -122,7 +122,8 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 	}
 
 	outRel, err := filepath.Rel(sut, out)
-	if err != nil || strings.HasPrefix(outRel, "..") {
+	// ".." or "../…" climbs out of the SUT; "..x" is a dir inside it.
+	if err != nil || outRel == ".." || strings.HasPrefix(outRel, ".."+string(filepath.Separator)) {
 		outRel = ""
 	}
 	prof, err := Scan(ctx, sut, ScanOptions{PlanPath: planPath, OutDir: filepath.ToSlash(outRel)})

@@ -158,6 +158,7 @@ func TestInitNamesSUTFilesByWhereTestingLies(t *testing.T) {
 		prefix string
 	}{
 		{"inside the SUT", func(sut string) string { return filepath.Join(sut, "testing") }, false, "../"},
+		{"inside the SUT, in a dir named ..testing", func(sut string) string { return filepath.Join(sut, "..testing") }, false, "../"},
 		{"outside the SUT", func(string) string { return filepath.Join(t.TempDir(), "testing") }, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

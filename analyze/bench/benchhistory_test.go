@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstgen/dstgen/checker"
+	"github.com/dstgen/dstgen/history"
 	"github.com/dstgen/dstgen/testsupport/fixture"
 )
 
@@ -254,6 +256,15 @@ func TestBenchAnomalyListCountsTheRest(t *testing.T) {
 	}
 	if len(run.Benchmarks) != 1 || run.Benchmarks[0].Check == nil {
 		t.Fatalf("benchmarks %+v, problems %v", run.Benchmarks, run.Problems)
+	}
+	// The checker capped its list: the "more" path is the one taken.
+	_, ops, _, err := history.ReadFile(filepath.Join(dir, "benchmark", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checker.Run(context.Background(), checker.Spec{Model: "lock", Checker: "mutual-exclusion"}, ops, nil)
+	if err != nil || len(res.Anomalies) >= locks || res.Anomalies[len(res.Anomalies)-1].Kind != "more" {
+		t.Fatalf("the checker listed %d of %d anomalies (%v), want a capped list ending in a more entry", len(res.Anomalies), locks, err)
 	}
 	c := run.Benchmarks[0].Check
 	if c.Outcome != "invalid" || len(c.Anomalies) != 6 {
