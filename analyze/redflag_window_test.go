@@ -79,7 +79,7 @@ func TestIntendedLoadExcusesDipsInsideFaultWindows(t *testing.T) {
 			}
 			if got := s.RedFlags[0]; got.Status != c.want {
 				t.Errorf("red flag 1 = %s (%s), want %s", got.Status, got.Evidence, c.want)
-			} else if c.want == CheckPass && !strings.Contains(got.Evidence, "inside a fault window") && !strings.Contains(got.Evidence, "cut short by the run's start or end") {
+			} else if c.want == CheckPass && !strings.Contains(got.Evidence, "inside a fault window") && !strings.Contains(got.Evidence, "cut short by the run's") {
 				t.Errorf("the pass does not say which interval it did not judge: %s", got.Evidence)
 			}
 		})
@@ -95,5 +95,71 @@ func TestRecoveryFailsWhenTheFinalHealFailed(t *testing.T) {
 	rep := analyzeOne(t, linPlan, g, nil)
 	if got := findResult(rep, "S1").RedFlags[7]; got.Status != CheckFail || !strings.Contains(got.Evidence, "h3: connection lost") {
 		t.Errorf("red flag 8 = %s (%s), want fail citing the heal error", got.Status, got.Evidence)
+	}
+}
+
+// Client hosts of a shared workload start a moment apart: red flag 1
+// judges the load from the last one's first op (all_started_ns), so the
+// half rate of one host alone is not a stall; a host that began more
+// than two intervals late is a share missing and fails. The evidence
+// names only the intervals it did not judge.
+func TestIntendedLoadJudgesFromTheLastClientsStart(t *testing.T) {
+	cases := []struct {
+		name    string
+		started float64 // all_started_ns, seconds after first_op_ns (0: one client)
+		firstAt float64 // first_op_ns, seconds into interval 0
+		half    int     // intervals from 0 that carry half the ops (one host of two)
+		last    bool    // the last interval ends the run a second in, at a third of the rate
+		want    string
+		says    []string // in the evidence
+		never   []string // not in it
+	}{
+		{name: "the second host 3 s in: the first interval judged over its last 3 s", started: 3, half: 1, want: CheckPass, never: []string{"first interval"}},
+		{name: "the second host 8 s in: the interval before it not judged", started: 8, half: 1, want: CheckPass, says: []string{"1 interval(s) below it before every client host had started"}},
+		{name: "the second host 14 s in: a share missing", started: 14, half: 3, want: CheckFail, says: []string{"at +0s", "at +6s"}},
+		{name: "one host, a half-rate first interval", half: 1, want: CheckFail, says: []string{"at +0s"}, never: []string{"before every client host"}},
+		// A judged first interval that failed is not excused by the
+		// last one's words.
+		{name: "a judged failing first interval beside a cut-short last", firstAt: 2, half: 1, last: true, want: CheckFail,
+			says: []string{"at +0s", "(the last interval, cut short by the run's end, not judged)"}, never: []string{"the first interval"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := baseAudit("S1")
+			g.ops = 600
+			g.mutate = func(r *session.Run) {
+				r.Workload.PlannedRate = 10
+				ser := r.Workload.Throughput
+				first := ser[0].StartNS + int64(c.firstAt*1e9)
+				r.Workload.FirstOpNS = &first
+				if c.started > 0 {
+					all := first + int64(c.started*1e9)
+					r.Workload.AllStartedNS = &all
+				}
+				for j := 0; j < c.half; j++ {
+					ser[j].Ops /= 2
+				}
+				if c.last {
+					ser[len(ser)-1].Ops /= 3
+					last := ser[len(ser)-1].StartNS + 1e9
+					r.Workload.LastOpNS = &last
+				}
+			}
+			rep := analyzeOne(t, linPlan, g, nil)
+			got := findResult(rep, "S1").RedFlags[0]
+			if got.Status != c.want {
+				t.Fatalf("red flag 1 = %s (%s), want %s", got.Status, got.Evidence, c.want)
+			}
+			for _, w := range c.says {
+				if !strings.Contains(got.Evidence, w) {
+					t.Errorf("evidence lacks %q: %s", w, got.Evidence)
+				}
+			}
+			for _, w := range c.never {
+				if strings.Contains(got.Evidence, w) {
+					t.Errorf("evidence has %q: %s", w, got.Evidence)
+				}
+			}
+		})
 	}
 }

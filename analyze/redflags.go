@@ -103,29 +103,41 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 			return iv.Ops == 0 || (planned > 0 && float64(iv.Ops)/step < floor)
 		})
 		var bad []string
-		excused, blocked, cut, undeclared := 0, 0, false, false
+		excused, blocked, undeclared := 0, 0, false
+		cutFirst, cutLast, ramp := false, false, 0
+		// The load starts when the last client host invoked its first op
+		// (all_started_ns); one client alone starts at first_op_ns. Hosts
+		// start a moment apart; one that began over two intervals after
+		// the first is a share of the load missing, and judged so.
+		start := r.Workload.FirstOpNS
+		if all := r.Workload.AllStartedNS; all != nil && start != nil && *all > *start && *all-*start <= 2*int64(step*1e9) {
+			start = all
+		}
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
 			stepNS := int64(step * 1e9)
+			low := planned > 0 && rate < floor
 			// The intervals the run started and ended in are cut short
-			// by the start (the first op came inside it: clients of a
-			// shared workload start a moment apart, and their clocks
-			// are mapped onto the control's) and by the end (the
-			// workload stopped inside it), not by a stall.
+			// by the start (clients of a shared workload start a moment
+			// apart, and their clocks are mapped onto the control's) and
+			// by the end (the workload stopped inside it), not by a stall.
 			if lo := r.Workload.LastOpNS; lo != nil && iv.StartNS+stepNS > *lo && iv.StartNS <= *lo && iv.Ops > 0 {
-				if planned > 0 && rate < floor {
-					cut = true
+				cutLast = cutLast || low
+				continue
+			}
+			if start != nil && iv.StartNS+stepNS <= *start && iv.Ops > 0 {
+				// Before every client host ran: a share of the load.
+				if low {
+					ramp++
 				}
 				continue
 			}
 			// The first is judged by the part it covers, or not at all
 			// when that is under half an interval (too few ops to tell).
-			if fo := r.Workload.FirstOpNS; fo != nil && iv.StartNS < *fo && *fo < iv.StartNS+stepNS && iv.Ops > 0 {
-				covered := float64(iv.StartNS+stepNS-*fo) / 1e9
+			if start != nil && iv.StartNS < *start && *start < iv.StartNS+stepNS && iv.Ops > 0 {
+				covered := float64(iv.StartNS+stepNS-*start) / 1e9
 				if covered < step/2 {
-					if planned > 0 && rate < floor {
-						cut = true
-					}
+					cutFirst = cutFirst || low
 					continue
 				}
 				rate = float64(iv.Ops) / covered
@@ -159,8 +171,16 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		if blocked > 0 {
 			excuse += fmt.Sprintf(" (%d interval(s) with no op invoked but ops in flight throughout: clients waiting, not stalled)", blocked)
 		}
-		if cut {
-			excuse += " (the first or last interval, cut short by the run's start or end, not judged)"
+		if ramp > 0 {
+			excuse += fmt.Sprintf(" (%d interval(s) below it before every client host had started, not judged: a share of the load)", ramp)
+		}
+		switch {
+		case cutFirst && cutLast:
+			excuse += " (the first and last intervals, cut short by the run's start and end, not judged)"
+		case cutFirst:
+			excuse += " (the first interval, cut short by the run's start, not judged)"
+		case cutLast:
+			excuse += " (the last interval, cut short by the run's end, not judged)"
 		}
 		if undeclared {
 			excuse += " (the history's header declares no op_timeout_ns, so an op with an unknown outcome counts in flight only at its invoke: docs/driver-contract.md §3.1)"

@@ -270,7 +270,7 @@ func (r *unitRun) stamp(ctx context.Context, locals []string, p placement, in co
 			r.logf("stamp error=%q", err.Error())
 		}
 		run.Timeline.StampedOps, run.Timeline.AmbiguousOps = stamped, ambiguous
-		w := throughput(ops, time.Second)
+		w := throughput(ops, time.Second, run.Timeline.Drivers)
 		w.Command, w.ExitStatus, w.PlannedRate = run.Workload.Command, run.Workload.ExitStatus, run.Workload.PlannedRate
 		run.Workload = w
 	}

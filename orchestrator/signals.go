@@ -423,6 +423,34 @@ func leaderSignal(before, after string) session.Evidence {
 	return ev
 }
 
+// allStarted is the latest of the drivers' first invokes, each driver's
+// ops being those whose process id mergeShares prefixed with its name;
+// nil with fewer than two drivers, or when one invoked nothing (then
+// every interval is judged: a share that never ran is a short load).
+func allStarted(ops []history.Op, drivers []string) *int64 {
+	if len(drivers) < 2 {
+		return nil
+	}
+	first := make(map[string]int64, len(drivers))
+	for _, d := range drivers {
+		first[d+"/"] = math.MaxInt64
+	}
+	for i := range ops {
+		host, _, ok := strings.Cut(ops[i].ProcessID, "/")
+		if t, seen := first[host+"/"]; ok && seen {
+			first[host+"/"] = min(t, ops[i].InvokeTS)
+		}
+	}
+	all := int64(math.MinInt64)
+	for _, t := range first {
+		if t == math.MaxInt64 {
+			return nil
+		}
+		all = max(all, t)
+	}
+	return &all
+}
+
 // maxIntervals bounds the throughput series; a longer run gets a wider
 // interval (recorded in interval_ns) rather than an unbounded array.
 const maxIntervals = 100000
@@ -434,8 +462,10 @@ const maxIntervals = 100000
 // bucketed by invoke time from first_op_ns rounded down to the interval,
 // as the analyzer's charts are; a run longer than 100000 intervals gets a
 // wider interval. Errors count errors and timeouts; percentiles are over
-// completed ops. Other workload fields are left zero.
-func throughput(ops []history.Op, interval time.Duration) session.Workload {
+// completed ops. With several client hosts (drivers, whose names prefix
+// the merged history's process ids) all_started_ns is the latest of
+// their first invokes. Other workload fields are left zero.
+func throughput(ops []history.Op, interval time.Duration, drivers []string) session.Workload {
 	step := int64(interval)
 	if step <= 0 {
 		step = int64(time.Second)
@@ -454,6 +484,7 @@ func throughput(ops []history.Op, interval time.Duration) session.Workload {
 		}
 	}
 	w.FirstOpNS, w.LastOpNS = &lo, &last
+	w.AllStartedNS = allStarted(ops, drivers)
 	// Timestamps this far from zero are recorder garbage (history
 	// validation reports them): no series rather than an overflow, as the
 	// analyzer's charts do.

@@ -137,7 +137,7 @@ func TestThroughput(t *testing.T) {
 		op("4", 3*s+900*ms, i64(4*s+100*ms), ""),
 	}
 	ops[2].TimeoutMarker = true
-	w := throughput(ops, 0)
+	w := throughput(ops, 0, nil)
 	if w.OpsProduced != 4 || w.IntervalNS != s || *w.FirstOpNS != 1*s+100*ms || *w.LastOpNS != 4*s+100*ms {
 		t.Fatalf("workload %+v", w)
 	}
@@ -149,16 +149,16 @@ func TestThroughput(t *testing.T) {
 	if fmt.Sprint(w.Throughput) != fmt.Sprint(want) {
 		t.Fatalf("series\n got %+v\nwant %+v", w.Throughput, want)
 	}
-	if e := throughput(nil, 0); e.OpsProduced != 0 || e.Throughput != nil || e.FirstOpNS != nil {
+	if e := throughput(nil, 0, nil); e.OpsProduced != 0 || e.Throughput != nil || e.FirstOpNS != nil {
 		t.Fatalf("empty history: %+v", e)
 	}
 	// A long run widens the interval instead of growing the series past
 	// maxIntervals; garbage timestamps give counts without a series.
-	long := throughput([]history.Op{op("a", 0, nil, ""), op("b", 1<<59, nil, "")}, time.Second)
+	long := throughput([]history.Op{op("a", 0, nil, ""), op("b", 1<<59, nil, "")}, time.Second, nil)
 	if len(long.Throughput) > maxIntervals || long.IntervalNS <= s || long.OpsProduced != 2 {
 		t.Fatalf("long history: %d intervals of %d ns", len(long.Throughput), long.IntervalNS)
 	}
-	if g := throughput([]history.Op{op("a", -1<<62, nil, ""), op("b", 1<<62, nil, "")}, time.Second); g.OpsProduced != 2 || g.Throughput != nil {
+	if g := throughput([]history.Op{op("a", -1<<62, nil, ""), op("b", 1<<62, nil, "")}, time.Second, nil); g.OpsProduced != 2 || g.Throughput != nil {
 		t.Fatalf("garbage timestamps: %+v", g)
 	}
 }
@@ -351,4 +351,38 @@ type hostExec struct {
 
 func (x hostExec) Run(ctx context.Context, _ env.Host, script string) (string, error) {
 	return x.pool.Run(ctx, x.host, script)
+}
+
+// all_started_ns is the latest of the client hosts' first invokes, read
+// from the host prefix mergeShares puts on process ids; one host, or a
+// host that invoked nothing, gives none.
+func TestThroughputAllStarted(t *testing.T) {
+	s := int64(time.Second)
+	on := func(host string, inv int64) history.Op {
+		o := op(host+"/1", inv, i64(inv+1), "")
+		o.ProcessID = host + "/p1"
+		return o
+	}
+	ops := []history.Op{on("h4", 1*s), on("h4", 2*s), on("h5", 3*s), on("h5", 4*s), on("h4", 5*s)}
+	cases := []struct {
+		name    string
+		drivers []string
+		want    int64 // -1: none
+	}{
+		{"two hosts: the later first invoke", []string{"h4", "h5"}, 3 * s},
+		{"one host", []string{"h4"}, -1},
+		{"a host that invoked nothing", []string{"h4", "h5", "h6"}, -1},
+		{"no merge", nil, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := throughput(ops, time.Second, c.drivers)
+			switch {
+			case c.want < 0 && w.AllStartedNS != nil:
+				t.Fatalf("all_started_ns = %d, want none", *w.AllStartedNS)
+			case c.want >= 0 && (w.AllStartedNS == nil || *w.AllStartedNS != c.want):
+				t.Fatalf("all_started_ns = %v, want %d", w.AllStartedNS, c.want)
+			}
+		})
+	}
 }

@@ -128,6 +128,15 @@ func (w *fakeWorld) ran(host, sub string) []fakeCall {
 	return out
 }
 
+// noNetwork shadows the network tools in every fake host's shell: the
+// scripts put /usr/sbin on their PATH themselves (a host's sweep must find
+// iptables there), and this machine's firewall and links are not a fake
+// host's — a sweep listing them raced other packages' namespaces (suite
+// b58d97c: "Peer netns reference is invalid", past the 2 s bound), and a
+// heal would have removed their DSTGEN chains.
+const noNetwork = `for t in iptables ip6tables tc ip nft; do eval "$t() { echo \"fake host: no $t\" >&2; return 127; }"; done
+`
+
 // callBound is the fake transport's ceiling of one round trip (the real
 // one's is 30 s).
 const callBound = 2 * time.Second
@@ -158,7 +167,7 @@ func (w *fakeWorld) Run(ctx context.Context, h env.Host, script string) (string,
 	if fail != "" {
 		return "", fmt.Errorf("%s: exit 1: %s", h.Name, fail)
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", noNetwork+script)
 	cmd.Dir = w.workdir(h.Name)
 	cmd.Env = []string{"PATH=" + w.bin, "HOME=" + w.workdir(h.Name)}
 	var out, errb bytes.Buffer
@@ -439,4 +448,14 @@ func (w *fakeWorld) leftFaulted() []string {
 		}
 	}
 	return out
+}
+
+// A fake host's shell reaches none of this machine's network tools, even
+// with /usr/sbin on its PATH as the sweep puts it.
+func TestFakeWorldTouchesNoNetwork(t *testing.T) {
+	w := newFakeWorld(t, 1)
+	out, _ := w.Run(context.Background(), w.hosts[0], "PATH=$PATH:/usr/sbin:/sbin\nip -o link show; tc qdisc show; iptables -w -S; echo done")
+	if strings.Contains(out, "lo:") || strings.Contains(out, "qdisc") || strings.Contains(out, "-P INPUT") || !strings.Contains(out, "done") {
+		t.Fatalf("a fake host read this machine's network:\n%s", out)
+	}
 }

@@ -59,7 +59,7 @@
 //	workload            {command, exit_status, ops_produced, planned_rate (ops/s),
 //	                    tolerance (fraction, default 0.2), interval_ns,
 //	                    throughput[] {start_ns, ops, errors, p50_ms, p95_ms, p99_ms},
-//	                    first_op_ns, last_op_ns}
+//	                    first_op_ns, last_op_ns, all_started_ns}
 //	fault_windows[]     docs/nemesis.md §7: {fault_epoch, nemesis, target|targets,
 //	                    scheduled_at_ns, injected_at_ns, reverted_at_ns,
 //	                    injector_ok (the injector said OK — never evidence),

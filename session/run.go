@@ -95,6 +95,11 @@ type Workload struct {
 	Throughput    []Interval `json:"throughput,omitempty"`
 	FirstOpNS     *int64     `json:"first_op_ns,omitempty"`
 	LastOpNS      *int64     `json:"last_op_ns,omitempty"`
+	// AllStartedNS is when the last of several client hosts invoked its
+	// first op (the merged history's clock): before it the workload ran
+	// on only some of its shares, so a rate below the plan there is the
+	// start, not a stall (docs/verdicts.md, red flag 1).
+	AllStartedNS *int64 `json:"all_started_ns,omitempty"`
 }
 
 // Interval is one measurement interval of the throughput series.
