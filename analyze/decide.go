@@ -308,12 +308,11 @@ func headline(sv SessionVerdict, scen []ScenarioResult) string {
 			}
 		}
 		fmt.Fprintf(&b, "%d nondeterministic oracle %s (%s)", len(failN), plural(len(failN), "violation", "violations"), strings.Join(failN, ", "))
-		// The ids again only when they tell the two groups apart.
+		// The ids again only when they tell the two groups apart, or
+		// name arms rather than the scenarios already listed.
 		named := func(words string, ids []string) string {
-			if len(clean) == 0 || len(unrun) == 0 {
-				if slices.Equal(ids, failN) {
-					return words
-				}
+			if (len(clean) == 0 || len(unrun) == 0) && slices.Equal(ids, failN) {
+				return words
 			}
 			return words + " (" + strings.Join(ids, ", ") + ")"
 		}

@@ -54,19 +54,21 @@ func taxdc(nemeses []string) string {
 // before the first injection, note counts them.
 func causalNemeses(lr *loadedRun) (nemeses []string, note string) {
 	var all []string
-	latestEnd, located := int64(-1), false
-	var ends []int64
+	var ends []int64 // the anomalies' time windows' ends
 	for _, res := range lr.results {
 		if res.Outcome != checker.Invalid {
 			continue
 		}
 		for _, an := range res.Anomalies {
 			if an.WindowEnd > 0 {
-				located = true
-				latestEnd = max(latestEnd, an.WindowEnd)
 				ends = append(ends, an.WindowEnd)
 			}
 		}
+	}
+	located := len(ends) > 0
+	latestEnd := int64(-1)
+	if located {
+		latestEnd = slices.Max(ends)
 	}
 	var causal []string
 	first := int64(-1) // the first injection

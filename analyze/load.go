@@ -72,7 +72,7 @@ type analysis struct {
 // rel names p relative to the session dir when it lies inside it, so
 // report links survive moving the session; other paths stay as given.
 func (a *analysis) rel(p string) string {
-	if r, err := filepath.Rel(a.dir, p); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	if r, err := filepath.Rel(a.dir, p); err == nil && filepath.IsLocal(r) {
 		return filepath.ToSlash(r)
 	}
 	return p

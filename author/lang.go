@@ -207,7 +207,7 @@ func cargoCompile(ctx context.Context, timeout time.Duration, sut, crate string)
 // edits Cargo.toml to add a [[test]] target.
 func cargoReaches(crateDir, file string) string {
 	rel, err := filepath.Rel(filepath.Join(crateDir, "tests"), file)
-	if err != nil || strings.HasPrefix(rel, "..") {
+	if err != nil || !filepath.IsLocal(rel) {
 		return "not under the crate's tests/: cargo would not build it"
 	}
 	parts := strings.Split(filepath.ToSlash(rel), "/")

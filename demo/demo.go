@@ -218,7 +218,7 @@ func (d *demo) keepReports(into string) error {
 			done[h.session] = dst
 		}
 		rebase := func(p string) string {
-			if rel, err := filepath.Rel(filepath.Join(h.session, "findings"), p); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel, err := filepath.Rel(filepath.Join(h.session, "findings"), p); err == nil && filepath.IsLocal(rel) {
 				return filepath.Join(dst, rel)
 			}
 			return p
@@ -735,7 +735,7 @@ func (d *demo) build(ctx context.Context) error {
 // go.mod between them) and gives its path relative to root.
 func inModule(root, dir string) (string, bool) {
 	rel, err := filepath.Rel(root, dir)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+	if err != nil || !filepath.IsLocal(rel) {
 		return "", false
 	}
 	for p := dir; p != root && p != filepath.Dir(p); p = filepath.Dir(p) {

@@ -123,7 +123,7 @@ func Init(ctx context.Context, o InitOptions) (*InitResult, error) {
 
 	outRel, err := filepath.Rel(sut, out)
 	// ".." or "../…" climbs out of the SUT; "..x" is a dir inside it.
-	if err != nil || outRel == ".." || strings.HasPrefix(outRel, ".."+string(filepath.Separator)) {
+	if err != nil || !filepath.IsLocal(outRel) {
 		outRel = ""
 	}
 	prof, err := Scan(ctx, sut, ScanOptions{PlanPath: planPath, OutDir: filepath.ToSlash(outRel)})

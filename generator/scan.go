@@ -250,7 +250,7 @@ func (s *scanner) visitSymlink(rel, name string, d dirInfo) {
 		return
 	}
 	inside, err := filepath.Rel(s.root, target)
-	if err != nil || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
+	if err != nil || !filepath.IsLocal(inside) {
 		s.warn(rel, "symlink points outside the tree; not followed")
 		return
 	}
@@ -633,7 +633,7 @@ func (s *scanner) relOrAbs(p string) string {
 	if err != nil {
 		return p
 	}
-	if r, err := filepath.Rel(s.root, a); err == nil && !strings.HasPrefix(r, "..") {
+	if r, err := filepath.Rel(s.root, a); err == nil && filepath.IsLocal(r) {
 		return filepath.ToSlash(r)
 	}
 	return a

@@ -485,7 +485,7 @@ func collectPiece(ctx context.Context, pool *runner.Pool, h env.Host, remotes []
 		}
 	}
 	for i := range res {
-		if rel, err := filepath.Rel(src, res[i].File); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(src, res[i].File); err == nil && filepath.IsLocal(rel) {
 			res[i].File = filepath.Join(p.into, rel)
 		}
 	}
