@@ -398,6 +398,8 @@ type sentence struct {
 	// helper marks a comment on an unexported Go function: what it
 	// does is the implementation's business unless it states a property.
 	helper bool
+	// decl is the name of the Go function the comment documents, if any.
+	decl string
 	// example marks an illustration ("For example, if it is set to 5 s,
 	// …") and the "Otherwise, …" that goes on with it: what a setting
 	// would do in one case, not what the system promises.
@@ -512,10 +514,14 @@ func commentSentences(ext, data string) []sentence {
 	flush := func(next string) {
 		endPara()
 		helper := ext == ".go" && unexportedFuncRE.MatchString(next)
+		decl := ""
+		if m := funcNameRE.FindStringSubmatch(next); ext == ".go" && m != nil {
+			decl = m[1]
+		}
 		for _, p := range group {
 			ss := paragraphSentences(p.para, commentPlace(ext, p.indent, p.docMarker, p.g, next))
 			for i := range ss {
-				ss[i].helper = helper
+				ss[i].helper, ss[i].decl = helper, decl
 			}
 			out = append(out, ss...)
 		}
@@ -577,6 +583,9 @@ func commentSentences(ext, data string) []sentence {
 // unexportedFuncRE is the declaration of an unexported Go function or
 // method, the line after its doc comment.
 var unexportedFuncRE = lazyre.New(`^func (?:\([^)]*\) )?[a-z_]\w*[\[(]`)
+
+// funcNameRE is the name of the function a line declares.
+var funcNameRE = lazyre.New(`^func (?:\([^)]*\) )?(\w+)[\[(]`)
 
 // indentLevel counts a line's leading tabs, and spaces by fours.
 func indentLevel(line string) int {

@@ -98,6 +98,10 @@ var promiseTerms = func() []promiseTerm {
 		t("serializab", `serializab\w*`, 6, kindIsolation),
 		t("isolation", `isolation levels?`, 4, kindIsolation),
 		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
+		// A transaction undone whole, or undone by a crash: "the entire
+		// transaction is rolled back", "an unfinished commit is rolled back
+		// after a crash".
+		t("rolled|roll|undone", `(?:entire|whole|all (?:of )?(?:the|its)) (?:\w+ ){0,2}?(?:transactions?|batch(?:es)?|updates|changes|writes) (?:is |are |will be |gets )?(?:simply )?(?:rolled back|undone|discarded|aborted)|(?:transactions?|txns?|commit\w*|batch(?:es)?|updates|writes) (?:\w+ ){0,6}?(?:rolled back|undone) (?:\w+ ){0,6}?(?:crash\w*|power (?:loss|failure)s?)|(?:crash\w*|power loss) (?:\w+ ){0,4}?(?:rolls? back|undoes) (?:\w+ ){0,3}?(?:transactions?|txns?|commits?|batch(?:es)?|updates|writes)`, 5, kindAtomic),
 		t("atomic", `atomic(?:ally|ity)?\b`, 2, kindAtomic),
 		t("lineariz", `linearizab\w*`, 7, kindLinearizable),
 		t("consisten", `strict(?:ly)? consisten\w*|(?:strong|high)(?:ly)? consisten\w*|strong consistency`, 6, kindLinearizable),
@@ -110,6 +114,10 @@ var promiseTerms = func() []promiseTerm {
 		t("exclusi", `mutual(?:ly)? exclusi\w*`, 6, kindMutex),
 		t("held|holder|owner|exclusive", `(?:lock|lease|leadership) is held (?:until|by the caller|while|as long)|held by (?:one|a single) (?:caller|client|owner|holder)|only (?:the|one) (?:holder|owner)|exclusive (?:access|ownership)`, 4, kindMutex),
 		t("one leader|one holder|one owner|one writer|split|single leader", `(?:at most|only|exactly) one (?:leader|holder|owner|writer)\b|split[- ]brain|single leader`, 5, kindMutex),
+		// Another process or writer kept out while one holds the store:
+		// "a second process cannot open the file for writing at the same
+		// time".
+		t("same time|concurrently|simultaneously", `(?:other|another|a second|no other|two) (?:\w+ ){0,3}?(?:process(?:es)?|writers?|clients?|instances?) (?:\S+ ){0,5}?(?:cannot|can ?not|can't|may not|are not able to|is not able to) (?:\w+\s+){0,4}?(?:at the same time|concurrently|simultaneously)`, 5, kindMutex),
 		proto("step", `steps? down\b(?:\s+\S+){0,3}?\s+(?:when|if|once|after|unless|on)\b|(?:will|must|to|then) step down`, 4, kindMutex),
 		t("once", `exactly[- ]once`, 7, kindExactlyOnce),
 		t("once", `at[- ]least[- ]once`, 7, kindAtLeastOnce),
@@ -126,8 +134,14 @@ var promiseTerms = func() []promiseTerm {
 		t("after", `(?:restored|recovered|intact|kept|available) (?:\w+ ){0,3}?after (?:a |the )?(?:reboot|restart|crash|failure|power loss)e?s?`, 6, kindDurability),
 		t("across", `(?:preserv|kept|keep|retain)\w* (?:\w+ ){0,5}?across (?:\w+ ){0,3}?(?:restarts?|crash\w*|reboots?|leader (?:changes?|elections?)|failovers?)`, 6, kindDurability),
 		t("crash", `crash[- ](?:safe\w*|consistent|recover\w*)`, 5, kindDurability),
+		t("recovery", `(?:no|not (?:require|need)\w*|without (?:any )?|never needs?) (?:\w+ )?recovery (?:\w+ ){0,6}?(?:crash\w*|power (?:loss|failure)s?|restarts?)`, 5, kindDurability),
 		t("durab", `durab\w*`, 5, kindDurability),
+		t("disk|stable storage", `writes? (?:all|every) (?:of )?(?:the |its )?(?:changes|updates|writes|data|entries|pages|records) (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 5, kindDurability),
 		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written) to (?:the )?(?:disk|stable storage)|persist\w* (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		// A torn or corrupt write found on reading back, and what is used
+		// instead: "a page whose checksum does not match is detected and
+		// the other copy is used".
+		t("torn|corrupt|checksum|partial", `(?:torn|corrupt\w*|partial(?:ly)?[- ]written|checksum mismatch\w*) (?:\w+ ){0,6}?(?:(?:is|are|will be|gets) )?(?:detected|caught|rejected|discarded|skipped|ignored)|(?:detect\w*|catch\w*|reject\w*) (?:\w+ ){0,2}?(?:torn|corrupt\w*|partial(?:ly)?[- ]written) (?:writes?|pages?|records?|entries|blocks?|data|files?)`, 4, kindDurability),
 		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
 		t("order", `total(?:ly)? order\w*|(?:cluster|system|group|network)[- ]wide order\w*|global(?:ly)? order\w*`, 6, kindOrdering),
 		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence) order\b`, 5, kindOrdering),
@@ -138,8 +152,13 @@ var promiseTerms = func() []promiseTerm {
 		t("before", `(?:delivered|transmitted|sent|applied|processed|returned|seen|observed|committed) (?:\w+ ){0,6}?before`, 4, kindOrdering),
 		t("the order", `in the order (?:that )?(?:they|it) (?:were|was|are|is) (?:committed|applied|written|received|sent|published|proposed|appended|acknowledged)`, 5, kindOrdering),
 		proto("until|for|once|after", `(?:blocks?|waits?|returns?) (?:only )?(?:until|for|once|after) (?:\w+ ){0,6}?(?:committed|applied|replicated|acknowledged|acked|persisted|durable|broadcast\w*|delivered)`, 5, kindOrdering),
+		proto("finish|complete|done|drain", `(?:blocks?|waits?)(?: waiting)? (?:until|for) (?:all |any |every )?(?:the )?(?:open |pending |outstanding |in-flight |running |active )?(?:transactions?|operations?|requests?|writes?|reads?) (?:to )?(?:finish|complete|be done|drain)`, 5, kindOrdering),
+		proto("after", `(?:executed|run|invoked|fired) (?:only )?after (?:the |a |its )?(?:transactions?|txns?|batch(?:es)?|writes?) (?:has |have |is |are )?(?:been )?(?:successfully )?commit(?:s|ted)?\b`, 4, kindOrdering),
 		proto("preceding|prior|previous|earlier", `(?:all|every) (?:preceding|prior|previous|earlier) (?:\w+ )?(?:operations?|writes?|entries|entry|commands?|requests?|updates?)`, 5, kindOrdering),
 		proto("gaps", `(?:no|without|not have|never have) gaps`, 4, kindOrdering),
+		// Keys walked in their sort order: "a cursor visits keys in byte
+		// order", "iteration is in lexicographical order".
+		t("order", `in (?:lexicographic(?:al)?|byte|bytewise|byte-sorted|sorted|key|ascending) (?:key )?order\b`, 5, kindOrdering),
 		t("fifo", `fifo`, 1, kindOrdering),
 		t("order", `order(?:ed|ing)\b`, 2, kindOrdering),
 		t("within", `within \d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?)\b`, 5, kindLiveness),
@@ -171,7 +190,8 @@ var promiseTerms = func() []promiseTerm {
 		protoSubject("never", `never (?:\w+ )?(?:issu(?:es?|ed|ing)|decreas\w*|decrement\w*|lower(?:s|ed)?|regress\w*|go(?:es)? (?:back\w*|down)|mov(?:es?|ed) back\w*|rolls? back|diverg\w*|disagree\w*|conflict\w*|grant\w*|reus(?:es?|ed)|exceed\w*|pass(?:es)?|chang(?:es?|ed)|revert\w*|votes? twice)\b`, 5, kindInvariant),
 		t("never", `never`, 2, kindInvariant),
 		t("always", `always`, 1, kindInvariant),
-		proto("one", `(?:at most|only|no more than) one (?:\w+ ){0,3}?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
+		proto("reclaim|reuse|freed|overwritten", `(?:can ?not|cannot|not|never) (?:be )?(?:reclaimed|reused|freed|overwritten) (?:\w+ ){0,4}?(?:until|while)\b`, 5, kindInvariant),
+		proto("one", `(?:at most|only|no more than) one (?:[\w-]+ ){0,3}?(?:(?:is|are) (?:allowed|permitted) )?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
 		proto("once", `(?:can|may|will) only (?:be )?\w+ once|at most one \w+`, 4, kindInvariant),
 		proto("majority|quorum|committed", `committed (?:\w+ ){0,2}?(?:by|to|on) (?:a|the) (?:majority|quorum)|(?:once|only after|until) (?:\w+ ){0,4}?(?:is|are|has been|have been) committed`, 5, kindInvariant),
 		// Last, so that any other kind wins a tie: a promise stated only as
@@ -226,12 +246,17 @@ var subjectRE = wordRE(`reads?|writes?|commit\w*|acknowledg\w*|acked|clients?|me
 var deliveredRE = wordRE(`deliver\w*|messages?|events?|publish\w*|requests?|writes?|retri\w*|retry\w*|transmit\w*|sent|send|receiv\w*|consum\w*|records?|changes?|operations?|updates?|notif\w*|webhook|commands?|entries|transactions?|applied|apply`)
 
 // orderedRE is what an ordering promise orders: operations, not a list.
-var orderedRE = wordRE(`messages?|events?|writes?|reads?|entries|operations?|transactions?|commits?|updates?|deliver\w*|changes?|requests?|logs?|revisions?|sequence numbers?|transmit\w*|appl(?:y|ied)|proposals?|proclamations?|streams?|streamed|notif\w*|responses?`)
+var orderedRE = wordRE(`messages?|events?|writes?|reads?|entries|operations?|transactions?|commits?|updates?|deliver\w*|changes?|requests?|logs?|revisions?|sequence numbers?|transmit\w*|appl(?:y|ied)|proposals?|proclamations?|streams?|streamed|notif\w*|responses?|iterat\w*|travers\w*|cursors?|range scans?`)
 
 // atomicRE is what an atomicity promise is about: many changes at once.
 // A file or directory created, renamed or replaced atomically is the
 // crash-safe kind: a crash leaves the old one or the new one, never half.
 var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|all[- ]or[- ]nothing|multi-?ops?|changes|operations|applied|happen|saves?|writes?|commits?|persists?|renam\w*|replac\w*|swap\w*|creat\w*|initiali[sz]\w*|files?\b|director(?:y|ies)`)
+
+// counterRE is a number bumped or read atomically ("increases Write
+// atomically", "an atomic counter"): a statistic, not a change made all
+// at once.
+var counterRE = wordRE(`(?:increas|increment|decrement|decreas|add|bump|load|read|get)\w* (?:\S+ ){0,3}?atomically|atomic(?:ally)? (?:increment|decrement|add|load)\w*|atomic (?:counters?|stats?|statistics)|counters? (?:\S+ ){0,3}?atomically`)
 
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
@@ -241,12 +266,13 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without|written|saved|need", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
+	sig("guarantee|not|n't|without|written|saved|need", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:you|users?|callers?|the application|applications) (?:can|could|may|will be able to|are able to) (?:\w+ )?guarantee|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable|set to", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?|(?:is|are|be|was) set to\b`, -3, "a setting", false),
 	sig("caller|responsib|must", `caller(?:'s)? (?:must|should|responsibility)|(?:you|users?|clients?|applications?|quer(?:y|ies)) (?:\w+ )?must\b|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
 	sig("used|test|debug|helper|useful", `(?:re)?used (?:to|for|by|in|with)|useful (?:to|for)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
+	sig("cost|overhead|expense", `(?:amortiz\w*|reduc\w*|sav\w*|minimi[sz]\w*|lower\w*|cut\w*) (?:the )?(?:\w+ )?(?:cost|overhead|expense)s? of`, -3, "a cost note", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
 	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called|cas|swap", implementationExpr, -2, "implementation words", false),
@@ -363,7 +389,7 @@ var imperativeRE = lazyre.New(`^(?:ensure|make sure|check|verify|wait|set|use|ca
 // definesRE is "Name is a …", "Name indicates …": it says what a thing
 // is, not what the system promises.
 var (
-	describesRE = lazyre.New(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables)\b`)
+	describesRE = lazyre.New(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables|executes|calls|invokes|wraps)\b`)
 	definesRE   = lazyre.New(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the)\b`)
 )
 
@@ -464,11 +490,19 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// The strongest term names the kind; a second kind adds a point.
 	best, loc := -1, []int(nil)
 	kinds := map[string]bool{}
+	// The name a Go doc comment opens with is the declaration's: in
+	// "fdatasync flushes …" the phrase names the function, no promise.
+	termProse := prose
+	if lead := strings.TrimLeft(prose, " "); s.decl != "" && s.doc >= 1 && len(s.starts) > 0 && s.starts[0] == 0 &&
+		strings.HasPrefix(lead, lowerASCII(s.decl)+" ") {
+		n := len(prose) - len(lead) + len(s.decl)
+		termProse = strings.Repeat(" ", n) + prose[n:]
+	}
 	for i, t := range promiseTerms {
 		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore || t.subject && !subjectRE.MatchString(prose) {
 			continue
 		}
-		l := termAt(t, prose, s.text)
+		l := termAt(t, termProse, s.text)
 		if l == nil {
 			continue
 		}
@@ -501,6 +535,9 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	}
 	kind, strength := term.kind, term.points
 	switch {
+	case kind == kindAtomic && counterRE.MatchString(prose):
+		// "increases the counter atomically": a statistic, no atomic write.
+		add(-3, "a counter updated atomically")
 	case kind == kindAtomic && atomicRE.MatchString(prose):
 		add(3, "atomic transactions")
 		strength += 3
