@@ -163,3 +163,36 @@ func TestIntendedLoadJudgesFromTheLastClientsStart(t *testing.T) {
 		})
 	}
 }
+
+// A healed member forces its election when its election timer next
+// fires: a dip that begins 3 s after the heal, after throughput had
+// returned, is the rejoin (suite 026aa8f: etcd at 5 ops/s 2.6 s after a
+// heal); one that begins 6 s after it is judged.
+func TestIntendedLoadExcusesALateRejoin(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		dip  int // the 1 s interval at a tenth of the rate (heal at 2 s)
+		want string
+	}{
+		{"a dip 3 s after the heal", 5, CheckPass},
+		{"a dip 6 s after the heal", 8, CheckFail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := baseAudit("S1")
+			g.dur, g.ops = 10, 1000
+			g.windows[0].at, g.windows[0].dur = 1, 1
+			g.mutate = func(r *session.Run) {
+				r.Workload.PlannedRate = 100
+				for j := range r.Workload.Throughput {
+					r.Workload.Throughput[j].Ops = 100
+				}
+				r.Workload.Throughput[1].Ops = 10 // the window
+				r.Workload.Throughput[c.dip].Ops = 10
+			}
+			rep := analyzeOne(t, linPlan, g, nil)
+			if got := findResult(rep, "S1").RedFlags[0]; got.Status != c.want {
+				t.Errorf("red flag 1 = %s (%s), want %s", got.Status, got.Evidence, c.want)
+			}
+		})
+	}
+}
