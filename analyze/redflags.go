@@ -109,13 +109,13 @@ func flagIntendedLoad(in *auditInput) (string, string) {
 		// (all_started_ns); one client alone starts at first_op_ns. Hosts
 		// start a moment apart; one that began over two intervals after
 		// the first is a share of the load missing, and judged so.
+		stepNS := int64(step * 1e9)
 		start := r.Workload.FirstOpNS
-		if all := r.Workload.AllStartedNS; all != nil && start != nil && *all > *start && *all-*start <= 2*int64(step*1e9) {
+		if all := r.Workload.AllStartedNS; all != nil && start != nil && *all > *start && *all-*start <= 2*stepNS {
 			start = all
 		}
 		for _, iv := range ser {
 			rate := float64(iv.Ops) / step
-			stepNS := int64(step * 1e9)
 			low := planned > 0 && rate < floor
 			// The intervals the run started and ended in are cut short
 			// by the start (clients of a shared workload start a moment

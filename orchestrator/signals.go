@@ -433,12 +433,12 @@ func allStarted(ops []history.Op, drivers []string) *int64 {
 	}
 	first := make(map[string]int64, len(drivers))
 	for _, d := range drivers {
-		first[d+"/"] = math.MaxInt64
+		first[d] = math.MaxInt64
 	}
 	for i := range ops {
 		host, _, ok := strings.Cut(ops[i].ProcessID, "/")
-		if t, seen := first[host+"/"]; ok && seen {
-			first[host+"/"] = min(t, ops[i].InvokeTS)
+		if t, seen := first[host]; ok && seen {
+			first[host] = min(t, ops[i].InvokeTS)
 		}
 	}
 	all := int64(math.MinInt64)
