@@ -886,8 +886,9 @@ type headline struct {
 }
 
 // readHeadlines reads findings/report.json of sess: each scenario's
-// verdict, its landing evidence (a pass) or its first anomaly (a FAIL),
-// and the checker's porcupine visualization.
+// verdict, its landing evidence (a pass), its first anomaly (a FAIL) or
+// what took it down (PARTIAL, INCONCLUSIVE), and the checker's porcupine
+// visualization.
 func readHeadlines(sess, label string) ([]headline, error) {
 	f := filepath.Join(sess, "findings", "report.json")
 	b, err := os.ReadFile(f)
@@ -900,7 +901,11 @@ func readHeadlines(sess, label string) ([]headline, error) {
 			Verdict         string `json:"verdict"`
 			OracleEvidence  string `json:"oracle_evidence"`
 			LandingEvidence string `json:"landing_evidence"`
-			Checkers        []struct {
+			Reasons         []struct {
+				To   string `json:"to"`
+				Text string `json:"text"`
+			} `json:"reasons"`
+			Checkers []struct {
 				HTML      string `json:"html"`
 				Anomalies []struct {
 					Message string `json:"message"`
@@ -933,6 +938,14 @@ func readHeadlines(sess, label string) ([]headline, error) {
 		}
 		if h.evidence == "" {
 			h.evidence = s.OracleEvidence
+		}
+		// A PARTIAL or INCONCLUSIVE line leads with what took the verdict
+		// down (the last reason, docs/verdicts.md §4): landing evidence
+		// alone reads like a pass.
+		if !strings.HasPrefix(s.Verdict, "PASS") && !strings.HasPrefix(s.Verdict, "FAIL") && len(s.Reasons) > 0 {
+			if r := s.Reasons[len(s.Reasons)-1]; r.To == s.Verdict && r.Text != "" {
+				h.evidence = strings.TrimSuffix(r.Text+"; "+h.evidence, "; ")
+			}
 		}
 		h.evidence = oneline.Cut(h.evidence, 300)
 		hs = append(hs, h)
