@@ -196,3 +196,51 @@ func TestIntendedLoadExcusesALateRejoin(t *testing.T) {
 		})
 	}
 }
+
+// TestIntendedLoadExcusesADipTheDriverCaughtUp: an open-loop driver that
+// stalled for a moment owes the ops it missed and starts them in the next
+// interval (driver/pacer.go), so one interval below the floor followed by
+// one that makes up the shortfall to within one interval's tolerance is
+// the intended load delivered. A dip not made up, two dips in a row, and a
+// second with nothing invoked stay failures. The dips sit 6 s after the
+// heal, outside its recovery tail.
+func TestIntendedLoadExcusesADipTheDriverCaughtUp(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ops  map[int]int // interval → ops (the rest at the planned 100)
+		want string
+	}{
+		{"caught up in full", map[int]int{8: 75, 9: 125}, CheckPass},
+		{"caught up to the tolerance", map[int]int{8: 70, 9: 110}, CheckPass},
+		{"not made up", map[int]int{8: 75, 9: 100}, CheckFail},
+		{"made up short of the tolerance", map[int]int{8: 70, 9: 105}, CheckFail},
+		{"two dips in a row", map[int]int{8: 75, 9: 75, 10: 150}, CheckFail},
+		{"a second with nothing invoked", map[int]int{8: 0, 9: 200}, CheckFail},
+		{"the surplus before the dip does not count", map[int]int{7: 125, 8: 75}, CheckFail},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := baseAudit("S1")
+			g.dur, g.ops = 13, 1300
+			g.windows[0].at, g.windows[0].dur = 1, 1
+			g.mutate = func(r *session.Run) {
+				r.Workload.PlannedRate, r.Workload.IntervalNS = 100, 1e9
+				r.Workload.Throughput = nil
+				for j := range 13 {
+					r.Workload.Throughput = append(r.Workload.Throughput, session.Interval{StartNS: int64(j) * 1e9, Ops: 100})
+				}
+				r.Workload.Throughput[1].Ops = 10 // the window
+				for j, n := range c.ops {
+					r.Workload.Throughput[j].Ops = n
+				}
+			}
+			rep := analyzeOne(t, linPlan, g, nil)
+			got := findResult(rep, "S1").RedFlags[0]
+			if got.Status != c.want {
+				t.Errorf("red flag 1 = %s (%s), want %s", got.Status, got.Evidence, c.want)
+			}
+			if c.want == CheckPass && !strings.Contains(got.Evidence, "caught up") {
+				t.Errorf("red flag 1 evidence %q does not say the dip was caught up", got.Evidence)
+			}
+		})
+	}
+}

@@ -119,7 +119,7 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 	hra := parseRootAnalysis(t, hro)
 	hrep := analyzeReport(t, hf.dstgen, absIn(hdir, hra.sessions["S1"]))
 	if v := hra.verdicts["S1"]; v != "PASS-hardening" {
-		t.Errorf("S1 at the hardening tier: %q, want PASS-hardening (every window landed, every weak-oracle item checked); %s", v, js(scenarioOf(hrep, "S1")))
+		t.Errorf("S1 at the hardening tier: %q, want PASS-hardening (every window landed, every weak-oracle item checked); %s", v, js(scenarioOf(hrep, "S1")["reasons"]))
 	}
 	seeds, _ := filepath.Glob(filepath.Join(absIn(hdir, hra.sessions["S1"]), "artifacts", "S1", "run-seed-*.json"))
 	if len(seeds) != 3 {
@@ -129,6 +129,9 @@ func TestEtcdScenariosEndToEnd(t *testing.T) {
 		r := loadRun(t, p)
 		asym := 0
 		for _, w := range r.FaultWindows {
+			if !w.Landed {
+				t.Logf("%s: %s %s did not land: %s", filepath.Base(p), w.FaultEpoch, w.Nemesis, js(w))
+			}
 			if w.Nemesis == "partition-asym" {
 				asym++
 				if !w.Landed {
