@@ -168,7 +168,11 @@ func (r *unitRun) newVictim(cl cluster, l scenarios.Landing, hosts []nemesis.Hos
 		var beforeErr error
 		leader := r.leaderOf(cl)
 		v.kind = "leader"
-		v.before = func(ctx context.Context) error { before, beforeErr = leader(ctx); return beforeErr }
+		// The reading before is asked again, like target "leader", while
+		// no majority names one (an election right after a heal): one
+		// failed answer would leave the window unknown, never landed.
+		until := r.leaderUntil(cl)
+		v.before = func(ctx context.Context) error { before, beforeErr = until(ctx); return beforeErr }
 		v.read = func(ctx context.Context) (session.Evidence, error) {
 			if beforeErr != nil {
 				// No leader known before: any leader now would read "changed".

@@ -577,6 +577,38 @@ func TestRunUnitLeaderTargetWaitsOutAnElection(t *testing.T) {
 	}
 }
 
+// The leader_change signal's reading before the fault, like target
+// "leader", is asked again while no majority names a leader (a moment of
+// an election, or a host slow to answer): failing at once would leave the
+// window unknown — never landed — though the fault then moved the leader.
+func TestRunUnitLeaderBeforeReadingWaitsOutAnElection(t *testing.T) {
+	w := newFakeWorld(t, 3)
+	o := testOrchestrator(t, w)
+	f := markerFault("1s", "1s")
+	f.Targets = "leader"
+	f.Landing = &scenarios.Landing{LeaderChange: true}
+	u := unitOf(f)
+	// Per host: the first answer names h1 (the target), the second none,
+	// the third h1 again (the reading before), every later one h2 (the
+	// fault moved the leader).
+	u.Scenario.LeaderQuery = `n=$(cat asked 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > asked; case $n in 1|3) echo h1 ;; 2) echo "no leader yet" >&2; exit 1 ;; *) echo h2 ;; esac`
+	out := o.RunUnit(context.Background(), u, attemptIn(o, 7, 4*time.Second))
+	if out.Code != codeOK || out.Err != nil {
+		t.Fatalf("outcome %d %v", out.Code, out.Err)
+	}
+	run, err := session.LoadRun(out.RunPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.FaultWindows) != 1 {
+		t.Fatalf("windows %+v, want one", run.FaultWindows)
+	}
+	fw := run.FaultWindows[0]
+	if ev := fw.VictimEvidence; ev == nil || ev.Verdict != session.SignalChanged || string(ev.Before) != `"h1"` || string(ev.After) != `"h2"` || !fw.Landed {
+		t.Errorf("window %+v (victim %+v), want the leader h1→h2 and landed", fw, fw.VictimEvidence)
+	}
+}
+
 // A window whose victim is the history (read only after collect) is
 // logged as pending when it heals, never "landed=no": the run's own line
 // and analyze's verdict must not contradict each other.
