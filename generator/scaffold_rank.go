@@ -97,6 +97,19 @@ var promiseTerms = func() []promiseTerm {
 		t("committed|repeatable", `read[- ]committed|repeatable[- ]reads?`, 6, kindIsolation),
 		t("serializab", `serializab\w*`, 6, kindIsolation),
 		t("isolation", `isolation levels?`, 4, kindIsolation),
+		// A commit refused when what it read was written meanwhile, and
+		// writes that cannot conflict: "a transaction is aborted when it
+		// conflicts with another", "the keys it read were modified since it
+		// started", "blind writes never run into a conflict".
+		t("conflict", `(?:transactions?|txns?|commits?|writes?|updates?) (?:\w+ ){0,3}?conflicts? with (?:another|a concurrent|an ?other|other|concurrent)\b|(?:abort\w*|fail\w*|reject\w*|rolled back|roll back) (?:\w+ ){0,4}?(?:on|with|because of|due to|after) (?:a |an )?(?:write[- ]|read[- ])?conflicts?\b|(?:never|not|no|cannot|can't) (?:\w+ ){0,2}?(?:encounter|hit|cause|see|raise|run into|get|produce) (?:\w+ ){0,2}?conflicts?\b`, 5, kindIsolation),
+		t("modified|updated|written|changed|overwritten", `(?:reads?|read (?:keys?|rows?|set)|(?:keys?|rows?|values?|items?) (?:it |they |that were |the transaction )?read) (?:\w+ ){0,3}?(?:were|was|have been|has been|had been|weren't|were not|are not|aren't|is not|isn't) (?:\w+ )?(?:modified|updated|written|changed|overwritten)(?: \w+){0,3}? (?:concurrently|since|by another|by a concurrent|in the meantime|meanwhile)\b`, 5, kindIsolation),
+		// What a transaction or iterator sees: the state as of its start,
+		// not later writes. "Earlier commits are visible to a new
+		// transaction", "reads after the commit timestamp see the delete",
+		// "writes made after the iterator was created are not seen".
+		t("visible", `(?:all |every )?(?:previous|prior|earlier|preceding) (?:\w+ ){0,2}?(?:commits?|writes?|transactions?|txns?|updates?) (?:are|is|become|becomes|will be) visible to\b`, 6, kindIsolation),
+		t("snapshot|view|state", `(?:sees?|observes?|reads?|gets?) (?:a |the |its )?(?:consistent |stable )?(?:snapshot|view|state) (?:\w+ ){0,4}?(?:as of|at) (?:the |its |their )?(?:start|begin\w*|creation|start timestamp|read timestamp|start version|read version)\b|(?:a |the )?snapshot (?:\w+ ){0,5}?(?:as of|at the (?:time|moment)) (?:\w+ ){0,2}?(?:was |is |were )?(?:created|started|began|begun|opened|taken)\b`, 5, kindIsolation),
+		t("after|before", `(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,3}?(?:after|since) (?:\w+ ){0,3}?(?:is |was |were |are )?(?:created|started|began|begun|opened|taken) (?:\S+ ){0,6}?(?:not|never|cannot|can't|won't) (?:\w+ ){0,3}?(?:see|seen|visible|observe\w*|view\w*)\b|only (?:\w+ ){0,3}?(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,4}?before (?:\w+ ){0,4}?(?:can be|are|is|will be) (?:seen|visible|viewed|observed)\b|(?:reads?|transactions?|txns?|iterators?|readers?) (?:\w+ ){0,2}?(?:after|before|since) (?:this |the |that |its |their )?(?:commit|start|snapshot)(?: (?:timestamp|ts|version))? (?:\w+ ){0,2}?(?:see|observe|are unaffected|be unaffected|is unaffected)\b`, 5, kindIsolation),
 		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
 		// A transaction undone whole, or undone by a crash: "the entire
 		// transaction is rolled back", "an unfinished commit is rolled back
@@ -117,6 +130,10 @@ var promiseTerms = func() []promiseTerm {
 		// Another process or writer kept out while one holds the store:
 		// "a second process cannot open the file for writing at the same
 		// time".
+		// The data directory locked against a second process: "the directory
+		// is locked so that no other process can open it", "the only
+		// read-write process using this directory".
+		proto("lock|process", `(?:exclusive(?:ly)? )?lock(?:s|ed)? (?:on )?(?:the |its |a )?(?:data |database |db )?director(?:y|ies) (?:\S+ ){0,6}?(?:other|another|second) (?:\w+ ){0,2}?process(?:es)?\b|(?:the |a )?only (?:[\w-]+ ){0,3}?process(?:es)? (?:\w+ ){0,2}?(?:using|opening|accessing|holding|writing to) (?:the |this |that |its )?(?:data |database |db )?(?:director(?:y|ies)|database|files?)\b`, 7, kindMutex),
 		t("same time|concurrently|simultaneously", `(?:other|another|a second|no other|two) (?:\w+ ){0,3}?(?:process(?:es)?|writers?|clients?|instances?) (?:\S+ ){0,5}?(?:cannot|can ?not|can't|may not|are not able to|is not able to) (?:\w+\s+){0,4}?(?:at the same time|concurrently|simultaneously)`, 5, kindMutex),
 		proto("step", `steps? down\b(?:\s+\S+){0,3}?\s+(?:when|if|once|after|unless|on)\b|(?:will|must|to|then) step down`, 4, kindMutex),
 		t("once", `exactly[- ]once`, 7, kindExactlyOnce),
@@ -141,6 +158,9 @@ var promiseTerms = func() []promiseTerm {
 		// A torn or corrupt write found on reading back, and what is used
 		// instead: "a page whose checksum does not match is detected and
 		// the other copy is used".
+		// A checksum checked on reading back: "the checksum of every entry
+		// read is validated", "CRCs are verified on load".
+		t("checksum|crc|hash|digest", `(?:validat|verif|check)\w* (?:the |a |its |their )?(?:checksums?|crcs?|crc32|hash(?:es)?|digests?) (?:\w+ ){0,3}?(?:on |when |while |for |of |at |upon )(?:every |each |all |any )?(?:\w+ )?(?:entry|entries|records?|blocks?|pages?|reads?|read|data|files?|load\w*|open\w*)\b|(?:checksums?|crcs?|hash(?:es)?|digests?) (?:\w+ ){0,3}?(?:is |are |get |gets )?(?:verified|validated|checked) (?:\w+ ){0,3}?(?:on|when|during|upon|while|at) (?:\w+ )?(?:read\w*|load\w*|open\w*|replay\w*|recovery|startup)\b`, 5, kindDurability),
 		t("torn|corrupt|checksum|partial", `(?:torn|corrupt\w*|partial(?:ly)?[- ]written|checksum mismatch\w*) (?:\w+ ){0,6}?(?:(?:is|are|will be|gets) )?(?:detected|caught|rejected|discarded|skipped|ignored)|(?:detect\w*|catch\w*|reject\w*) (?:\w+ ){0,2}?(?:torn|corrupt\w*|partial(?:ly)?[- ]written) (?:writes?|pages?|records?|entries|blocks?|data|files?)`, 4, kindDurability),
 		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
 		t("order", `total(?:ly)? order\w*|(?:cluster|system|group|network)[- ]wide order\w*|global(?:ly)? order\w*`, 6, kindOrdering),
@@ -158,7 +178,7 @@ var promiseTerms = func() []promiseTerm {
 		proto("gaps", `(?:no|without|not have|never have) gaps`, 4, kindOrdering),
 		// Keys walked in their sort order: "a cursor visits keys in byte
 		// order", "iteration is in lexicographical order".
-		t("order", `in (?:lexicographic(?:al)?|byte|bytewise|byte-sorted|sorted|key|ascending) (?:key )?order\b`, 5, kindOrdering),
+		t("order", `in (?:a |the )?(?:lexicographic(?:al(?:ly)?)?|byte|bytewise|byte-sorted|sorted|key|ascending)(?: sorted)? (?:key )?order\b`, 5, kindOrdering),
 		t("fifo", `fifo`, 1, kindOrdering),
 		t("order", `order(?:ed|ing)\b`, 2, kindOrdering),
 		t("within", `within \d+(?:\.\d+)? ?(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?)\b`, 5, kindLiveness),
@@ -266,7 +286,7 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without|written|saved|need", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:you|users?|callers?|the application|applications) (?:can|could|may|will be able to|are able to) (?:\w+ )?guarantee|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
+	sig("guarantee|not|n't|without|written|saved|need|order", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:does|do|will|is|are)(?: not|n't) (?:\w+ ){0,3}?in (?:a |the )?(?:\w+ ){0,2}?order\b|(?:you|users?|callers?|the application|applications) (?:can|could|may|will be able to|are able to) (?:\w+ )?guarantee|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
 	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable|set to", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?|(?:is|are|be|was) set to\b`, -3, "a setting", false),
@@ -303,6 +323,9 @@ var timeBoundRE = wordRE(`(?:amount of time|the time|the duration|how long|the t
 var (
 	usedForRE = wordRE(`used (?:to|for) `)
 	notUsedRE = lazyre.New(`(?:\bnot|\bnever|n't) (?:be )?$`)
+	// soThatRE ends what a thing is used to do with the promise it keeps:
+	// "used to block new transactions, so all earlier commits are visible".
+	soThatRE = lazyre.New(`\bso(?: that)?,? $`)
 )
 
 // ruleAfterRE follows a "may not" that forbids: "may not be created
@@ -318,7 +341,7 @@ var docIdiomRE = lazyre.New(`^\s*[a-z_][a-z0-9_.]* (?:is|are) (?:(?:only )?used 
 // caller named: a passive "must be durable / persisted / processed …", a
 // "must persist / send / apply …", and "it is important that …".
 var (
-	dutyRE    = wordRE(`(?:must|needs? to|has to|have to) (?:not )?(?:\w+ )?be (?:\w+ )?(?:durable|persisted|written|synced|fsynced|flushed|processed|applied|sent|delivered|discarded|acknowledged)\b|must (?:not )?(?:\w+ )?(?:persist|write|flush|sync|fsync|apply|send|deliver\w*|process|discard)\b|it is (?:important|essential|crucial|vital|necessary|required) (?:that|to)\b`)
+	dutyRE    = wordRE(`(?:must|needs? to|has to|have to) (?:not )?(?:\w+ )?be (?:\w+ )?(?:durable|persisted|written|synced|fsynced|flushed|processed|applied|sent|delivered|discarded|acknowledged)\b|must (?:not )?(?:\w+ )?(?:persist|write|flush|sync|fsync|apply|send|deliver\w*|process|discard)\b|it is (?:important|essential|crucial|vital|necessary|required) (?:that|to)\b|(?:you|users?|the application|applications) (?:\w+ )?(?:must|have to|has to|need to) (?:ensure|make sure|guarantee)\b`)
 	dutyHints = []string{"must", "need", "has to", "have to", "important", "essential", "crucial", "vital", "necessary", "required"}
 )
 
@@ -334,7 +357,7 @@ var possibilityRE = lazyre.New(`\b(?:can|may|could|might)\s+$`)
 // helperOpeningRE opens a doc comment that says what a function does step
 // by step: it marks, attempts, or returns whether. On an unexported
 // function that is the implementation, not a promise.
-var helperOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:marks|attempts|tries|returns (?:whether|if|true if)|reports (?:whether|if)|checks (?:whether|if))\b`)
+var helperOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:marks|attempts|tries|returns (?:whether|if|true if)|reports (?:whether|if)|checks (?:whether|if)|verifies|validates)\b`)
 
 // obligationRE is an RFC 2119 MUST or MUST NOT (as written, upper case)
 // and implementerRE the words of an interface's contract with its
@@ -376,6 +399,18 @@ func narrates(s sentence, lead string, planOrHedge bool) bool {
 	return planOrHedge || narratesRE.MatchString(s.para) || implementationRE.MatchString(s.para) ||
 		imperativeRE.MatchString(lead) || skipRE.MatchString(lead)
 }
+
+// bodyStepRE opens a comment in a function body that names the code's
+// next step ("Fsync the directories …", "Flush the log …").
+var bodyStepRE = lazyre.New(`^(?:fsync|sync|flush|persist|write|close|open|create|delete|remove|rename|truncate|lock|unlock|acquire|release|update|mark|send|append)\b`)
+
+// usageTipRE points the reader at another API ("To get keys in sorted
+// order, use the iterator"): advice, not what this one promises.
+var usageTipRE = lazyre.New(`^(?:to|if you (?:want|need) to) \w+ [^,]{0,80}, (?:use|call|see|try|pass|set)\b`)
+
+// constantRE is a constant said never to change ("the value can never
+// change"): a format or protocol constant, no invariant of the state.
+var constantRE = lazyre.New(`(?:^|[.;:] +)(?:the|this|its|that) (?:value|constant|magic(?: \w+)?|string|size|length|name|format) (?:\w+ )?never chang`)
 
 // firstPersonRE is a comment narrating its own code.
 var firstPersonRE = lazyre.New(`\b(?:we|us|our)\b`)
@@ -588,7 +623,11 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// promise is what the thing is for, a stated purpose, not a note on use.
 	usedFor := -1
 	for _, l := range usedForRE.FindAllStringIndex(prose, -1) {
-		if l[1] <= loc[0] && len(strings.Fields(prose[l[1]:loc[0]])) <= 1 && !notUsedRE.MatchString(prose[:l[0]]) {
+		if l[1] > loc[0] {
+			continue
+		}
+		gap := prose[l[1]:loc[0]]
+		if n := len(strings.Fields(gap)); (n <= 1 || n <= 8 && soThatRE.MatchString(gap)) && !notUsedRE.MatchString(prose[:l[0]]) {
 			usedFor = l[0]
 			if !strings.Contains(strings.Join(why, " "), "a stated purpose") {
 				add(1, fmt.Sprintf("%q a stated purpose", strings.TrimSpace(prose[l[0]:loc[1]])))
@@ -672,6 +711,12 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	case !form && strength < 6 && describesRE.MatchString(lead):
 		add(-1, "describes a function")
 	}
+	if usageTipRE.MatchString(lead) {
+		add(-3, "a usage tip")
+	}
+	if kind == kindInvariant && constantRE.MatchString(lead) {
+		add(-4, "a constant that never changes")
+	}
 	if codeRE.MatchString(prose) {
 		add(-3, "code in the comment")
 	}
@@ -703,10 +748,16 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		// package one that states a promise (a promise word, a stated
 		// property, a refusal, a quoted rule, or a strong kind) is the
 		// system's, and is read as a doc comment's would be.
-		if f.tier == tierCore && form && (strong || !narrates(s, lead, planOrHedge)) {
+		step := bodyStepRE.MatchString(lead)
+		if f.tier == tierCore && form && !step && (strong || !narrates(s, lead, planOrHedge)) {
 			why = append(why, "inside a function, states a promise +0")
 		} else {
 			add(-3, "inside a function")
+		}
+		if step {
+			// "Fsync the directories to ensure …": the next step of the
+			// code, whatever it is there to guarantee.
+			add(-3, "a step of the code")
 		}
 	}
 	switch f.tier {
