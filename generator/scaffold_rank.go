@@ -63,6 +63,11 @@ type promiseTerm struct {
 	// subject marks a term that counts only when the sentence names what
 	// it is about (a leader, entries, the commit index).
 	subject bool
+	// follow, when set, is what must come right after a match for it to
+	// name the promise: "read committed" names the isolation level before
+	// "isolation", "level", a conjunction or punctuation, not before a
+	// noun it modifies ("read committed data").
+	follow *lazyre.Regexp
 }
 
 // signal is a word that makes a sentence more (or less) of a promise;
@@ -81,20 +86,27 @@ func wordRE(expr string) *lazyre.Regexp { return lazyre.New(`\b(?:` + expr + `)`
 // promiseTerms, strongest first within a kind.
 var promiseTerms = func() []promiseTerm {
 	t := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false, false}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false, false, nil}
 	}
 	// proto is a protocol property, read in core packages only.
 	proto := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, false}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, false, nil}
 	}
 	// protoSubject is a protocol property that needs a subject.
 	protoSubject := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, true}
+		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, true, nil}
+	}
+	// level is a term that names an isolation level only when the words
+	// after it are the level's own (levelFollowExpr).
+	level := func(pt promiseTerm) promiseTerm {
+		pt.follow = lazyre.New(`^(?:` + levelFollowExpr + `)`)
+		return pt
 	}
 	return []promiseTerm{
 		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
 		t("isolation", `snapshot[- ]isolation`, 7, kindIsolation),
-		t("committed|repeatable", `read[- ]committed|repeatable[- ]reads?`, 6, kindIsolation),
+		level(t("committed", `read[- ]committed`, 6, kindIsolation)),
+		t("repeatable", `repeatable[- ]reads?`, 6, kindIsolation),
 		t("serializab", `serializab\w*`, 6, kindIsolation),
 		t("isolation", `isolation levels?`, 4, kindIsolation),
 		// A commit refused when what it read was written meanwhile, and
@@ -463,6 +475,12 @@ func hasHint(s string, hints []string) bool {
 	return false
 }
 
+// levelFollowExpr is what follows an isolation level's name when it
+// names the level: its own words (isolation, level, mode, semantics), a
+// conjunction, a verb, punctuation or the end of the sentence — not a noun
+// it modifies ("to read committed data", "read committed entries").
+const levelFollowExpr = `\s*$|\s*[^\w\s]|\s+(?:isolation|levels?|modes?|semantics|consistency|guarantees?|and|or|nor|but|is|are|was|as)\b`
+
 // termAt is the first match of t in the lowered prose that is a word of
 // prose, not part of an identifier ("LinearizableTimeout",
 // "linearizable_read"): the original text there has an underscore, a
@@ -471,6 +489,9 @@ func termAt(t promiseTerm, prose, text string) []int {
 	for _, l := range t.re.FindAllStringIndex(prose, 4) {
 		if negatedAt(prose, l[0]) {
 			continue // "not exactly-once", "no stale reads" deny, they do not promise
+		}
+		if t.follow != nil && !t.follow.MatchString(prose[l[1]:]) {
+			continue // "read committed data": a verb and its object, no level
 		}
 		// The word the match starts in, in the original spelling.
 		a, b := l[0], l[0]
