@@ -400,6 +400,14 @@ type sentence struct {
 	helper bool
 	// decl is the name of the Go function the comment documents, if any.
 	decl string
+	// internal marks a comment on an unexported Go declaration: an
+	// unexported function, type, var or const, a method of an unexported
+	// type, or a field that is unexported or of an unexported type.
+	internal bool
+	// fileNote marks a comment that says what its file implements ("This
+	// file implements the loading of …"): the code's design, told to its
+	// maintainers.
+	fileNote bool
 	// example marks an illustration ("For example, if it is set to 5 s,
 	// …") and the "Otherwise, …" that goes on with it: what a setting
 	// would do in one case, not what the system promises.
@@ -518,10 +526,17 @@ func commentSentences(ext, data string) []sentence {
 		if m := funcNameRE.FindStringSubmatch(next); ext == ".go" && m != nil {
 			decl = m[1]
 		}
+		fileNote := false
+		for _, p := range group {
+			for _, l := range p.para {
+				fileNote = fileNote || fileNoteRE.MatchString(l.text)
+			}
+		}
 		for _, p := range group {
 			ss := paragraphSentences(p.para, commentPlace(ext, p.indent, p.docMarker, p.g, next))
+			internal := ext == ".go" && internalDecl(next, p.g)
 			for i := range ss {
-				ss[i].helper, ss[i].decl = helper, decl
+				ss[i].helper, ss[i].decl, ss[i].internal, ss[i].fileNote = helper, decl, internal, fileNote && !strings.HasPrefix(next, "package ")
 			}
 			out = append(out, ss...)
 		}
@@ -584,6 +599,38 @@ func commentSentences(ext, data string) []sentence {
 // method, the line after its doc comment.
 var unexportedFuncRE = lazyre.New(`^func (?:\([^)]*\) )?[a-z_]\w*[\[(]`)
 
+// fileNoteRE opens a comment on what its file implements.
+var fileNoteRE = lazyre.New(`(?i)^this file (?:implements|contains|holds|defines)\b`)
+
+// declNamesRE are the names a top-level Go declaration is known by: a
+// method's receiver type and name, or a function's, type's, var's or
+// const's name.
+var declNamesRE = lazyre.New(`^(?:func \((?:\w+ )?\*?(\w+)[^)]*\) (\w+)|(?:func|type|var|const) (\w+))`)
+
+// fieldNameRE is the name a line inside a type, var or const block
+// declares.
+var fieldNameRE = lazyre.New(`^([A-Za-z_]\w*)\b`)
+
+// internalDecl reports a comment on an unexported Go declaration (next
+// is the line after it; g the block it is in): what the implementation
+// says to itself, not the package's API.
+func internalDecl(next string, g goBlock) bool {
+	if g.decl {
+		m := fieldNameRE.FindStringSubmatch(next)
+		return g.unexported || m != nil && !unicode.IsUpper(rune(m[1][0]))
+	}
+	m := declNamesRE.FindStringSubmatch(next)
+	if m == nil {
+		return false
+	}
+	for _, name := range m[1:] {
+		if name != "" && !unicode.IsUpper(rune(name[0])) {
+			return true
+		}
+	}
+	return false
+}
+
 // funcNameRE is the name of the function a line declares.
 var funcNameRE = lazyre.New(`^func (?:\([^)]*\) )?(\w+)[\[(]`)
 
@@ -607,7 +654,12 @@ func indentLevel(line string) int {
 // or a type, const or var block whose indented comments document fields
 // and values. It reads only lines at the left margin, so it is a guess
 // gofmt makes good.
-type goBlock struct{ fn, decl bool }
+type goBlock struct {
+	fn, decl bool
+	// unexported marks a type block of an unexported type: its fields
+	// are the implementation's.
+	unexported bool
+}
 
 func (g *goBlock) track(line string) {
 	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, "//") {
@@ -616,11 +668,13 @@ func (g *goBlock) track(line string) {
 	t := strings.TrimRight(line, " \t")
 	switch {
 	case t == "}" || t == ")":
-		g.fn, g.decl = false, false
+		g.fn, g.decl, g.unexported = false, false, false
 	case strings.HasPrefix(t, "func "):
-		g.fn, g.decl = strings.HasSuffix(t, "{"), false
+		g.fn, g.decl, g.unexported = strings.HasSuffix(t, "{"), false, false
 	case strings.HasPrefix(t, "type ") || strings.HasPrefix(t, "const ") || strings.HasPrefix(t, "var "):
 		g.fn, g.decl = false, strings.HasSuffix(t, "{") || strings.HasSuffix(t, "(")
+		name := strings.TrimPrefix(t, "type ")
+		g.unexported = g.decl && name != t && name != "" && !unicode.IsUpper(rune(name[0])) && name[0] != '('
 	}
 }
 

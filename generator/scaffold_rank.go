@@ -63,6 +63,16 @@ type promiseTerm struct {
 	// subject marks a term that counts only when the sentence names what
 	// it is about (a leader, entries, the commit index).
 	subject bool
+	// follow, when set, is what must come right after a match for it to
+	// name the promise: "read committed" names the isolation level before
+	// "isolation", "level", a conjunction or punctuation, not before a
+	// noun it modifies ("read committed data").
+	follow *lazyre.Regexp
+	// opening marks a term that counts only in the opening sentence of a
+	// Go doc comment of a function named after the term's verb ("Sync
+	// syncs …", "Flush the …"): what the call does, not a step of it
+	// ("WriteToFile saves … and fsyncs it to disk").
+	opening bool
 }
 
 // signal is a word that makes a sentence more (or less) of a promise;
@@ -81,20 +91,33 @@ func wordRE(expr string) *lazyre.Regexp { return lazyre.New(`\b(?:` + expr + `)`
 // promiseTerms, strongest first within a kind.
 var promiseTerms = func() []promiseTerm {
 	t := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, false, false}
+		return promiseTerm{hints: strings.Split(hints, "|"), re: wordRE(expr), points: points, kind: kind}
 	}
 	// proto is a protocol property, read in core packages only.
 	proto := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, false}
+		return promiseTerm{hints: strings.Split(hints, "|"), re: wordRE(expr), points: points, kind: kind, protocol: true}
 	}
 	// protoSubject is a protocol property that needs a subject.
 	protoSubject := func(hints, expr string, points int, kind string) promiseTerm {
-		return promiseTerm{strings.Split(hints, "|"), wordRE(expr), points, kind, true, true}
+		return promiseTerm{hints: strings.Split(hints, "|"), re: wordRE(expr), points: points, kind: kind, protocol: true, subject: true}
+	}
+	// level is a term that names an isolation level only when the words
+	// after it are the level's own (levelFollowExpr).
+	level := func(pt promiseTerm) promiseTerm {
+		pt.follow = lazyre.New(`^(?:` + levelFollowExpr + `)`)
+		return pt
+	}
+	// opening is a term read only in a function's opening doc sentence,
+	// when the function is named after its verb.
+	opening := func(pt promiseTerm) promiseTerm {
+		pt.opening = true
+		return pt
 	}
 	return []promiseTerm{
 		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
 		t("isolation", `snapshot[- ]isolation`, 7, kindIsolation),
-		t("committed|repeatable", `read[- ]committed|repeatable[- ]reads?`, 6, kindIsolation),
+		level(t("committed", `read[- ]committed`, 6, kindIsolation)),
+		t("repeatable", `repeatable[- ]reads?`, 6, kindIsolation),
 		t("serializab", `serializab\w*`, 6, kindIsolation),
 		t("isolation", `isolation levels?`, 4, kindIsolation),
 		// A commit refused when what it read was written meanwhile, and
@@ -110,6 +133,13 @@ var promiseTerms = func() []promiseTerm {
 		t("visible", `(?:all |every )?(?:previous|prior|earlier|preceding) (?:\w+ ){0,2}?(?:commits?|writes?|transactions?|txns?|updates?) (?:are|is|become|becomes|will be) visible to\b`, 6, kindIsolation),
 		t("snapshot|view|state", `(?:sees?|observes?|reads?|gets?) (?:a |the |its )?(?:consistent |stable )?(?:snapshot|view|state) (?:\w+ ){0,4}?(?:as of|at) (?:the |its |their )?(?:start|begin\w*|creation|start timestamp|read timestamp|start version|read version)\b|(?:a |the )?snapshot (?:\w+ ){0,5}?(?:as of|at the (?:time|moment)) (?:\w+ ){0,2}?(?:was |is |were )?(?:created|started|began|begun|opened|taken)\b`, 5, kindIsolation),
 		t("after|before", `(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,3}?(?:after|since) (?:\w+ ){0,3}?(?:is |was |were |are )?(?:created|started|began|begun|opened|taken) (?:\S+ ){0,6}?(?:not|never|cannot|can't|won't) (?:\w+ ){0,3}?(?:see|seen|visible|observe\w*|view\w*)\b|only (?:\w+ ){0,3}?(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,4}?before (?:\w+ ){0,4}?(?:can be|are|is|will be) (?:seen|visible|viewed|observed)\b|(?:reads?|transactions?|txns?|iterators?|readers?) (?:\w+ ){0,2}?(?:after|before|since) (?:this |the |that |its |their )?(?:commit|start|snapshot)(?: (?:timestamp|ts|version))? (?:\w+ ){0,2}?(?:see|observe|are unaffected|be unaffected|is unaffected)\b`, 5, kindIsolation),
+		// A reader's fixed view (eighth round): "the iterator provides a
+		// point-in-time view", "iterators made from it observe a stable
+		// snapshot", "it observes the writes made before it, but no later
+		// ones", "only the latest operation on a key is visible".
+		t("point|snapshot|view", `(?:provides?|returns?|offers?|gives?|sees?|observes?) (?:a |an |the |its )?(?:[\w-]+,? ){0,2}?point[- ]in[- ]time (?:view|guarantee)s?\b|(?:sees?|observes?) (?:a |the |one )(?:same |single )?(?:stable|consistent|frozen|fixed) (?:snapshot|view)\b`, 5, kindIsolation),
+		t("later|subsequent|newer|future", `(?:sees?|observes?|reflects?|includes?|reads?) (?:all )?(?:of )?(?:the |its )?(?:\S+ )?(?:existing|earlier|prior|previous|preceding|committed) (?:\w+ )?(?:mutations|writes|updates|changes|commits|operations)\b,? (?:but|and) (?:no|not|none of the|never) (?:\w+ )?(?:later|subsequent|newer|future)\b`, 5, kindIsolation),
+		t("latest|last|most recent|newest", `only the (?:latest|last|most recent|newest) (?:\w+ )?(?:operations?|writes?|updates?|values?|versions?|mutations?) (?:\w+ ){0,3}?(?:is|are|will be|be|remains?) (?:visible|seen|kept|returned|observed|read)\b|last[- ]write(?:r)?[- ]wins`, 5, kindIsolation),
 		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
 		// A transaction undone whole, or undone by a crash: "the entire
 		// transaction is rolled back", "an unfinished commit is rolled back
@@ -133,7 +163,7 @@ var promiseTerms = func() []promiseTerm {
 		// The data directory locked against a second process: "the directory
 		// is locked so that no other process can open it", "the only
 		// read-write process using this directory".
-		proto("lock|process", `(?:exclusive(?:ly)? )?lock(?:s|ed)? (?:on )?(?:the |its |a )?(?:data |database |db )?director(?:y|ies) (?:\S+ ){0,6}?(?:other|another|second) (?:\w+ ){0,2}?process(?:es)?\b|(?:the |a )?only (?:[\w-]+ ){0,3}?process(?:es)? (?:\w+ ){0,2}?(?:using|opening|accessing|holding|writing to) (?:the |this |that |its )?(?:data |database |db )?(?:director(?:y|ies)|database|files?)\b`, 7, kindMutex),
+		proto("lock|process", `(?:exclusive(?:ly)? )?lock(?:s|ed)? (?:on )?(?:the |its |a )?(?:data |database |db )?director(?:y|ies) (?:\S+ ){0,6}?(?:other|another|second) (?:\w+ ){0,2}?process(?:es)?\b|(?:data |database |db )?director(?:y|ies)(?:'s)? (?:file )?lock\b,? (?:\S+ ){0,6}?(?:prevent\w*|keep\w*|stop\w*|block\w*) (?:any )?(?:other|another|a second) (?:\w+ ){0,2}?process(?:es)? from\b|(?:the |a )?only (?:[\w-]+ ){0,3}?process(?:es)? (?:\w+ ){0,2}?(?:using|opening|accessing|holding|writing to) (?:the |this |that |its )?(?:data |database |db )?(?:director(?:y|ies)|database|files?)\b`, 7, kindMutex),
 		t("same time|concurrently|simultaneously", `(?:other|another|a second|no other|two) (?:\w+ ){0,3}?(?:process(?:es)?|writers?|clients?|instances?) (?:\S+ ){0,5}?(?:cannot|can ?not|can't|may not|are not able to|is not able to) (?:\w+\s+){0,4}?(?:at the same time|concurrently|simultaneously)`, 5, kindMutex),
 		proto("step", `steps? down\b(?:\s+\S+){0,3}?\s+(?:when|if|once|after|unless|on)\b|(?:will|must|to|then) step down`, 4, kindMutex),
 		t("once", `exactly[- ]once`, 7, kindExactlyOnce),
@@ -154,6 +184,10 @@ var promiseTerms = func() []promiseTerm {
 		t("recovery", `(?:no|not (?:require|need)\w*|without (?:any )?|never needs?) (?:\w+ )?recovery (?:\w+ ){0,6}?(?:crash\w*|power (?:loss|failure)s?|restarts?)`, 5, kindDurability),
 		t("durab", `durab\w*`, 5, kindDurability),
 		t("disk|stable storage", `writes? (?:all|every) (?:of )?(?:the |its )?(?:changes|updates|writes|data|entries|pages|records) (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 5, kindDurability),
+		// What a function's doc says the call does, in its opening sentence
+		// (eighth round): "Sync syncs the database to disk", and the
+		// imperative "Flush the memtable to stable storage".
+		opening(t("sync|flush", `(?:f?sync|flush)(?:es|s)? (?:the |all |its |any |every )?(?:[\w-]+ ){0,3}?to (?:the )?(?:disk|stable storage|durable storage|persistent storage)`, 5, kindDurability)),
 		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written) to (?:the )?(?:disk|stable storage)|persist\w* (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
 		// A torn or corrupt write found on reading back, and what is used
 		// instead: "a page whose checksum does not match is detected and
@@ -164,7 +198,7 @@ var promiseTerms = func() []promiseTerm {
 		t("torn|corrupt|checksum|partial", `(?:torn|corrupt\w*|partial(?:ly)?[- ]written|checksum mismatch\w*) (?:\w+ ){0,6}?(?:(?:is|are|will be|gets) )?(?:detected|caught|rejected|discarded|skipped|ignored)|(?:detect\w*|catch\w*|reject\w*) (?:\w+ ){0,2}?(?:torn|corrupt\w*|partial(?:ly)?[- ]written) (?:writes?|pages?|records?|entries|blocks?|data|files?)`, 4, kindDurability),
 		t("persist", `persist(?:ed|s|ent)?\b`, 1, kindDurability),
 		t("order", `total(?:ly)? order\w*|(?:cluster|system|group|network)[- ]wide order\w*|global(?:ly)? order\w*`, 6, kindOrdering),
-		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence) order\b`, 5, kindOrdering),
+		t("order", `(?:same|log|commit|publish|arrival|insertion|sequence)(?:[- ](?:number|index|timestamp|id))? order\b`, 5, kindOrdering),
 		t("order", `in[- ]order\b|in (?:the )?(?:proper|correct|right|causal|strict) order(?:ing)?\b`, 4, kindOrdering),
 		t("revision|sequence|index|version|term", `(?:increments?|increases?|advances?|bumps?) (?:the )?(?:\w+ )?(?:revision|sequence|index|version|term)s?\b|(?:higher|greater|larger|lower|smaller) (?:\w+ )?(?:revision|sequence|index|term)s?\b`, 4, kindOrdering),
 		t("monoton|strictly increasing", `monoton\w* (?:increas\w*|grow\w*)|strictly increasing`, 4, kindOrdering),
@@ -196,6 +230,10 @@ var promiseTerms = func() []promiseTerm {
 		proto("failed|dead|departed|unreachable|crashed|join", `(?:remov|evict|reap|reclaim)\w* (?:a |the |any |all )?(?:failed|dead|departed|unreachable|crashed) (?:\w+ )?(?:nodes?|members?|peers?|servers?|replicas?)\b|(?:restart|reboot)\w* (?:\w+ ){0,3}?(?:re-?join\w*|join)\b|re-?join\w* (?:\w+ ){0,3}?after (?:a |the )?(?:leav\w*|restart\w*|reboot\w*)`, 4, kindMembership),
 		proto("participate|considered|count", `(?:won't|will not|does not|doesn't|never|not) (?:\w+ ){0,2}?(?:participate in|considered for|counts? (?:toward|towards|for)) (?:\w+ ){0,3}?(?:elections?|commit\w*|quorum|votes?)`, 4, kindMembership),
 		t("p9|p50|latency|throughput|/s", `p9\d(?:\.\d+)?|p50|latency|throughput|\d+ ?k? ?(?:ops|operations|requests|msgs|messages)/s(?:ec)?`, 2, kindPerformance),
+		// A stable on-disk or wire format (eighth round): "the encoding is
+		// the log's on-disk format, and thus stable", "existing record kinds
+		// will not be modified".
+		t("format|encoding|representation", `(?:on[- ]disk|wire|file|storage|persisted|serialized|binary) (?:format|encoding|representation)\b\S*(?: \S+){0,8}? (?:stable|frozen|unchanged|never changes?|will not change|won't change)\b`, 5, kindOperational),
 		t("rolling|downtime|compatib", `rolling (?:restart|upgrade)s?|zero[- ]downtime|without downtime|backwards?[- ]compatib\w*`, 3, kindOperational),
 		t("own|cannot|isolated", `(?:sees?|reads?|lists?|access\w*) only (?:its|their) own|cannot (?:see|read|access|modify) (?:another|other|each)|(?:are|is) isolated from`, 6, kindBoundary),
 		t("tenan", `multi[- ]tenan\w*|tenants?\b`, 2, kindBoundary),
@@ -276,7 +314,7 @@ var atomicRE = wordRE(`transactions?|txns?|batch(?:es)?|statements?|requests?|al
 // counterRE is a number bumped or read atomically ("increases Write
 // atomically", "an atomic counter"): a statistic, not a change made all
 // at once.
-var counterRE = wordRE(`(?:increas|increment|decrement|decreas|add|bump|load|read|get)\w* (?:\S+ ){0,3}?atomically|atomic(?:ally)? (?:increment|decrement|add|load)\w*|atomic (?:counters?|stats?|statistics)|counters? (?:\S+ ){0,3}?atomically`)
+var counterRE = wordRE(`(?:increas|increment|decrement|decreas|add|bump|load|read|get)\w* (?:\S+ ){0,3}?atomically|atomic(?:ally)? (?:increment|decrement|add|load)\w*|atomically (?:read|reads|stores?)\b|atomic (?:counters?|stats?|statistics)|counters? (?:\S+ ){0,3}?atomically`)
 
 // dropRE marks a sentence that is no promise whatever it says: a question,
 // a work item, a checklist, a pull-request or issue reference, a
@@ -286,16 +324,16 @@ var dropRE = lazyre.New(`\?\s*$|\b(?:todo|fixme|xxx|hack)\b|^deprecated\b|\[[ x]
 // penalties are the words of hedges, plans, preconditions and
 // implementation notes.
 var penalties = []signal{
-	sig("guarantee|not|n't|without|written|saved|need|order", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:does|do|will|is|are)(?: not|n't) (?:\w+ ){0,3}?in (?:a |the )?(?:\w+ ){0,2}?order\b|(?:you|users?|callers?|the application|applications) (?:can|could|may|will be able to|are able to) (?:\w+ )?guarantee|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
-	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
+	sig("guarantee|not|n't|without|written|saved|need|order", `not guaranteed|no (?:\(?\w+\)? )?guarantees?|no way to guarantee|(?:impossible|not possible) to guarantee|(?:does|do|can|will)(?: not|n't) guarantee|cannot guarantee|(?:cannot|can ?not|can't|does not|doesn't|will not|won't)(?:,? [\w-]+){0,6}?,? (?:guarantee|ensure)\b|(?:is|are|be|will|was)(?: not|n't) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|guaranteed|atomic|idempotent|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk|saved)|without (?:any )?(?:[\w-]+ )?guarantees?|(?:does|do|will|is|are)(?: not|n't) (?:\w+ ){0,3}?in (?:a |the )?(?:\w+ ){0,2}?order\b|(?:you|users?|callers?|the application|applications) (?:can|could|may|will be able to|are able to) (?:\w+ )?guarantee|(?:need not|needn't|do(?:es)? not need to|is not required to) (?:be )?(?:\w+ )?(?:linearizable|durable|serializable|atomic|consistent|synced|fsynced|persisted|flushed|ordered|delivered|written to (?:the )?disk)`, -6, "a non-guarantee", false),
+	sig("might|may not|perhaps|probably|hopefully|should|could|would|ideally|expected|supposed|assume|general|usual|normal|typical|often|allowed|case", `might|may not|perhaps|probably|hopefully|should|could|would|ideally|generally|usually|normally|typically|often|in the (?:common|usual|typical|general|normal) case|(?:is |are )?allowed to|(?:is |are )?(?:expected|supposed) to|assumes?\b`, -2, "a hedge", false),
 	sig("we |need|would like|future|plan to", `we (?:should|need|want|must|have to|try|could|will)|needs? to|would like|in the future|plan to`, -2, "a plan", false),
 	sig("custom|configur|tunable|option|setting|flag|enable|disable|set to", `customi[sz]\w*|configur(?:e|ed|es|able)\b|tunable|options?|settings?|flags?|enables?|disables?|(?:is|are|be|was) set to\b`, -3, "a setting", false),
 	sig("caller|responsib|must", `caller(?:'s)? (?:must|should|responsibility)|(?:you|users?|clients?|applications?|quer(?:y|ies)) (?:\w+ )?must\b|it is the caller|callers? (?:are|is) responsible|(?:it is|is) (?:the )?(?:\w+'s )?responsibility|responsibility of`, -3, "a precondition", false),
 	sig("used|test|debug|helper|useful", `(?:re)?used (?:to|for|by|in|with)|useful (?:to|for)|for (?:testing|debugging)|tests?\b|test helper`, -3, "a note on use", false),
-	sig("cost|overhead|expense", `(?:amortiz\w*|reduc\w*|sav\w*|minimi[sz]\w*|lower\w*|cut\w*) (?:the )?(?:\w+ )?(?:cost|overhead|expense)s? of`, -3, "a cost note", false),
+	sig("cost|overhead|expense|space", `(?:amortiz\w*|reduc\w*|sav\w*|minimi[sz]\w*|lower\w*|cut\w*) (?:the )?(?:\w+ )?(?:cost|overhead|expense)s? of|(?:disk |memory |storage |free )?space (?:\w+ ){0,2}?(?:be |is |are |gets? )?(?:reclaimed|freed|released|recovered)\b`, -3, "a cost note", false),
 	sig("returns", `returns? (?:true|false|nil|an? (?:error|empty)|err\b|zero|0\b)`, -2, "a return value", false),
 	sig("violat|anomal|bug|race|happen", `violat\w*|anomal\w*|\bbugs?\b|\brace\b|(?:can|may) happen|happens when`, -2, "describes a failure", false),
-	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called|cas|swap", implementationExpr, -2, "implementation words", false),
+	sig("goroutine|thread|mutex|channel|buffer|pointer|struct|slice|variable|field|callback|cb|helper|lock|bitmask|tree|cache|called|cas|swap|logic|code|wait|guarantee", implementationExpr, -2, "implementation words", false),
 }
 
 // lossRE states that something is lost ("will be lost upon restart");
@@ -350,6 +388,69 @@ var (
 // does, not what the application must.
 var systemActorRE = wordRE(`majority|quorum|leaders?|followers?|candidates?|nodes?|replicas?|members?|peers?|cluster|group|term|we`)
 
+// namesVerb reports a function named after the verb that opens the
+// match: Sync for "syncs …", Flush for "flush the …", SyncAll too.
+func namesVerb(decl, match string) bool {
+	verb, _, _ := strings.Cut(match, " ")
+	decl = lowerASCII(decl)
+	for _, stem := range []string{verb, strings.TrimSuffix(verb, "s"), strings.TrimSuffix(verb, "es")} {
+		if stem != "" && strings.HasPrefix(decl, stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// imperativeDocRE follows a doc comment's opening name used as a verb
+// ("Flush the memtable …"): a determiner, the verb's object.
+var imperativeDocRE = lazyre.New(`^ (?:the|a|an|all|any|every|its|this|these|those)\b`)
+
+// invariantRE names the invariants a paragraph lists.
+var invariantRE = wordRE(`invariants?\b`)
+
+// implNoteRE opens a comment paragraph addressed to the code's
+// maintainers.
+var implNoteRE = lazyre.New(`^\s*(?:implementation (?:notes?|warnings?|details?)|note to (?:implementers|maintainers)|internals? notes?)\s*:`)
+
+// callCountRE is how often a function is called, no delivery: "must be
+// called once (and exactly once)", "has been called at least once".
+var callCountRE = wordRE(`(?:called|invoked|calls? to \S+|invocations?)(?:\s+\S+){0,3}?\s+(?:exactly|at[- ]least|at[- ]most)[- ]once\b|(?:be |been |is |are )(?:called|invoked) once\b`)
+
+// notOperationsRE are things an order may be stated of that are no
+// operations ("log files, which are totally ordered"): blanked before
+// orderedRE looks for the operations an order is about.
+var notOperationsRE = wordRE(`log (?:files?|segments?|file names?|names?|director(?:y|ies)|dirs?)\b`)
+
+// sortedFieldRE opens a field comment with no subject that says how its
+// slice is sorted ("Sorted in increasing order of key"): a data layout.
+var sortedFieldRE = lazyre.New(`^\s*(?:sorted|ordered|kept sorted|arranged) (?:in|by)\b`)
+
+// goInternal reports a Go file under an internal/ directory, which no
+// other module may import: its exported names are no API either.
+func goInternal(rel string) bool {
+	return path.Ext(rel) == ".go" && (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
+}
+
+func blank(m string) string { return strings.Repeat(" ", len(m)) }
+
+// operationsProse is the prose an order's operations are looked for in:
+// without code symbols ("logNameIndex" names no log) and things that are
+// no operations ("log files").
+func operationsProse(prose, text string) string {
+	b := []byte(notOperationsRE.ReplaceAllStringFunc(prose, blank))
+	if len(text) == len(b) {
+		for _, l := range identifierRE.FindAllStringIndex(text, -1) {
+			for i := l[0]; i < l[1]; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// returnedValueRE follows a "returns" that names a result.
+var returnedValueRE = lazyre.New(`^ (?:true|false|nil|an? |err|zero|0\b|the |its )`)
+
 // possibilityRE ends the words before a stated property that only may
 // hold: "can be applied", "may be sent".
 var possibilityRE = lazyre.New(`\b(?:can|may|could|might)\s+$`)
@@ -358,6 +459,10 @@ var possibilityRE = lazyre.New(`\b(?:can|may|could|might)\s+$`)
 // by step: it marks, attempts, or returns whether. On an unexported
 // function that is the implementation, not a promise.
 var helperOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:marks|attempts|tries|returns (?:whether|if|true if)|reports (?:whether|if)|checks (?:whether|if)|verifies|validates)\b`)
+
+// checkerOpeningRE opens the doc of a function that checks a list of
+// conditions ("CheckLevels checks: …", "Verify verifies that …").
+var checkerOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:checks|verifies|validates)(?::| that\b| the following\b)`)
 
 // obligationRE is an RFC 2119 MUST or MUST NOT (as written, upper case)
 // and implementerRE the words of an interface's contract with its
@@ -369,13 +474,14 @@ var (
 )
 
 // implementationExpr are the words of an implementation note.
-const implementationExpr = `goroutines?|threads?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held|lock[- ]free|compare[- ]and[- ]swap|cas\b`
+const implementationExpr = `the (?:logic|code) (?:to|that|which|for|here|below|above)\b|to (?:provide|maintain|keep|uphold|honou?r) (?:this|that|these|those) guarantees?|(?:this|that) guarantee is (?:\w+ )?(?:achieved|provided|maintained|kept|implemented) by|wait ?groups?|goroutines?|threads?|mutex\w*|channel|buffer|pointer|struct|slice|variable|field|callback|cb\b|helper|lock\(\)|unlock|bitmasks?|avl|tree|cache|(?:be|is|are|being) called|called (?:concurrently|from|with)|on entry|(?:should|must) be held|lock[- ]free|compare[- ]and[- ]swap|cas\b`
 
 // implementationRE finds them in a comment paragraph.
 var implementationRE = wordRE(implementationExpr)
 
-// codeRE is code left in a comment: a function, an assignment, a brace.
-var codeRE = lazyre.New(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{`)
+// codeRE is code left in a comment: a function, an assignment, a brace,
+// a nil test ("if Done != nil, …").
+var codeRE = lazyre.New(`\bfunc\b|:=|[{};]\s*$|\w\(\)\s*\{|\w\s*[!=]=\s*nil\b`)
 
 // identifierRE is a code symbol in prose: camelCase or MixedCase with an
 // inner capital, a dotted selector, or a snake_case name.
@@ -425,7 +531,7 @@ var imperativeRE = lazyre.New(`^(?:ensure|make sure|check|verify|wait|set|use|ca
 // is, not what the system promises.
 var (
 	describesRE = lazyre.New(`^[a-z_][a-z0-9_.]* (?:returns|checks|verifies|creates|sets|gets|adds|removes|sends|loads|saves|is used|will check|determines|performs|starts|stops|handles|tracks|initiates|initializes|maintains|allows|is called|is invoked|runs|reads|writes|implements|provides|delivers|processes|computes|builds|parses|stores|enables|disables|executes|calls|invokes|wraps)\b`)
-	definesRE   = lazyre.New(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the)\b`)
+	definesRE   = lazyre.New(`^[a-z_][a-z0-9_.]* (?:indicates|represents|describes|holds|contains|specifies|defines|is the|is an?|are the|has|have)\b`)
 )
 
 // idiomRE are phrases that only look like promises: "in order to",
@@ -463,6 +569,12 @@ func hasHint(s string, hints []string) bool {
 	return false
 }
 
+// levelFollowExpr is what follows an isolation level's name when it
+// names the level: its own words (isolation, level, mode, semantics), a
+// conjunction, a verb, punctuation or the end of the sentence — not a noun
+// it modifies ("to read committed data", "read committed entries").
+const levelFollowExpr = `\s*$|\s*[^\w\s]|\s+(?:isolation|levels?|modes?|semantics|consistency|guarantees?|and|or|nor|but|is|are|was|as)\b`
+
 // termAt is the first match of t in the lowered prose that is a word of
 // prose, not part of an identifier ("LinearizableTimeout",
 // "linearizable_read"): the original text there has an underscore, a
@@ -471,6 +583,9 @@ func termAt(t promiseTerm, prose, text string) []int {
 	for _, l := range t.re.FindAllStringIndex(prose, 4) {
 		if negatedAt(prose, l[0]) {
 			continue // "not exactly-once", "no stale reads" deny, they do not promise
+		}
+		if t.follow != nil && !t.follow.MatchString(prose[l[1]:]) {
+			continue // "read committed data": a verb and its object, no level
 		}
 		// The word the match starts in, in the original spelling.
 		a, b := l[0], l[0]
@@ -516,6 +631,10 @@ type scoredClaim struct {
 	toks map[string]bool
 	para string // file:first line of its paragraph
 	doc  bool   // from a code comment: one claim per comment paragraph
+	// strong marks a sentence that guarantees or promises in so many
+	// words (or refuses, or quotes a rule): a promise of another kind in
+	// a paragraph already listed stands on its own.
+	strong bool
 }
 
 // scoreSentence scores one sentence of file f; ok is false for a sentence
@@ -527,18 +646,23 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	kinds := map[string]bool{}
 	// The name a Go doc comment opens with is the declaration's: in
 	// "fdatasync flushes …" the phrase names the function, no promise.
-	termProse := prose
+	// Used as a verb before its object ("Flush the memtable to stable
+	// storage", the imperative doc of Flush) it is the sentence's own word.
+	termProse, opens := prose, false
 	if lead := strings.TrimLeft(prose, " "); s.decl != "" && s.doc >= 1 && len(s.starts) > 0 && s.starts[0] == 0 &&
 		strings.HasPrefix(lead, lowerASCII(s.decl)+" ") {
-		n := len(prose) - len(lead) + len(s.decl)
-		termProse = strings.Repeat(" ", n) + prose[n:]
+		opens = true
+		if n := len(prose) - len(lead) + len(s.decl); !imperativeDocRE.MatchString(prose[n:]) {
+			termProse = strings.Repeat(" ", n) + prose[n:]
+		}
 	}
 	for i, t := range promiseTerms {
-		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore || t.subject && !subjectRE.MatchString(prose) {
+		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore || t.subject && !subjectRE.MatchString(prose) ||
+			t.opening && !opens {
 			continue
 		}
 		l := termAt(t, termProse, s.text)
-		if l == nil {
+		if l == nil || t.opening && !namesVerb(s.decl, termProse[l[0]:l[1]]) {
 			continue
 		}
 		if t.kind != kindGuarantee {
@@ -551,10 +675,14 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if best < 0 || dropRE.MatchString(strings.TrimSpace(prose)) {
 		return scoredClaim{}, false
 	}
-	if promiseTerms[best].kind == kindGuarantee && (s.doc < 0 || !subjectRE.MatchString(prose) || implementationRE.MatchString(s.para)) {
+	if promiseTerms[best].kind == kindGuarantee && (s.doc < 0 || !subjectRE.MatchString(prose) || implementationRE.MatchString(s.para) ||
+		s.internal || goInternal(f.rel)) {
 		// A guarantee in no other kind's words is the system's only when it
 		// names what it is about, outside a function body, and its
-		// paragraph is not about the code.
+		// paragraph is not about the code, on a declaration of the API:
+		// an unexported one's guarantee ("when the return value is false,
+		// the keys are guaranteed …" on a method of an unexported type), or
+		// one in a Go internal/ package, is the implementation's to itself.
 		return scoredClaim{}, false
 	}
 	term := promiseTerms[best]
@@ -576,12 +704,16 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	case kind == kindAtomic && atomicRE.MatchString(prose):
 		add(3, "atomic transactions")
 		strength += 3
+	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && callCountRE.MatchString(prose):
+		// "must be called once (and exactly once)", "once add has been
+		// called at least once": how often a function runs.
+		add(-6, "a call count, not delivery")
 	case (kind == kindExactlyOnce || kind == kindAtLeastOnce || kind == kindIdempotent) && !deliveredRE.MatchString(prose) &&
 		(kind == kindIdempotent || !deliveredRE.MatchString(s.para)):
 		// What is delivered exactly or at least once may be named in the
 		// paragraph's other sentences; an idempotent thing in its own.
 		add(-6, "not about delivery")
-	case kind == kindOrdering && !orderedRE.MatchString(prose):
+	case kind == kindOrdering && (!orderedRE.MatchString(operationsProse(prose, s.text)) || sortedFieldRE.MatchString(prose)):
 		add(-3, "not an order of operations")
 	}
 	// A non-guarantee ("no guarantee", "is not durable") names the
@@ -599,7 +731,12 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	// the system is named: "messages to one target must be reliably
 	// processed in order" (a Config field) is a duty, "an entry must be
 	// persisted on a majority before it is committed" the protocol's.
-	duty := s.code && (s.doc >= 2 || s.doc == 1 && !systemActorRE.MatchString(prose)) &&
+	// In a paragraph that names the invariants it lists ("it needs to
+	// maintain two invariants: batches need to be written in sequence
+	// order …"), "need to" and "must" are the invariant's words: no duty,
+	// no plan.
+	invariant := s.code && strings.Contains(s.para, "invariant") && invariantRE.MatchString(s.para)
+	duty := s.code && !invariant && (s.doc >= 2 || s.doc == 1 && !systemActorRE.MatchString(prose)) &&
 		hasHint(prose, dutyHints) && dutyRE.MatchString(prose)
 	// A protocol property states what the system does by itself.
 	form, refused, strong, planOrHedge := term.protocol, false, false, false
@@ -612,6 +749,9 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			m := prose[l[0]:l[1]]
 			if b.name == "states a property" && possibilityRE.MatchString(prose[:l[0]]) {
 				continue // "an optimization can be applied": what may be, not what is
+			}
+			if b.name == "once it returns" && returnedValueRE.MatchString(prose[l[1]:]) {
+				continue // "when f returns true": a result, not the call's end
 			}
 			add(b.points, fmt.Sprintf("%q %s", m, b.name))
 			form = form || b.form
@@ -666,6 +806,12 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	if s.example {
 		add(-3, "an example")
 	}
+	if s.code && (implNoteRE.MatchString(s.para) || s.fileNote) {
+		// "IMPLEMENTATION WARNING: …", "Implementation note: …", a comment
+		// on what "this file implements": how the code keeps a promise,
+		// for its maintainers.
+		add(-3, "an implementation note")
+	}
 	if obligationRE.MatchString(s.text) || implementerRE.MatchString(prose) {
 		add(-6, "an obligation on an implementer")
 	}
@@ -684,6 +830,8 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			switch {
 			case p.name == "a hedge" && m == "may not" && ruleAfterRE.MatchString(prose[l[1]:]):
 				continue // "may not be created until …" forbids, it does not hedge
+			case p.name == "a plan" && invariant && !strings.HasPrefix(m, "we "):
+				continue // "batches need to be written in order": the invariant's words
 			case p.name == "a plan" && term.protocol && strings.HasPrefix(m, "we ") && l[0] <= loc[0] && loc[0] <= l[1]+4:
 				// "we will step down", "we need to step down": the protocol's
 				// rule in the first person, not a plan.
@@ -702,6 +850,10 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	lead := strings.TrimLeft(strings.TrimPrefix(strings.TrimSpace(prose), "note that"), " ,")
 	if s.helper && s.doc >= 1 && len(s.starts) > 0 && s.starts[0] == 0 && helperOpeningRE.MatchString(lead) {
 		add(-3, "what an unexported helper does")
+	} else if s.decl != "" && s.doc >= 1 && len(s.starts) > 0 && s.starts[0] == 0 && checkerOpeningRE.MatchString(lead) {
+		// "CheckLevels checks: every entry is consistent with …": what a
+		// checking function looks for, not what the system promises.
+		add(-3, "what a check function checks")
 	}
 	switch {
 	case imperativeRE.MatchString(lead):
@@ -749,7 +901,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		// property, a refusal, a quoted rule, or a strong kind) is the
 		// system's, and is read as a doc comment's would be.
 		step := bodyStepRE.MatchString(lead)
-		if f.tier == tierCore && form && !step && (strong || !narrates(s, lead, planOrHedge)) {
+		if f.tier == tierCore && form && !step && (strong && !implementationRE.MatchString(penProse) || !narrates(s, lead, planOrHedge)) {
 			why = append(why, "inside a function, states a promise +0")
 		} else {
 			add(-3, "inside a function")
@@ -778,7 +930,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		Where:    f.where,
 		Why:      why,
 	}
-	return scoredClaim{c: c, tier: f.tier, toks: claimTokens(s.text), para: fmt.Sprintf("%s:%d", f.rel, s.lines[0].n), doc: s.code}, true
+	return scoredClaim{c: c, tier: f.tier, toks: claimTokens(s.text), para: fmt.Sprintf("%s:%d", f.rel, s.lines[0].n), doc: s.code, strong: strong}, true
 }
 
 // withoutDocName is the sentence without the name a Go doc comment opens
@@ -856,8 +1008,12 @@ func rankClaims(cands []scoredClaim, limit int) ([]CandidateClaim, int) {
 next:
 	for _, c := range cands {
 		for i := range kept {
-			if kept[i].para == c.para && c.doc {
-				continue next // a doc comment's best sentence stands for it
+			if kept[i].para == c.para && c.doc && (kept[i].c.Kind == c.c.Kind || !c.strong) {
+				// A doc comment's best sentence stands for it, but for a
+				// promise of another kind it guarantees in so many words
+				// ("… is committed atomically. With Sync set, a commit will
+				// guarantee the batch is on disk before returning").
+				continue next
 			}
 			if samePromise(kept[i], c) {
 				kept[i].c.Also = append(kept[i].c.Also, c.c.Source)

@@ -9,7 +9,8 @@ import "testing"
 // read, the data directory locked against another process, a sorted order
 // with an article, and the noise: a usage tip, a negated order, a constant
 // that never changes, a body comment naming the code's next step and a
-// duty addressed to the reader.
+// duty addressed to the reader; and "read committed" as the isolation
+// level only when it names the level (fixed in the eighth round).
 func TestClaimsSeventhRoundPatterns(t *testing.T) {
 	for _, tc := range []claimCase{
 		{
@@ -48,6 +49,18 @@ func TestClaimsSeventhRoundPatterns(t *testing.T) {
 					"// When you delete a file, you have to ensure its directory entry is fsynced to guarantee the\n// file stays deleted after a crash.\nfunc syncDir() {}\n",
 			},
 			never: []string{"store/stream.go:3", "store/stream.go:4", "store/magic.go:3", "store/close.go:4", "store/close.go:9"},
+		},
+		{
+			// Found on the seventh round's held-out repository: "read
+			// committed" before a noun it modifies is a verb and its object.
+			name: "read committed names the isolation level only before the level's own words",
+			files: map[string]string{
+				"store/pipeline.go": "package store\n\n// Publish makes the batch visible. Publishing before the log sync lets a concurrent reader\n// read committed entries of the batch early, which saves a wait.\nfunc Publish() {}\n",
+				"store/level.go":    "package store\n\n// Txn is a transaction of the store. Every transaction runs at the read committed\n// isolation level.\ntype Txn struct{}\n",
+				"store/mode.go":     "package store\n\n// Reader reads the store. Its reads are read-committed: a value is seen once its write commits.\ntype Reader struct{}\n",
+			},
+			want:  map[string]string{"store/level.go:3": "isolation", "store/mode.go:3": "isolation"},
+			never: []string{"store/pipeline.go:3", "store/pipeline.go:4"},
 		},
 	} {
 		t.Run(tc.name, tc.check)
