@@ -268,15 +268,64 @@ func TestDemoStacksShareNothing(t *testing.T) {
 			}
 			_ = c.Close()
 		}
+		mine := ownListeners(t)
+		for _, a := range addrs {
+			if !mine[a] {
+				t.Fatalf("%s %s answers, but not from a listener of this process", s.label, a)
+			}
+		}
 		downs[i]()
 		downs[i] = func() {}
+		// Whether a port still answers says nothing once it is free: another
+		// package's test may bind it the moment down released it (suite
+		// 82f748e: one port of each stack answered 10 ms after down). What
+		// down owns is this process's listeners.
+		mine = ownListeners(t)
 		for _, a := range addrs {
-			if c, err := net.DialTimeout("tcp", a, 5*time.Second); err == nil {
-				_ = c.Close()
+			if mine[a] {
 				t.Errorf("%s %s still listening after down", s.label, a)
 			}
 		}
 	}
+}
+
+// ownListeners is the set of IPv4 addresses ("127.0.0.1:port") this process
+// holds a listening TCP socket on: the LISTEN rows of /proc/net/tcp whose
+// socket inode is one of /proc/self/fd's.
+func ownListeners(t *testing.T) map[string]bool {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil {
+			if in, ok := strings.CutPrefix(l, "socket:["); ok {
+				inodes[strings.TrimSuffix(in, "]")] = true
+			}
+		}
+	}
+	b, err := os.ReadFile("/proc/self/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+			continue
+		}
+		hexIP, hexPort, ok := strings.Cut(f[1], ":")
+		var ip, port uint32
+		if _, err := fmt.Sscanf(hexIP+" "+hexPort, "%x %x", &ip, &port); !ok || err != nil {
+			t.Fatalf("/proc/self/net/tcp: bad local address %q", f[1])
+		}
+		// The address is the kernel's 32-bit word printed in host order.
+		own[fmt.Sprintf("%d.%d.%d.%d:%d", ip&0xff, ip>>8&0xff, ip>>16&0xff, ip>>24, port)] = true
+	}
+	return own
 }
 
 // TestDemoMoveSession: the stale-read part's session moves into the
