@@ -19,16 +19,11 @@ func TestClaimsNinthRoundPatterns(t *testing.T) {
 		{
 			name: "errors whose docs name what they refuse, but not a deprecated one",
 			files: map[string]string{
-				"store/old.go": "package store\n\nimport \"errors\"\n\nvar (\n\t// ErrRO is returned when a write is attempted in a read-only transaction.\n\t//\n" +
-					"\t// Deprecated: use the errors package.\n\tErrRO = errors.New(\"ro\")\n)\n",
-				"store/errro.go": "package store\n\nimport \"errors\"\n\nvar (\n\t// ErrNoWrites is returned when a put or delete is attempted inside a read-only transaction.\n" +
-					"\tErrNoWrites = errors.New(\"no writes\")\n)\n",
-				"store/errdone.go": "package store\n\nimport \"errors\"\n\nvar (\n\t// ErrFinished is returned if a transaction that was already committed or aborted is\n" +
-					"\t// committed again.\n\tErrFinished = errors.New(\"finished\")\n)\n",
-				"store/errbusy.go": "package store\n\nimport \"errors\"\n\nvar (\n\t// ErrBusy is returned when the data directory is already locked by another open store.\n" +
-					"\tErrBusy = errors.New(\"busy\")\n)\n",
-				"store/errsum.go": "package store\n\nimport \"errors\"\n\nvar (\n\t// ErrBadSum is returned when the checksum of a record does not match its bytes.\n" +
-					"\tErrBadSum = errors.New(\"bad sum\")\n)\n",
+				"store/old.go":     errVarFile("ErrRO", "is returned when a write is attempted in a read-only transaction.\n\t//\n\t// Deprecated: use the errors package."),
+				"store/errro.go":   errVarFile("ErrNoWrites", "is returned when a put or delete is attempted inside a read-only transaction."),
+				"store/errdone.go": errVarFile("ErrFinished", "is returned if a transaction that was already committed or aborted is\n\t// committed again."),
+				"store/errbusy.go": errVarFile("ErrBusy", "is returned when the data directory is already locked by another open store."),
+				"store/errsum.go":  errVarFile("ErrBadSum", "is returned when the checksum of a record does not match its bytes."),
 			},
 			want:  map[string]string{"store/errro.go:6": "boundary", "store/errdone.go:6": "safety", "store/errbusy.go:6": "safety", "store/errsum.go:6": "durability"},
 			own:   []string{"store/errro.go:6", "store/errdone.go:6", "store/errbusy.go:6", "store/errsum.go:6"},
@@ -68,4 +63,11 @@ func TestClaimsNinthRoundPatterns(t *testing.T) {
 	} {
 		t.Run(tc.name, tc.check)
 	}
+}
+
+// errVarFile is a file of package store declaring one error variable,
+// name, whose doc comment is the name and then doc (its first line is the
+// file's line 6).
+func errVarFile(name, doc string) string {
+	return "package store\n\nimport \"errors\"\n\nvar (\n\t// " + name + " " + doc + "\n\t" + name + " = errors.New(\"" + name + "\")\n)\n"
 }
