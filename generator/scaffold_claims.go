@@ -408,6 +408,10 @@ type sentence struct {
 	// file implements the loading of …"): the code's design, told to its
 	// maintainers.
 	fileNote bool
+	// deprecated marks a comment on a declaration one of whose
+	// paragraphs opens "Deprecated:": what it says is kept for old
+	// callers, no promise to test.
+	deprecated bool
 	// example marks an illustration ("For example, if it is set to 5 s,
 	// …") and the "Otherwise, …" that goes on with it: what a setting
 	// would do in one case, not what the system promises.
@@ -526,17 +530,19 @@ func commentSentences(ext, data string) []sentence {
 		if m := funcNameRE.FindStringSubmatch(next); ext == ".go" && m != nil {
 			decl = m[1]
 		}
-		fileNote := false
+		fileNote, deprecated := false, false
 		for _, p := range group {
 			for _, l := range p.para {
 				fileNote = fileNote || fileNoteRE.MatchString(l.text)
 			}
+			deprecated = deprecated || strings.HasPrefix(p.para[0].text, "Deprecated:")
 		}
 		for _, p := range group {
 			ss := paragraphSentences(p.para, commentPlace(ext, p.indent, p.docMarker, p.g, next))
 			internal := ext == ".go" && internalDecl(next, p.g)
 			for i := range ss {
 				ss[i].helper, ss[i].decl, ss[i].internal, ss[i].fileNote = helper, decl, internal, fileNote && !strings.HasPrefix(next, "package ")
+				ss[i].deprecated = deprecated
 			}
 			out = append(out, ss...)
 		}

@@ -73,6 +73,14 @@ type promiseTerm struct {
 	// syncs …", "Flush the …"): what the call does, not a step of it
 	// ("WriteToFile saves … and fsyncs it to disk").
 	opening bool
+	// refusal marks an error's doc that names the operation it refuses
+	// ("ErrX is returned when a write is attempted in a read-only
+	// transaction"): the system gives up the call to keep the property, a
+	// refusal as the booster's.
+	refusal bool
+	// pkgDoc marks a term read only in a package doc: what the library
+	// says it is ("Package kv implements a persistent key/value store").
+	pkgDoc bool
 }
 
 // signal is a word that makes a sentence more (or less) of a promise;
@@ -113,6 +121,17 @@ var promiseTerms = func() []promiseTerm {
 		pt.opening = true
 		return pt
 	}
+	// refuse is an error returned for an operation the property forbids,
+	// read in core packages only: refusalFrameExpr, then the condition.
+	refuse := func(cond string, points int, kind string) promiseTerm {
+		return promiseTerm{hints: strings.Split(refusalHints, "|"), re: wordRE(refusalFrameExpr + `(?:` + cond + `)`), points: points, kind: kind,
+			protocol: true, refusal: true}
+	}
+	// pkgDoc is a term read only in a package doc.
+	pkgDoc := func(pt promiseTerm) promiseTerm {
+		pt.pkgDoc = true
+		return pt
+	}
 	return []promiseTerm{
 		t("serializab", `strict(?:ly)?[- ]serializab\w*`, 7, kindIsolation),
 		t("isolation", `snapshot[- ]isolation`, 7, kindIsolation),
@@ -131,7 +150,7 @@ var promiseTerms = func() []promiseTerm {
 		// transaction", "reads after the commit timestamp see the delete",
 		// "writes made after the iterator was created are not seen".
 		t("visible", `(?:all |every )?(?:previous|prior|earlier|preceding) (?:\w+ ){0,2}?(?:commits?|writes?|transactions?|txns?|updates?) (?:are|is|become|becomes|will be) visible to\b`, 6, kindIsolation),
-		t("snapshot|view|state", `(?:sees?|observes?|reads?|gets?) (?:a |the |its )?(?:consistent |stable )?(?:snapshot|view|state) (?:\w+ ){0,4}?(?:as of|at) (?:the |its |their )?(?:start|begin\w*|creation|start timestamp|read timestamp|start version|read version)\b|(?:a |the )?snapshot (?:\w+ ){0,5}?(?:as of|at the (?:time|moment)) (?:\w+ ){0,2}?(?:was |is |were )?(?:created|started|began|begun|opened|taken)\b`, 5, kindIsolation),
+		t("snapshot|view|state", `(?:sees?|observes?|reads?|gets?) (?:a |the |its )?(?:consistent |stable )?(?:snapshot|view|state) (?:\w+ ){0,4}?(?:as of|at) (?:the |its |their )?(?:start|begin\w*|creation|start timestamp|read timestamp|start version|read version)\b|(?:sees?|observes?|reads?|gets?|has|have|is given) (?:a |the |its |one )?(?:consistent |stable |frozen |fixed )?(?:snapshot|view|state) (?:\w+ ){0,4}?as (?:it|they) (?:existed|was|were|stood|looked) (?:\w+ ){0,5}?(?:started|began|begun|opened|created|start|beginning|began)\b|(?:a |the )?snapshot (?:\w+ ){0,5}?(?:as of|at the (?:time|moment)) (?:\w+ ){0,2}?(?:was |is |were )?(?:created|started|began|begun|opened|taken)\b`, 5, kindIsolation),
 		t("after|before", `(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,3}?(?:after|since) (?:\w+ ){0,3}?(?:is |was |were |are )?(?:created|started|began|begun|opened|taken) (?:\S+ ){0,6}?(?:not|never|cannot|can't|won't) (?:\w+ ){0,3}?(?:see|seen|visible|observe\w*|view\w*)\b|only (?:\w+ ){0,3}?(?:writes?|updates?|changes?|commits?) (?:\w+ ){0,4}?before (?:\w+ ){0,4}?(?:can be|are|is|will be) (?:seen|visible|viewed|observed)\b|(?:reads?|transactions?|txns?|iterators?|readers?) (?:\w+ ){0,2}?(?:after|before|since) (?:this |the |that |its |their )?(?:commit|start|snapshot)(?: (?:timestamp|ts|version))? (?:\w+ ){0,2}?(?:see|observe|are unaffected|be unaffected|is unaffected)\b`, 5, kindIsolation),
 		// A reader's fixed view (eighth round): "the iterator provides a
 		// point-in-time view", "iterators made from it observe a stable
@@ -140,6 +159,10 @@ var promiseTerms = func() []promiseTerm {
 		t("point|snapshot|view", `(?:provides?|returns?|offers?|gives?|sees?|observes?) (?:a |an |the |its )?(?:[\w-]+,? ){0,2}?point[- ]in[- ]time (?:view|guarantee)s?\b|(?:sees?|observes?) (?:a |the |one )(?:same |single )?(?:stable|consistent|frozen|fixed) (?:snapshot|view)\b`, 5, kindIsolation),
 		t("later|subsequent|newer|future", `(?:sees?|observes?|reflects?|includes?|reads?) (?:all )?(?:of )?(?:the |its )?(?:\S+ )?(?:existing|earlier|prior|previous|preceding|committed) (?:\w+ )?(?:mutations|writes|updates|changes|commits|operations)\b,? (?:but|and) (?:no|not|none of the|never) (?:\w+ )?(?:later|subsequent|newer|future)\b`, 5, kindIsolation),
 		t("latest|last|most recent|newest", `only the (?:latest|last|most recent|newest) (?:\w+ )?(?:operations?|writes?|updates?|values?|versions?|mutations?) (?:\w+ ){0,3}?(?:is|are|will be|be|remains?) (?:visible|seen|kept|returned|observed|read)\b|last[- ]write(?:r)?[- ]wins`, 5, kindIsolation),
+		// A stale value never overwrites a newer one (ninth round): "it
+		// stops a compaction from overwriting newer records", "newer values
+		// replace the stale ones".
+		t("overwrit|replace|supersede|precedence", `(?:prevent\w*|avoid\w*|stops?|keeps?|never|not|don't|doesn't|won't|without) (?:\w+ ){0,3}?overwrit\w* (?:\w+ ){0,2}?(?:newer|later|more recent|fresher|latest) (?:\w+ )?(?:entries|values?|writes?|versions?|records?|data|updates?)\b|(?:newer|later|more recent|fresher) (?:\w+ )?(?:entries|values?|writes?|versions?|records?|data|updates?) (?:\w+ ){0,2}?(?:overwrite|replace|supersede|take precedence over|win over)s? (?:the )?(?:stale|older|old|earlier|outdated)\b`, 5, kindIsolation),
 		t("nothing", `all[- ]or[- ]nothing`, 5, kindAtomic),
 		// A transaction undone whole, or undone by a crash: "the entire
 		// transaction is rolled back", "an unfinished commit is rolled back
@@ -157,6 +180,9 @@ var promiseTerms = func() []promiseTerm {
 		t("exclusi", `mutual(?:ly)? exclusi\w*`, 6, kindMutex),
 		t("held|holder|owner|exclusive", `(?:lock|lease|leadership) is held (?:until|by the caller|while|as long)|held by (?:one|a single) (?:caller|client|owner|holder)|only (?:the|one) (?:holder|owner)|exclusive (?:access|ownership)`, 4, kindMutex),
 		t("one leader|one holder|one owner|one writer|split|single leader", `(?:at most|only|exactly) one (?:leader|holder|owner|writer)\b|split[- ]brain|single leader`, 5, kindMutex),
+		// One writer at a time (ninth round): "there can only be one
+		// read/write transaction at a time", "only one writer is open at once".
+		proto("one|single", `(?:at most|only|no more than|just) (?:be |is |are |exists? )?(?:one|a single) (?:(?:read[/-]write|read[- ]and[- ]write|rw|write|writable|update|exclusive) (?:transactions?|txns?|tx|handles?|sessions?)|writers?) (?:\S+ ){0,3}?(?:at a time|at any (?:one )?time|at once|in flight|in progress|concurrently)\b`, 6, kindMutex),
 		// Another process or writer kept out while one holds the store:
 		// "a second process cannot open the file for writing at the same
 		// time".
@@ -187,8 +213,11 @@ var promiseTerms = func() []promiseTerm {
 		// What a function's doc says the call does, in its opening sentence
 		// (eighth round): "Sync syncs the database to disk", and the
 		// imperative "Flush the memtable to stable storage".
-		opening(t("sync|flush", `(?:f?sync|flush)(?:es|s)? (?:the |all |its |any |every )?(?:[\w-]+ ){0,3}?to (?:the )?(?:disk|stable storage|durable storage|persistent storage)`, 5, kindDurability)),
-		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written) to (?:the )?(?:disk|stable storage)|persist\w* (?:\w+ )?to (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		opening(t("sync|flush|commit|write|push|save|persist", `(?:f?sync|flush|commit|write|push|save|persist)(?:es|s)? (?:the |all |its |any |every )?(?:[\w-]+ ){0,5}?to (?:the )?(?:disk|stable storage|durable storage|persistent storage)`, 5, kindDurability)),
+		t("sync|disk|stable storage", `fsync\w*|f?datasync\w*|(?:sync(?:ed|s|'d|'ed)?|flushed|written) to (?:the )?(?:disk|stable storage)|persist\w* (?:\w+ )?(?:to|on) (?:the )?(?:disk|stable storage)`, 4, kindDurability),
+		// What the package says it is (ninth round): "Package kv implements
+		// an embeddable, persistent key/value store".
+		pkgDoc(t("persistent", `(?:is|implements|provides) (?:a |an )(?:[\w-]+(?:,| and| or) )*(?:[\w-]+ )?(?:and |or )?persistent (?:[\w/-]+ ){0,2}?(?:stores?|databases?|dbs?|storage|engines?)\b`, 5, kindDurability)),
 		// A torn or corrupt write found on reading back, and what is used
 		// instead: "a page whose checksum does not match is detected and
 		// the other copy is used".
@@ -249,9 +278,17 @@ var promiseTerms = func() []promiseTerm {
 		t("never", `never`, 2, kindInvariant),
 		t("always", `always`, 1, kindInvariant),
 		proto("reclaim|reuse|freed|overwritten", `(?:can ?not|cannot|not|never) (?:be )?(?:reclaimed|reused|freed|overwritten) (?:\w+ ){0,4}?(?:until|while)\b`, 5, kindInvariant),
-		proto("one", `(?:at most|only|no more than) one (?:[\w-]+ ){0,3}?(?:(?:is|are) (?:allowed|permitted) )?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
+		proto("one", `(?:at most|only|no more than) (?:be )?one (?:[\w/-]+ ){0,3}?(?:(?:is|are) (?:allowed|permitted) )?(?:at a time|at any time|at once|in flight)`, 5, kindInvariant),
 		proto("once", `(?:can|may|will) only (?:be )?\w+ once|at most one \w+`, 4, kindInvariant),
 		proto("majority|quorum|committed", `committed (?:\w+ ){0,2}?(?:by|to|on) (?:a|the) (?:majority|quorum)|(?:once|only after|until) (?:\w+ ){0,4}?(?:is|are|has been|have been) committed`, 5, kindInvariant),
+		// An error's doc that names the operation it refuses (ninth round):
+		// a write in a read-only transaction, a finished transaction used
+		// again, a data directory another holder has locked, a record whose
+		// checksum does not match.
+		refuse(`(?:writ\w*|puts?|putting|delet\w*|modif\w*|updat\w*|chang\w*|set|setting|insert\w*) (?:\w+ ){0,4}?(?:in|on|inside|within|through|from|to|with) (?:a |an |the )?read[- ]only (?:transactions?|txns?|tx|snapshots?|views?|mode|databases?|db|stores?|handles?)\b`, 5, kindBoundary),
+		refuse(`(?:closed|finished|completed|ended|discarded|aborted|committed|rolled[- ]back) (?:transactions?|txns?|tx)\b|(?:transactions?|txns?|tx) (?:that |which )?(?:(?:has|have|was|were|is|are) )?(?:already )?(?:been )?(?:closed|committed|rolled back|finished|completed|ended|aborted|discarded)\b`, 5, kindInvariant),
+		refuse(`(?:director(?:y|ies)|dir|database|db) (?:\w+ ){0,3}?(?:is |are )?(?:already )?locked\b|(?:cannot|can't|can ?not|fails? to|unable to|could not|couldn't) (?:\w+ )?(?:get|acquire|obtain|take|hold) (?:the |a |an )?(?:file |exclusive |directory |dir |flock )?lock (?:\w+ ){0,2}?(?:of|on|for) (?:the |a |its |this )?(?:data |database |db )?(?:dir\b|director(?:y|ies)|databases?|db)\b`, 6, kindMutex),
+		refuse(`(?:checksums?|crcs?|crc32|hash(?:es)?|digests?)(?:'s)? (?:\w+ ){0,3}?(?:(?:is|are|was|were) (?:an? )?(?:wrong|bad|invalid|incorrect|corrupt\w*|error|mismatch\w*|not (?:valid|correct))|(?:does|do|did)(?: not|n't) match|mismatch\w*)\b|(?:bad|wrong|invalid|mismatched|corrupt\w*) (?:checksums?|crcs?|crc32|hash(?:es)?|digests?)\b`, 5, kindDurability),
 		// Last, so that any other kind wins a tie: a promise stated only as
 		// one.
 		t("guarantee", `guarantee[sd]?\b`, 2, kindGuarantee),
@@ -291,6 +328,14 @@ var boosters = []signal{
 var refusal = sig("reject|refus|deni|deny|returned|error|fail",
 	`(?:reject\w*|refus\w*|den(?:y|ies|ied)|(?:is|are) returned|returns? an? (?:\w+ )?error|fails?)\b(?:\s+\S+){0,8}?\s+(?:if|when|unless)\s+(?:\S+\s+){0,10}?(?:would|leads? to|causes?|results? in|exceeds?)\b`,
 	3, "a refusal", true)
+
+// refusalFrameExpr opens an error's doc that says when it is returned:
+// "is returned when", "returns an error if", "fails when", "is refused
+// if" (the condition follows, a few words on).
+const (
+	refusalFrameExpr = `(?:(?:is|are|gets?|will be) returned|returns? (?:an? |the )?(?:\w+ )?error|fails?|(?:is|are) (?:refused|rejected|denied)) (?:when|if|on|upon|for|after|while|in case) (?:\S+ ){0,8}?`
+	refusalHints     = "returned|error|fail|refused|rejected|denied"
+)
 
 // onByDefaultRE is a setting that is on unless turned off: what the
 // system does out of the box, not a knob, so no setting penalty.
@@ -388,13 +433,15 @@ var (
 // does, not what the application must.
 var systemActorRE = wordRE(`majority|quorum|leaders?|followers?|candidates?|nodes?|replicas?|members?|peers?|cluster|group|term|we`)
 
-// namesVerb reports a function named after the verb that opens the
-// match: Sync for "syncs …", Flush for "flush the …", SyncAll too.
-func namesVerb(decl, match string) bool {
-	verb, _, _ := strings.Cut(match, " ")
+// durableDecl reports a function named after a durability step (Sync,
+// Fsync, Flush, Persist, SyncAll): its opening doc sentence says what the
+// call does ("Sync commits the file to stable storage", "Flush the
+// memtable to disk"), not a step of another call ("SaveSnap saves … to
+// disk and writes …", "WriteMeta writes … and fsyncs it").
+func durableDecl(decl string) bool {
 	decl = lowerASCII(decl)
-	for _, stem := range []string{verb, strings.TrimSuffix(verb, "s"), strings.TrimSuffix(verb, "es")} {
-		if stem != "" && strings.HasPrefix(decl, stem) {
+	for _, stem := range []string{"sync", "fsync", "fdatasync", "datasync", "flush", "persist"} {
+		if strings.HasPrefix(decl, stem) {
 			return true
 		}
 	}
@@ -470,7 +517,7 @@ var checkerOpeningRE = lazyre.New(`^[a-z_][a-z0-9_]* (?:checks|verifies|validate
 // of the system.
 var (
 	obligationRE  = lazyre.New(`\bMUST\b|\bSHALL\b|\bREQUIRED\b`)
-	implementerRE = wordRE(`implementations? (?:must|should|need to|are required)|implementers?\b|must be implemented|implementing (?:this|the) interface must`)
+	implementerRE = wordRE(`implementations? (?:must|should|need to|are required)|implementers?\b|must be implemented|(?:interface|type)s? to be implemented by|implementing (?:this|the) interface must`)
 )
 
 // implementationExpr are the words of an implementation note.
@@ -658,11 +705,11 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 	}
 	for i, t := range promiseTerms {
 		if !hasHint(prose, t.hints) || t.protocol && f.tier != tierCore || t.subject && !subjectRE.MatchString(prose) ||
-			t.opening && !opens {
+			t.opening && !opens || t.pkgDoc && s.doc != 2 {
 			continue
 		}
 		l := termAt(t, termProse, s.text)
-		if l == nil || t.opening && !namesVerb(s.decl, termProse[l[0]:l[1]]) {
+		if l == nil || t.opening && !durableDecl(s.decl) || t.pkgDoc && s.doc != 2 {
 			continue
 		}
 		if t.kind != kindGuarantee {
@@ -672,7 +719,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			best, loc = i, l
 		}
 	}
-	if best < 0 || dropRE.MatchString(strings.TrimSpace(prose)) {
+	if best < 0 || s.deprecated || dropRE.MatchString(strings.TrimSpace(prose)) {
 		return scoredClaim{}, false
 	}
 	if promiseTerms[best].kind == kindGuarantee && (s.doc < 0 || !subjectRE.MatchString(prose) || implementationRE.MatchString(s.para) ||
@@ -759,6 +806,12 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			strong = strong || b.name == refusal.name || b.name == "guarantee" || b.name == "promise" || b.name == "a quoted rule"
 		}
 	}
+	if term.refusal && !refused {
+		// "ErrX is returned when a write is attempted in a read-only
+		// transaction": the error's doc names the refusal.
+		add(refusal.points, "an error returned for what it refuses")
+		refused, strong = true, true
+	}
 	// "used to prevent re-delivery", "used for cluster-wide ordering": the
 	// promise is what the thing is for, a stated purpose, not a note on use.
 	usedFor := -1
@@ -821,7 +874,7 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 			prose = penProse
 		}
 		if !hasHint(prose, p.hints) ||
-			refused && (p.name == "a hedge" || p.name == "describes a failure") ||
+			refused && (p.name == "a hedge" || p.name == "describes a failure" || p.name == "a return value") ||
 			p.name == "a setting" && onByDefaultRE.MatchString(prose) {
 			continue
 		}
@@ -919,6 +972,12 @@ func scoreSentence(f claimFile, s sentence) (scoredClaim, bool) {
 		add(3, "docs")
 	case tierPeripheral:
 		add(-6, "tools and tests")
+	}
+	if s.doc == 2 && strength >= 6 {
+		// A package doc names the library's promises one by one ("… a
+		// persistent key/value store. It supports serializable
+		// transactions."): a strong kind's sentence stands on its own.
+		strong = true
 	}
 	c := CandidateClaim{
 		Text:     oneLine(s.text),
