@@ -161,7 +161,14 @@ func factsViolations(f *facts, u *unit, runs []*loadedRun) {
 func factsLanding(f *facts, u *unit, runs []*loadedRun) {
 	for _, lr := range runs {
 		if f.faultPlanned && len(lr.run.FaultWindows) == 0 && windowsExpected(u, lr) {
-			f.unlanded = append(f.unlanded, lr.rel+": no fault window recorded")
+			why := lr.rel + ": no fault window recorded"
+			if lr.run.Notes != "" {
+				// What ended the run first (an interrupt before the window,
+				// a stage that failed) is what the person reading the verdict
+				// acts on.
+				why += " (" + lr.run.Notes + ")"
+			}
+			f.unlanded = append(f.unlanded, why)
 		}
 		for _, w := range lr.run.FaultWindows {
 			if w.InjectedAtNS != nil {

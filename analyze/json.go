@@ -52,7 +52,7 @@ func toVerdictsScenario(s ScenarioResult) verdictsScenario {
 	}
 	v.DowngradeReason = strings.Join(down, "; ")
 	if !s.Verdict.IsPass() {
-		v.Reason = lastReason(s)
+		v.Reason = s.Why().Text
 	}
 	if len(s.RedFlags) > 0 {
 		v.RedFlags = map[string]string{}

@@ -58,7 +58,7 @@ func junitCaseFor(class string, s ScenarioResult) junitCase {
 	}
 	// CI dashboards show the name on one line.
 	c := junitCase{ClassName: class, Name: strings.Join(strings.Fields(name), " ")}
-	reason := lastReason(s)
+	reason := s.Why().Text
 	msg := string(s.Verdict)
 	if reason != "" {
 		msg += ": " + reason

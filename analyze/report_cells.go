@@ -42,7 +42,7 @@ func verdictCell(s ScenarioResult) string {
 		v += " (release)"
 	}
 	if !s.Verdict.IsPass() {
-		if why := lastReason(s); why != "" {
+		if why := s.Why().Text; why != "" {
 			v += " — " + why
 		}
 	}

@@ -549,6 +549,34 @@ func TestDeclaredNotAttempted(t *testing.T) {
 	}
 }
 
+// TestInterruptedRunSaysWhy: a run cut short before its fault window (the
+// user's `dstgen run stop`, a SIGTERM) is INCONCLUSIVE-fault-not-proven,
+// and its one-line reason says what ended it, not the tier warning recorded
+// after it (a testbed walk's `reason.S1=` read "warning: smoke budget not
+// met: 26.99s/1m0s duration, 0/1 faults landed").
+func TestInterruptedRunSaysWhy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mini", "20260101T000000Z")
+	runGen{scenario: "S1", seed: 1, tier: "smoke", nodes: 3, dur: 27, ops: 200, remoteOracle: remote("x", 200), mutate: func(r *session.Run) {
+		r.Notes = "S1 interrupted before S1-w1: terminated signal received"
+	}}.build(t, dir)
+	p, err := plan.Parse("testdata/plan-mini.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), dir, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1 := findResult(rep, "S1")
+	why := s1.Why()
+	if s1.Verdict != InconclusiveFaultNotProven || !strings.Contains(why.Text, "no fault window recorded (S1 interrupted before S1-w1: terminated signal received)") {
+		t.Fatalf("S1 = %s, why %q; reasons %v", s1.Verdict, why, s1.Reasons)
+	}
+	if last := s1.Reasons[len(s1.Reasons)-1].Text; !strings.HasPrefix(last, "warning: ") {
+		t.Errorf("the tier warning is no longer recorded last (%q): the case this test guards is gone", last)
+	}
+}
+
 // TestVerdictCellCitesTheDecidingReason: a non-PASS verdict's one-line reason
 // is the branch that produced it, never the tier warning recorded after it
 // (S3's table cell once read "warning: smoke budget not met" instead of the

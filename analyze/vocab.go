@@ -96,24 +96,27 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// lastReason is the reason that set the verdict: the last one that moved
+// Why is the reason that set the verdict, for one-line reports (the results
+// table, `reason.<ID>=` of `dstgen analyze`, JUnit): the last one that moved
 // it, skipping tier warnings and "also:" notes, which explain nothing about
 // why the verdict is what it is (a tier warning once stood in for "landing
-// signal absent" in the results table).
-func lastReason(s ScenarioResult) string {
-	fallback := ""
+// signal absent" in the results table, and in `reason.<ID>=` after an
+// interrupted run).
+func (s ScenarioResult) Why() Reason {
+	var fallback Reason
 	for i := len(s.Reasons) - 1; i >= 0; i-- {
-		t := strings.TrimSpace(s.Reasons[i].Text)
-		if t == "" {
+		r := s.Reasons[i]
+		r.Text = strings.TrimSpace(r.Text)
+		if r.Text == "" {
 			continue
 		}
-		if strings.HasPrefix(t, "warning: ") || strings.HasPrefix(t, "also: ") {
-			if fallback == "" {
-				fallback = t
+		if strings.HasPrefix(r.Text, "warning: ") || strings.HasPrefix(r.Text, "also: ") {
+			if fallback.Text == "" {
+				fallback = r
 			}
 			continue
 		}
-		return t
+		return r
 	}
 	return fallback
 }

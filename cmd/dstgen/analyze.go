@@ -228,8 +228,8 @@ func analyzeSession(cmd *cobra.Command, dir string, p *plan.Plan, f analyzeFlags
 		// scenario, for the agent's scenario report (docs/real-env-test.md §10.4).
 		for _, sc := range rep.Scenarios {
 			fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"verdict." + sc.ID, string(sc.Verdict)}}))
-			if n := len(sc.Reasons); n > 0 {
-				fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"reason." + sc.ID, oneline.First(sc.Reasons[n-1].String())}}))
+			if why := sc.Why(); why.Text != "" {
+				fmt.Fprintln(stdout, runner.FormatKV([][2]string{{"reason." + sc.ID, oneline.First(why.String())}}))
 			}
 		}
 		fmt.Fprintf(stdout, "report=%s\n", filepath.Join(out, analyze.ReportMarkdownFile))
