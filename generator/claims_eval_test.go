@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -117,6 +118,15 @@ func TestClaimsEval(t *testing.T) {
 		}
 		t.Logf("%s@%s: listed %d, kept %d, precision %s; core promises found %d of %d, recall %s",
 			ls.checkout, ls.commit[:min(12, len(ls.commit))], r.listed, r.kept, pctOrNA(r.kept, r.listed), r.found, r.groups, pctOrNA(r.found, r.groups))
+		if root != "" {
+			// Recall over the promises stated in the guarantee words the
+			// issue that asked for the ranking lists (§15.4): the promises
+			// said in other words are where a held-out repository's misses
+			// lie.
+			in, found, missed := ls.guaranteeWordRecall(filepath.Join(root, ls.checkout), r.missed)
+			t.Logf("%s: promises in guarantee words (linearizable, serializable, durable, never/always, at-least/exactly-once, survives, consistent, idempotent, within N s): found %d of %d, recall %s; missed %v",
+				ls.checkout, found, in, pctOrNA(found, in), missed)
+		}
 		for _, l := range r.lines {
 			t.Log("  " + l)
 		}
@@ -127,6 +137,39 @@ func TestClaimsEval(t *testing.T) {
 			t.Errorf("%s: %s is listed but has no label", ls.checkout, u)
 		}
 	}
+}
+
+// guaranteeWords are the words of a strong, testable promise as the issue
+// that asked for the ranking names them.
+var guaranteeWords = regexp.MustCompile(`(?i)linearizab|serializab|durab|\bnever\b|\balways\b|at[- ]least[- ]once|exactly[- ]once|at[- ]most[- ]once|surviv|consisten|idempoten|within \d+ ?(s|ms|sec|second|minute)`)
+
+// guaranteeWordRecall counts the core-promise groups one of whose labelled
+// lines (or the two after it, the rest of a sentence) uses guaranteeWords,
+// and how many of those the list found (not in missed).
+func (ls *labelSet) guaranteeWordRecall(dir string, missed []string) (in, found int, missedIn []string) {
+	seen := map[string]bool{}
+	for _, l := range ls.labels {
+		if l.verdict != "core-promise" || seen[l.group] {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, l.file))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(string(b), "\n")
+		lo, hi := max(0, l.line-1), min(len(lines), l.line+2)
+		if lo >= hi || !guaranteeWords.MatchString(strings.Join(lines[lo:hi], " ")) {
+			continue
+		}
+		seen[l.group] = true
+		in++
+		if slices.Contains(missed, l.group) {
+			missedIn = append(missedIn, l.group)
+		} else {
+			found++
+		}
+	}
+	return in, found, missedIn
 }
 
 // pctOrNA is a/b as a percentage, "n/a" when b is zero.
