@@ -45,7 +45,8 @@ type Options struct {
 	// AcceptNewHosts trusts an unknown host key on first use and appends it
 	// to known_hosts. A changed key is refused regardless.
 	AcceptNewHosts bool
-	// Log receives diagnostics (reconnects, accepted keys); may be nil.
+	// Log receives diagnostics (reconnects, accepted keys), one whole line
+	// per Write and one Write at a time; may be nil.
 	Log io.Writer
 	// Holder, when set, routes connections through the per-user
 	// connection holder (see holder.go) so that they outlive the process;
@@ -66,7 +67,8 @@ type Pool struct {
 	slots  map[string]*slot
 	closed bool
 
-	khMu sync.Mutex // serialises known_hosts reads and appends
+	khMu  sync.Mutex // serialises known_hosts reads and appends
+	logMu sync.Mutex // one diagnostic line at a time: Options.Log need not be safe for concurrent use
 
 	// holderOff is set once the holder failed this Pool: every later dial
 	// goes direct, so a dead holder costs one fallback, not one per host.
@@ -156,7 +158,12 @@ func (p *Pool) Close() error {
 
 func (p *Pool) logf(format string, args ...any) {
 	if p.opt.Log != nil {
-		fmt.Fprintf(p.opt.Log, "dstgen: "+format+"\n", args...)
+		line := fmt.Sprintf("dstgen: "+format+"\n", args...)
+		// Dials, keepalives and sessions log from their own goroutines
+		// (go test -race: two of them wrote one bytes.Buffer at once).
+		p.logMu.Lock()
+		defer p.logMu.Unlock()
+		_, _ = io.WriteString(p.opt.Log, line)
 	}
 }
 

@@ -118,6 +118,7 @@ type scheduleResult struct {
 	ops    []history.Op
 	res    checker.Result
 	cutEnd string // node 3's endpoint
+	leader string // node 1's endpoint
 }
 
 // runSchedule runs the workload for 5 s with node 3 (a follower) cut off
@@ -178,7 +179,7 @@ func runSchedule(t *testing.T, stale bool, seed int64) scheduleResult {
 		t.Fatal(err)
 	}
 	t.Logf("stale=%t seed=%d: %d ops (ok %d, fail %d, timeout %d): %s %s", stale, seed, sum.Ops, sum.OK, sum.Failed, sum.Unknown, res.Outcome, res.Evidence())
-	return scheduleResult{ops: ops, res: res, cutEnd: c.endpoints[2]}
+	return scheduleResult{ops: ops, res: res, cutEnd: c.endpoints[2], leader: c.endpoints[0]}
 }
 
 // TestSafeModeLinearizableUnderFollowerCut: without the bug, a follower cut
@@ -201,11 +202,15 @@ func TestSafeModeLinearizableUnderFollowerCut(t *testing.T) {
 }
 
 // TestStaleReadsCaughtUnderFollowerCut: with -stale-reads the same
-// schedule gives a non-linearizable history, the anomaly on a read node 3
-// answered; three runs with the same seed all catch it.
+// schedule gives a non-linearizable history, the anomaly on a read a
+// follower answered (never the leader's: the bug is a follower answering
+// from its own state); three runs with the same seed all catch it. It is
+// mostly node 3's reads during the cut, but a follower lagging on a slowed
+// machine answers stale too, and the checker names only the first
+// violation of each key (go test -race: node 2's, 300 ms before the cut).
 func TestStaleReadsCaughtUnderFollowerCut(t *testing.T) {
 	const tries = 3
-	caught := 0
+	caught, onNode3 := 0, 0
 	for i := range tries {
 		r := runSchedule(t, true, 42)
 		if r.res.Outcome != checker.Invalid {
@@ -216,20 +221,24 @@ func TestStaleReadsCaughtUnderFollowerCut(t *testing.T) {
 		for _, op := range r.ops {
 			byID[op.OpID] = op
 		}
-		onCut := false
+		onFollower, onCut := false, false
 		for _, a := range r.res.Anomalies {
 			for _, id := range a.OpIDs {
 				op := byID[id]
-				if op.OpType == "read" && op.NodeSeen == r.cutEnd {
-					onCut = true
+				if op.OpType == "read" && op.NodeSeen != "" && op.NodeSeen != r.leader {
+					onFollower = true
+					onCut = onCut || op.NodeSeen == r.cutEnd
 				}
 			}
 		}
-		if !onCut {
-			t.Errorf("try %d: no anomaly names a read on node 3: %+v", i+1, r.res.Anomalies)
+		if !onFollower {
+			t.Errorf("try %d: no anomaly names a read a follower answered: %+v", i+1, r.res.Anomalies)
 			continue
 		}
 		caught++
+		if onCut {
+			onNode3++
+		}
 	}
-	t.Logf("stale reads caught in %d of %d runs with seed 42", caught, tries)
+	t.Logf("stale reads caught in %d of %d runs with seed 42 (%d naming a read on the cut-off node 3)", caught, tries, onNode3)
 }
