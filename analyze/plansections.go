@@ -70,7 +70,7 @@ func surfaceCoverage(rep *Report, p *plan.Plan, byID map[string]*ScenarioResult)
 				row.Executed = ar.Verdict != NotRun
 				row.Verdict = ar.Verdict
 				if !ar.Verdict.IsPass() {
-					row.DowngradeReason = (*ar).Why().Text
+					row.DowngradeReason = ar.Why().Text
 				}
 				if !row.Executed {
 					why := "not attempted"

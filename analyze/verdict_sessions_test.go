@@ -502,11 +502,12 @@ func TestRealEnvLayoutWithoutPlan(t *testing.T) {
 	}
 }
 
-// TestRunNotInPlan: a record for an id the plan does not declare is
-// analyzed on its own and reported, and never hides a plan scenario.
-func TestRunNotInPlan(t *testing.T) {
+// analyzeMiniRun builds one generated run into a session of plan-mini and
+// analyzes it against that plan.
+func analyzeMiniRun(t *testing.T, g runGen) *Report {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "mini", "20260101T000000Z")
-	runGen{scenario: "S7", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("x", 60)}.build(t, dir)
+	g.build(t, dir)
 	p, err := plan.Parse("testdata/plan-mini.md")
 	if err != nil {
 		t.Fatal(err)
@@ -515,6 +516,13 @@ func TestRunNotInPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// TestRunNotInPlan: a record for an id the plan does not declare is
+// analyzed on its own and reported, and never hides a plan scenario.
+func TestRunNotInPlan(t *testing.T) {
+	rep := analyzeMiniRun(t, runGen{scenario: "S7", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("x", 60)})
 	if len(rep.Scenarios) != 3 || rep.Scenarios[2].ID != "S7" || findResult(rep, "S1").Verdict != NotRun {
 		t.Fatalf("scenarios %+v", rep.Scenarios)
 	}
@@ -530,19 +538,10 @@ func TestRunNotInPlan(t *testing.T) {
 // TestDeclaredNotAttempted: a record that says attempted=false is NOT-RUN
 // with the runner's note as the reason, never a PASS on an empty history.
 func TestDeclaredNotAttempted(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mini", "20260101T000000Z")
-	runGen{scenario: "S2", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("x", 60), mutate: func(r *session.Run) {
+	rep := analyzeMiniRun(t, runGen{scenario: "S2", seed: 1, tier: "smoke", nodes: 3, dur: 60, remoteOracle: remote("x", 60), mutate: func(r *session.Run) {
 		r.Attempted = false
 		r.Notes = "time ran out before S2"
-	}}.build(t, dir)
-	p, err := plan.Parse("testdata/plan-mini.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), dir, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
 	s2 := findResult(rep, "S2")
 	if s2.Verdict != NotRun || !strings.Contains(reasonText(s2), "time ran out before S2") || rep.SessionVerdict != Blocked {
 		t.Fatalf("S2 = %s (%s), session %s", s2.Verdict, reasonText(s2), rep.SessionVerdict)
@@ -555,18 +554,9 @@ func TestDeclaredNotAttempted(t *testing.T) {
 // after it (a testbed walk's `reason.S1=` read "warning: smoke budget not
 // met: 26.99s/1m0s duration, 0/1 faults landed").
 func TestInterruptedRunSaysWhy(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mini", "20260101T000000Z")
-	runGen{scenario: "S1", seed: 1, tier: "smoke", nodes: 3, dur: 27, ops: 200, remoteOracle: remote("x", 200), mutate: func(r *session.Run) {
+	rep := analyzeMiniRun(t, runGen{scenario: "S1", seed: 1, tier: "smoke", nodes: 3, dur: 27, ops: 200, remoteOracle: remote("x", 200), mutate: func(r *session.Run) {
 		r.Notes = "S1 interrupted before S1-w1: terminated signal received"
-	}}.build(t, dir)
-	p, err := plan.Parse("testdata/plan-mini.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Analyze(context.Background(), dir, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
 	s1 := findResult(rep, "S1")
 	why := s1.Why()
 	if s1.Verdict != InconclusiveFaultNotProven || !strings.Contains(why.Text, "no fault window recorded (S1 interrupted before S1-w1: terminated signal received)") {

@@ -58,6 +58,10 @@ func TestAnalyzeExitCodes(t *testing.T) {
 			"sessions/mini/20260611T100000Z/findings/junit.xml"},
 		{"fail session", []string{filepath.Join(q, "20260602T100000Z")}, 1, "session_verdict=FAIL\n", "",
 			"sessions/quorumkv-core-guarantees/20260602T100000Z/analysis/verdicts.json"},
+		// reason.<ID>= is the reason that set the verdict: S3's read the
+		// budget-tier warning recorded after it.
+		{"reason line is the deciding reason", []string{filepath.Join(q, "20260601T100000Z")}, 1,
+			"verdict.S3=INCONCLUSIVE-fault-not-proven\nreason.S3=\"landing signal absent or ambiguous: S3-w1", "", ""},
 		{"results root takes newest", []string{q}, 1, "20260606T100000Z/findings/report.md", "",
 			"sessions/quorumkv-core-guarantees/20260606T100000Z/findings/report.html"},
 		{"garbage history lines are problems, analysis goes on", []string{filepath.Join(q, "20260605T100000Z")}, 1, "session_verdict=INCONCLUSIVE\n",
